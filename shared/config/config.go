@@ -1,0 +1,212 @@
+// Package config reads Tidegate's settings from the environment once, into a typed, validated Config.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything a Tidegate function needs to know about where it runs. It is read once in
+// main and passed down; nothing reads the environment after that.
+type Config struct {
+	// Tables, queues and the bucket, by name or URL as AWS gives them.
+	JobsTable         string
+	EventsTable       string
+	ControlTable      string
+	DispatchQueueURL  string
+	WebhookQueueURL   string
+	SourcesBucket     string
+	SourcesPrefix     string // isolates tests that share one bucket; empty in AWS
+
+	// Regions maps each region jobs may run in to its EKS cluster's name.
+	Regions map[string]string
+	// HostingRegion is the region whose cluster runs hosted apps.
+	HostingRegion string
+	// RegionCapacity caps concurrently active jobs per region; a region not named has DefaultCapacity.
+	RegionCapacity map[string]int
+
+	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
+	Endpoints Endpoints
+	// Kubeconfig, when set, reaches every region's cluster through it instead of EKS.
+	Kubeconfig string
+
+	// WebhooksAllowPrivate lets webhooks reach http and private addresses: dev and tests only.
+	WebhooksAllowPrivate bool
+	// LogJSON makes logs JSON lines, as CloudWatch wants them.
+	LogJSON bool
+}
+
+// Endpoints are per-service endpoint overrides; an empty one means AWS's own.
+type Endpoints struct {
+	DynamoDB string
+	SQS      string
+	S3       string
+	EC2      string
+	STS      string
+	EKS      string
+}
+
+// DefaultCapacity is the number of active jobs a region admits when nothing says otherwise: enough to
+// see concurrency in dev, small enough that a runaway submitter cannot flood a cluster.
+const DefaultCapacity = 10
+
+// Names of the environment variables, kept together so docs and template.yaml can be checked against them.
+const (
+	EnvJobsTable            = "TIDEGATE_JOBS_TABLE"
+	EnvEventsTable          = "TIDEGATE_EVENTS_TABLE"
+	EnvControlTable         = "TIDEGATE_CONTROL_TABLE"
+	EnvDispatchQueueURL     = "TIDEGATE_DISPATCH_QUEUE_URL"
+	EnvWebhookQueueURL      = "TIDEGATE_WEBHOOK_QUEUE_URL"
+	EnvSourcesBucket        = "TIDEGATE_SOURCES_BUCKET"
+	EnvSourcesPrefix        = "TIDEGATE_SOURCES_PREFIX"
+	EnvRegions              = "TIDEGATE_REGIONS"
+	EnvHostingRegion        = "TIDEGATE_HOSTING_REGION"
+	EnvRegionCapacity       = "TIDEGATE_REGION_CAPACITY"
+	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
+	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
+	EnvLogJSON              = "TIDEGATE_LOG_JSON"
+	EnvDynamoDBEndpoint     = "TIDEGATE_DYNAMODB_ENDPOINT"
+	EnvSQSEndpoint          = "TIDEGATE_SQS_ENDPOINT"
+	EnvS3Endpoint           = "TIDEGATE_S3_ENDPOINT"
+	EnvEC2Endpoint          = "TIDEGATE_EC2_ENDPOINT"
+	EnvSTSEndpoint          = "TIDEGATE_STS_ENDPOINT"
+	EnvEKSEndpoint          = "TIDEGATE_EKS_ENDPOINT"
+)
+
+// FromEnv reads the Config from the process environment.
+func FromEnv() (Config, error) { return Parse(os.Getenv) }
+
+// Parse reads the Config through getenv, reporting every missing or malformed setting at once.
+func Parse(getenv func(string) string) (Config, error) {
+	var errs []error
+	need := func(name string) string {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			errs = append(errs, fmt.Errorf("%s is not set", name))
+		}
+		return v
+	}
+	c := Config{
+		JobsTable:        need(EnvJobsTable),
+		EventsTable:      need(EnvEventsTable),
+		ControlTable:     need(EnvControlTable),
+		DispatchQueueURL: need(EnvDispatchQueueURL),
+		WebhookQueueURL:  need(EnvWebhookQueueURL),
+		SourcesBucket:    need(EnvSourcesBucket),
+		SourcesPrefix:    strings.TrimSpace(getenv(EnvSourcesPrefix)),
+		HostingRegion:    strings.TrimSpace(getenv(EnvHostingRegion)),
+		Kubeconfig:       strings.TrimSpace(getenv(EnvKubeconfig)),
+		Endpoints: Endpoints{
+			DynamoDB: strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
+			SQS:      strings.TrimSpace(getenv(EnvSQSEndpoint)),
+			S3:       strings.TrimSpace(getenv(EnvS3Endpoint)),
+			EC2:      strings.TrimSpace(getenv(EnvEC2Endpoint)),
+			STS:      strings.TrimSpace(getenv(EnvSTSEndpoint)),
+			EKS:      strings.TrimSpace(getenv(EnvEKSEndpoint)),
+		},
+	}
+	var err error
+	if c.Regions, err = ParseRegions(need(EnvRegions)); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", EnvRegions, err))
+	}
+	if c.HostingRegion == "" && len(c.Regions) > 0 {
+		c.HostingRegion = c.RegionNames()[0]
+	}
+	if _, ok := c.Regions[c.HostingRegion]; !ok && len(c.Regions) > 0 {
+		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvHostingRegion, c.HostingRegion, strings.Join(c.RegionNames(), ", ")))
+	}
+	if c.RegionCapacity, err = ParseCapacity(getenv(EnvRegionCapacity)); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", EnvRegionCapacity, err))
+	}
+	if c.WebhooksAllowPrivate, err = parseBool(getenv(EnvWebhooksAllowPrivate)); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", EnvWebhooksAllowPrivate, err))
+	}
+	if c.LogJSON, err = parseBool(getenv(EnvLogJSON)); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", EnvLogJSON, err))
+	}
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("reading configuration: %w", errors.Join(errs...))
+	}
+	return c, nil
+}
+
+// RegionNames lists the configured regions in a stable order.
+func (c Config) RegionNames() []string {
+	names := make([]string, 0, len(c.Regions))
+	for r := range c.Regions {
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Capacity is how many jobs region may have active at once.
+func (c Config) Capacity(region string) int {
+	if n, ok := c.RegionCapacity[region]; ok {
+		return n
+	}
+	return DefaultCapacity
+}
+
+// ParseRegions reads "us-east-1=cluster-a,us-west-2=cluster-b". In dev the cluster names are
+// labels only: every region reaches the one sandbox through the kubeconfig.
+func ParseRegions(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for pair := range strings.SplitSeq(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		region, cluster, ok := strings.Cut(pair, "=")
+		region, cluster = strings.TrimSpace(region), strings.TrimSpace(cluster)
+		if !ok || region == "" || cluster == "" {
+			return nil, fmt.Errorf("%q is not REGION=CLUSTER", pair)
+		}
+		if _, dup := out[region]; dup {
+			return nil, fmt.Errorf("region %q is named twice", region)
+		}
+		out[region] = cluster
+	}
+	if len(out) == 0 {
+		return nil, errors.New("name at least one REGION=CLUSTER")
+	}
+	return out, nil
+}
+
+// ParseCapacity reads "us-east-1=1,us-west-2=4"; an empty string is no overrides.
+func ParseCapacity(s string) (map[string]int, error) {
+	out := map[string]int{}
+	for pair := range strings.SplitSeq(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		region, n, ok := strings.Cut(pair, "=")
+		v, err := strconv.Atoi(strings.TrimSpace(n))
+		if !ok || strings.TrimSpace(region) == "" || err != nil || v < 0 {
+			return nil, fmt.Errorf("%q is not REGION=N with N a whole number ≥ 0", pair)
+		}
+		out[strings.TrimSpace(region)] = v
+	}
+	return out, nil
+}
+
+func parseBool(s string) (bool, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false, nil
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%q is not true or false", s)
+	}
+	return v, nil
+}
+
+// BeatInterval is how often AWS runs the reconcile schedule: template.yaml's rate(1 minute).
+const BeatInterval = time.Minute

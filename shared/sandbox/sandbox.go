@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Options choose what Start brings up.
+type Options struct {
+	// Dir holds the servers' data and logs; Start creates it.
+	Dir string
+	// Kube starts the Kubernetes sandbox too (etcd, apiserver, controller-manager, scheduler, kwok).
+	Kube bool
+	// Progress, when set, is told what is starting, for anything a person waits on.
+	Progress func(msg string)
+}
+
+// State is how to reach a running sandbox: written to a file so tests and `tidegate dev env` can
+// reuse servers another process started.
+type State struct {
+	DynamoDBEndpoint string `json:"dynamodb_endpoint"`       // http://127.0.0.1:P
+	AWSEndpoint      string `json:"aws_endpoint"`            // fauxqs: SQS and S3 on one port
+	Kubeconfig       string `json:"kubeconfig,omitempty"`    // admin kubeconfig of the sandbox cluster
+	KubeServer       string `json:"kube_server,omitempty"`   // https://127.0.0.1:P
+}
+
+// Sandbox is a set of running stand-ins this process started.
+type Sandbox struct {
+	State
+	dir   string
+	procs []*process // in start order; stopped in reverse
+}
+
+// Start brings up the stand-ins on free loopback ports and waits until each answers.
+func Start(ctx context.Context, opt Options) (*Sandbox, error) {
+	if opt.Dir == "" {
+		return nil, errors.New("sandbox: Options.Dir is required")
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("making sandbox folder: %w", err)
+	}
+	say := opt.Progress
+	if say == nil {
+		say = func(string) {}
+	}
+	s := &Sandbox{dir: opt.Dir}
+	steps := []struct {
+		what string
+		run  func(context.Context, *Sandbox) error
+	}{
+		{"DynamoDB Local", startDynamoDB},
+		{"fauxqs (SQS and S3)", startFauxqs},
+	}
+	if opt.Kube {
+		steps = append(steps, struct {
+			what string
+			run  func(context.Context, *Sandbox) error
+		}{"Kubernetes (etcd, kube-apiserver, controller-manager, scheduler, kwok)", startKube})
+	}
+	for _, st := range steps {
+		say("starting " + st.what)
+		if err := st.run(ctx, s); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("starting %s: %w", st.what, err)
+		}
+	}
+	return s, nil
+}
+
+// Stop ends every server this sandbox started, newest first.
+func (s *Sandbox) Stop() {
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		s.procs[i].stop()
+	}
+	s.procs = nil
+}
+
+// WriteState records how to reach the sandbox in path, for other processes to Attach to.
+func (st State) WriteState(path string) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("writing sandbox state: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadState reads what WriteState wrote.
+func ReadState(path string) (State, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return State{}, fmt.Errorf("reading sandbox state: %w", err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return State{}, fmt.Errorf("reading sandbox state %s: %w", path, err)
+	}
+	return st, nil
+}
