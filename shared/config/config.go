@@ -15,13 +15,13 @@ import (
 // main and passed down; nothing reads the environment after that.
 type Config struct {
 	// Tables, queues and the bucket, by name or URL as AWS gives them.
-	JobsTable         string
-	EventsTable       string
-	ControlTable      string
-	DispatchQueueURL  string
-	WebhookQueueURL   string
-	SourcesBucket     string
-	SourcesPrefix     string // isolates tests that share one bucket; empty in AWS
+	JobsTable        string
+	EventsTable      string
+	ControlTable     string
+	DispatchQueueURL string
+	WebhookQueueURL  string
+	SourcesBucket    string
+	SourcesPrefix    string // isolates tests that share one bucket; empty in AWS
 
 	// Regions maps each region jobs may run in to its EKS cluster's name.
 	Regions map[string]string

@@ -140,3 +140,6 @@ func freePort() (int, error) {
 
 // errNotInstalled is wrapped by every "run make tools first" error, so callers can tell it apart.
 var errNotInstalled = errors.New("stand-in not installed")
+
+// ErrNotInstalled is wrapped by Start's error when a stand-in's binaries are missing.
+var ErrNotInstalled = errNotInstalled

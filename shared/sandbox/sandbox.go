@@ -22,10 +22,10 @@ type Options struct {
 // State is how to reach a running sandbox: written to a file so tests and `tidegate dev env` can
 // reuse servers another process started.
 type State struct {
-	DynamoDBEndpoint string `json:"dynamodb_endpoint"`       // http://127.0.0.1:P
-	AWSEndpoint      string `json:"aws_endpoint"`            // fauxqs: SQS and S3 on one port
-	Kubeconfig       string `json:"kubeconfig,omitempty"`    // admin kubeconfig of the sandbox cluster
-	KubeServer       string `json:"kube_server,omitempty"`   // https://127.0.0.1:P
+	DynamoDBEndpoint string `json:"dynamodb_endpoint"`     // http://127.0.0.1:P
+	AWSEndpoint      string `json:"aws_endpoint"`          // fauxqs: SQS and S3 on one port
+	Kubeconfig       string `json:"kubeconfig,omitempty"`  // admin kubeconfig of the sandbox cluster
+	KubeServer       string `json:"kube_server,omitempty"` // https://127.0.0.1:P
 }
 
 // Sandbox is a set of running stand-ins this process started.

@@ -1,0 +1,27 @@
+# The two commands a newcomer needs: `make dev` runs Tidegate here, `make test` tests it. Both
+# install what is missing first (scripts/tools.sh; cached outside the clone, so only once).
+
+GO ?= go
+
+.PHONY: dev test tools build bench fuzz vet
+
+dev: tools build
+	./bin/tidegate dev
+
+test: tools
+	bash scripts/test.sh
+
+tools:
+	bash scripts/tools.sh
+
+build:
+	@command -v $(GO) >/dev/null || { echo "make: Go 1.26 is required and not on PATH" >&2; exit 1; }
+	$(GO) build -o bin/tidegate ./cmd/tidegate
+
+vet:
+	$(GO) vet ./...
+
+bench: tools build
+	bash scripts/bench.sh
+
+include build/sam.mk

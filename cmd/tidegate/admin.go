@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/spf13/cobra"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/tenancy"
+)
+
+func adminCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "admin",
+		Short: "Manage tenants and API keys, straight in the control table",
+		Long: `Admin commands write to the control table directly, with your AWS credentials: they need
+TIDEGATE_CONTROL_TABLE (and TIDEGATE_DYNAMODB_ENDPOINT for a local stack). Against the dev stack:
+eval "$(tidegate dev env)" first.`,
+	}
+	tenants := &cobra.Command{Use: "tenants", Short: "Create, change and list tenants"}
+	tenants.AddCommand(tenantsPutCmd(), tenantsListCmd())
+	keys := &cobra.Command{Use: "keys", Short: "Create API keys"}
+	keys.AddCommand(keysCreateCmd())
+	cmd.AddCommand(tenants, keys)
+	return cmd
+}
+
+// tenantStore reaches the control table named by the environment.
+func tenantStore(ctx context.Context) (*dynamo.TenantStore, error) {
+	table := os.Getenv(config.EnvControlTable)
+	if table == "" {
+		return nil, fmt.Errorf("%s is not set: name the control table (for the dev stack: eval \"$(tidegate dev env)\")", config.EnvControlTable)
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		if ep := os.Getenv(config.EnvDynamoDBEndpoint); ep != "" {
+			o.BaseEndpoint = &ep
+		}
+	})
+	return dynamo.NewTenantStore(db, table), nil
+}
+
+func tenantsPutCmd() *cobra.Command {
+	var t tenancy.Tenant
+	var role string
+	var iamARNs []string
+	cmd := &cobra.Command{
+		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|member|viewer] [--iam-arn ARN…]",
+		Short:   "Create or replace a tenant",
+		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t.Name, t.Role, t.CreatedAt = args[0], tenancy.Role(role), time.Now().UTC()
+			if err := t.Validate(); err != nil {
+				return err
+			}
+			store, err := tenantStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if old, err := store.Tenant(cmd.Context(), t.Name); err == nil {
+				t.CreatedAt = old.CreatedAt
+			} else if !errors.Is(err, dynamo.ErrNotFound) {
+				return err
+			}
+			if err := store.PutTenant(cmd.Context(), t); err != nil {
+				return err
+			}
+			for _, arn := range iamARNs {
+				if err := store.AddIAM(cmd.Context(), t.Name, arn, time.Now()); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: org %s, role %s, namespaces %s\n", t.Name, t.Org, t.Role, strings.Join(t.Namespaces, ", "))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&t.Org, "org", "", "the org whose apps and secrets the tenant shares (required)")
+	cmd.Flags().StringSliceVar(&t.Namespaces, "namespace", nil, "a namespace the tenant may use; repeat or comma-separate (required)")
+	cmd.Flags().StringVar(&role, "role", string(tenancy.RoleMember), "admin, member or viewer")
+	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM principal ARN that acts for the tenant through API Gateway")
+	_ = cmd.MarkFlagRequired("org")
+	_ = cmd.MarkFlagRequired("namespace")
+	return cmd
+}
+
+func tenantsListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List tenants",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := tenantStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ts, err := store.Tenants(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tORG\tROLE\tNAMESPACES\tCREATED")
+			for _, t := range ts {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Org, t.Role, strings.Join(t.Namespaces, ","), t.CreatedAt.Format(time.RFC3339))
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func keysCreateCmd() *cobra.Command {
+	var tenant string
+	cmd := &cobra.Command{
+		Use:   "create --tenant NAME",
+		Short: "Create an API key for a tenant; it is shown once, only its hash is kept",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := tenantStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			key, err := tenancy.NewKey()
+			if err != nil {
+				return err
+			}
+			if err := store.AddKey(cmd.Context(), tenant, key, time.Now()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "key %s for tenant %s; it is not shown again:\n", tenancy.KeyID(key), tenant)
+			fmt.Fprintln(cmd.OutOrStdout(), key)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&tenant, "tenant", "", "the tenant the key acts for (required)")
+	_ = cmd.MarkFlagRequired("tenant")
+	return cmd
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidegate/tidegate/shared/devstack"
+)
+
+func devCmd() *cobra.Command {
+	opt := devstack.Options{}
+	var beat, allowPrivate string
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run all of Tidegate on this machine, on local stand-ins",
+		Long: `Starts DynamoDB Local, fauxqs (SQS and S3) and a Kubernetes sandbox (etcd, kube-apiserver,
+controller-manager, scheduler and kwok), creates the tables, queues, bucket and the dev tenant,
+then serves the API and drives the dispatch, webhook and reconcile functions as AWS would.
+Ctrl-C stops everything it started.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if opt.Beat, err = time.ParseDuration(beat); err != nil {
+				return fmt.Errorf("--beat %q is not a duration such as 5s", beat)
+			}
+			if opt.WebhooksAllowPrivate, err = strconv.ParseBool(allowPrivate); err != nil {
+				return fmt.Errorf("--webhooks-allow-private %q is not true or false", allowPrivate)
+			}
+			logFile, err := openDevLog(opt.Dir)
+			if err != nil {
+				return err
+			}
+			defer logFile.Close()
+			fmt.Fprintf(cmd.ErrOrStderr(), "tidegate dev: logs go to %s\n", logFile.Name())
+			log := slog.New(slog.NewTextHandler(logFile, nil))
+			return devstack.Run(cmd.Context(), opt, cmd.ErrOrStderr(), log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opt.Addr, "addr", envOr("TIDEGATE_DEV_ADDR", devstack.DefaultAddr), "address the API listens on (TIDEGATE_DEV_ADDR)")
+	f.StringVar(&opt.APIKey, "api-key", envOr("TIDEGATE_DEV_API_KEY", ""), "the dev tenant's API key; generated and printed when empty (TIDEGATE_DEV_API_KEY)")
+	f.StringVar(&opt.Kubeconfig, "kubeconfig", "", "use this cluster instead of starting the sandbox")
+	f.StringVar(&beat, "beat", envOr("TIDEGATE_DEV_BEAT", devstack.DefaultBeat.String()), "reconcile interval (TIDEGATE_DEV_BEAT)")
+	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "active jobs per region, e.g. us-east-1=1,us-west-2=4 (TIDEGATE_DEV_REGION_CAPACITY)")
+	f.StringVar(&allowPrivate, "webhooks-allow-private", envOr("TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE", "true"), "let webhooks reach http and loopback receivers; false applies production rules (TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE)")
+	cmd.PersistentFlags().StringVar(&opt.Dir, "dir", devstack.DefaultDir(), "folder for the dev stack's state, logs and lock")
+	cmd.AddCommand(devEnvCmd(&opt.Dir), devPricesCmd(&opt.Dir))
+	return cmd
+}
+
+func openDevLog(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("making dev folder: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "tidegate.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening dev log: %w", err)
+	}
+	return f, nil
+}
+
+func devEnvCmd(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "env",
+		Short: "Print shell exports for the running dev stack: eval \"$(tidegate dev env)\"",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := devstack.ReadState(*dir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(cmd.OutOrStdout(), st.Exports())
+			return nil
+		},
+	}
+}

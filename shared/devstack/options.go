@@ -1,0 +1,76 @@
+// Package devstack runs all of Tidegate on one machine: the stand-ins, the API on a loopback port,
+// the dispatch and webhook queues long-polled into the same SQS handlers the Lambdas run, and the
+// reconcile beat on a ticker. It is what `tidegate dev` does.
+package devstack
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/config"
+)
+
+// Options are `tidegate dev`'s settings; API.md fixes their names and defaults.
+type Options struct {
+	Addr                 string        // --addr, TIDEGATE_DEV_ADDR
+	APIKey               string        // --api-key, TIDEGATE_DEV_API_KEY; generated when empty
+	Kubeconfig           string        // --kubeconfig: an existing cluster instead of the sandbox
+	Beat                 time.Duration // --beat, TIDEGATE_DEV_BEAT
+	RegionCapacity       string        // --region-capacity, TIDEGATE_DEV_REGION_CAPACITY
+	WebhooksAllowPrivate bool          // --webhooks-allow-private, TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE
+	// Dir holds the dev stack's state, logs and lock; the cache's dev folder by default.
+	Dir string
+}
+
+// Defaults from API.md's `tidegate dev` section.
+const (
+	DefaultAddr = "127.0.0.1:8080"
+	DefaultBeat = 5 * time.Second
+)
+
+// The dev tenant, as API.md fixes it: scripts rely on these.
+const (
+	DevTenant = "dev"
+	DevOrg    = "dev"
+)
+
+// DevNamespaces exist in the sandbox and belong to the dev tenant.
+var DevNamespaces = []string{"team-a", "team-b"}
+
+// DevRegions both run on the one sandbox cluster.
+var DevRegions = []string{"us-east-1", "us-west-2"}
+
+// minBeat keeps a mistyped --beat from spinning the reconcile loop.
+const minBeat = 500 * time.Millisecond
+
+// Validate reports every bad setting at once.
+func (o Options) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("--addr %q is not host:port", o.Addr))
+	}
+	if o.Beat < minBeat {
+		errs = append(errs, fmt.Errorf("--beat %s is shorter than %s", o.Beat, minBeat))
+	}
+	if capacity, err := config.ParseCapacity(o.RegionCapacity); err != nil {
+		errs = append(errs, fmt.Errorf("--region-capacity: %w", err))
+	} else {
+		for r := range capacity {
+			if !isDevRegion(r) {
+				errs = append(errs, fmt.Errorf("--region-capacity names %q; the dev regions are us-east-1 and us-west-2", r))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isDevRegion(r string) bool {
+	for _, d := range DevRegions {
+		if d == r {
+			return true
+		}
+	}
+	return false
+}

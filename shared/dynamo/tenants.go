@@ -1,0 +1,178 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tidegate/tidegate/shared/tenancy"
+)
+
+// ErrNotFound is what a store answers for an item that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// TenantStore keeps tenants, their API keys (hashed) and the IAM callers that act for them, in the
+// control table.
+type TenantStore struct {
+	db    *dynamodb.Client
+	table string
+}
+
+// NewTenantStore returns a store on the control table.
+func NewTenantStore(db *dynamodb.Client, controlTable string) *TenantStore {
+	return &TenantStore{db: db, table: controlTable}
+}
+
+type tenantItem struct {
+	PK string `dynamodbav:"pk"`
+	SK string `dynamodbav:"sk"`
+	tenancy.Tenant
+}
+
+// credentialItem maps a key hash or an IAM ARN to its tenant. Keys are listed per tenant via gsi1.
+type credentialItem struct {
+	PK        string    `dynamodbav:"pk"`
+	SK        string    `dynamodbav:"sk"`
+	GSI1PK    string    `dynamodbav:"gsi1pk"`
+	GSI1SK    string    `dynamodbav:"gsi1sk"`
+	Tenant    string    `dynamodbav:"tenant"`
+	Subject   string    `dynamodbav:"subject"`
+	CreatedAt time.Time `dynamodbav:"created_at"`
+}
+
+func tenantKey(name string) (string, string) { return "tenant#" + name, "tenant" }
+
+// PutTenant creates or replaces a tenant.
+func (s *TenantStore) PutTenant(ctx context.Context, t tenancy.Tenant) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	pk, sk := tenantKey(t.Name)
+	item, err := attributevalue.MarshalMap(tenantItem{PK: pk, SK: sk, Tenant: t})
+	if err != nil {
+		return fmt.Errorf("encoding tenant %s: %w", t.Name, err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
+		return fmt.Errorf("storing tenant %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// Tenant reads one tenant; ErrNotFound if there is none by that name.
+func (s *TenantStore) Tenant(ctx context.Context, name string) (tenancy.Tenant, error) {
+	pk, sk := tenantKey(name)
+	var it tenantItem
+	if err := s.get(ctx, pk, sk, &it); err != nil {
+		return tenancy.Tenant{}, fmt.Errorf("reading tenant %s: %w", name, err)
+	}
+	return it.Tenant, nil
+}
+
+// Tenants lists every tenant, for the admin command. There are few; a scan filtered by sk is fine.
+func (s *TenantStore) Tenants(ctx context.Context) ([]tenancy.Tenant, error) {
+	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+		TableName:                 &s.table,
+		FilterExpression:          aws.String("sk = :sk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":sk": &types.AttributeValueMemberS{Value: "tenant"}},
+	})
+	var out []tenancy.Tenant
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing tenants: %w", err)
+		}
+		var items []tenantItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decoding tenants: %w", err)
+		}
+		for _, it := range items {
+			out = append(out, it.Tenant)
+		}
+	}
+	return out, nil
+}
+
+// AddKey stores an API key, hashed, for tenant. The tenant must exist.
+func (s *TenantStore) AddKey(ctx context.Context, tenant, key string, now time.Time) error {
+	return s.addCredential(ctx, tenant, "apikey#"+tenancy.HashKey(key), "key:"+tenancy.KeyID(key), now)
+}
+
+// AddIAM lets the IAM caller arn act for tenant.
+func (s *TenantStore) AddIAM(ctx context.Context, tenant, arn string, now time.Time) error {
+	return s.addCredential(ctx, tenant, "iam#"+arn, "iam:"+arn, now)
+}
+
+func (s *TenantStore) addCredential(ctx context.Context, tenant, pk, subject string, now time.Time) error {
+	tpk, tsk := tenantKey(tenant)
+	item, err := attributevalue.MarshalMap(credentialItem{
+		PK: pk, SK: "credential", GSI1PK: tpk, GSI1SK: "credential#" + subject,
+		Tenant: tenant, Subject: subject, CreatedAt: now.UTC(),
+	})
+	if err != nil {
+		return fmt.Errorf("encoding credential: %w", err)
+	}
+	// The tenant's existence is checked in the same transaction, so no credential ever names a
+	// tenant that is not there.
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{
+			TableName:           &s.table,
+			Key:                 keyOf(tpk, tsk),
+			ConditionExpression: aws.String("attribute_exists(pk)"),
+		}},
+		{Put: &types.Put{TableName: &s.table, Item: item}},
+	}})
+	var cancelled *types.TransactionCanceledException
+	if errors.As(err, &cancelled) && len(cancelled.CancellationReasons) > 0 && aws.ToString(cancelled.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
+		return fmt.Errorf("tenant %s does not exist; create it first with `tidegate admin tenants put`: %w", tenant, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("storing credential for tenant %s: %w", tenant, err)
+	}
+	return nil
+}
+
+// ByKey resolves a presented API key to its principal; ErrNotFound for an unknown key.
+func (s *TenantStore) ByKey(ctx context.Context, key string) (tenancy.Principal, error) {
+	return s.byCredential(ctx, "apikey#"+tenancy.HashKey(key))
+}
+
+// ByIAM resolves an IAM caller's ARN to its principal; ErrNotFound if it acts for no tenant.
+func (s *TenantStore) ByIAM(ctx context.Context, arn string) (tenancy.Principal, error) {
+	return s.byCredential(ctx, "iam#"+arn)
+}
+
+func (s *TenantStore) byCredential(ctx context.Context, pk string) (tenancy.Principal, error) {
+	var c credentialItem
+	if err := s.get(ctx, pk, "credential", &c); err != nil {
+		return tenancy.Principal{}, err
+	}
+	t, err := s.Tenant(ctx, c.Tenant)
+	if err != nil {
+		return tenancy.Principal{}, err
+	}
+	return tenancy.Principal{Tenant: t, Subject: c.Subject}, nil
+}
+
+func (s *TenantStore) get(ctx context.Context, pk, sk string, into any) error {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return err
+	}
+	if out.Item == nil {
+		return ErrNotFound
+	}
+	return attributevalue.UnmarshalMap(out.Item, into)
+}
+
+func keyOf(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		attrPK: &types.AttributeValueMemberS{Value: pk},
+		attrSK: &types.AttributeValueMemberS{Value: sk},
+	}
+}

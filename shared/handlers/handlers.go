@@ -1,0 +1,85 @@
+// Package handlers builds the four functions' handlers from a Config, so the Lambdas and
+// `tidegate dev` run exactly the same code.
+package handlers
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/delivery"
+	"github.com/tidegate/tidegate/shared/dispatch"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/httpapi"
+	"github.com/tidegate/tidegate/shared/reconcile"
+)
+
+// Clients are the AWS SDK clients the handlers use, each pointed at its configured endpoint.
+type Clients struct {
+	DynamoDB *dynamodb.Client
+	SQS      *sqs.Client
+	S3       *s3.Client
+}
+
+// NewClients makes the clients from an SDK config, replacing each service's endpoint where ep says.
+func NewClients(awsCfg aws.Config, ep config.Endpoints) Clients {
+	return Clients{
+		DynamoDB: dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(ep.DynamoDB) }),
+		SQS:      sqs.NewFromConfig(awsCfg, func(o *sqs.Options) { o.BaseEndpoint = endpoint(ep.SQS) }),
+		S3: s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+			o.BaseEndpoint = endpoint(ep.S3)
+			// The S3 stand-in serves path-style URLs only; AWS serves both.
+			o.UsePathStyle = ep.S3 != ""
+		}),
+	}
+}
+
+func endpoint(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return aws.String(s)
+}
+
+func tables(cfg config.Config) dynamo.Tables {
+	return dynamo.Tables{Jobs: cfg.JobsTable, Events: cfg.EventsTable, Control: cfg.ControlTable}
+}
+
+// API is the HTTP API. iam extracts API Gateway's authenticated IAM caller; nil outside Lambda.
+func API(cfg config.Config, c Clients, log *slog.Logger, iam httpapi.IAMCaller) http.Handler {
+	t := tables(cfg)
+	return httpapi.New(httpapi.Deps{
+		Log:        log,
+		Principals: dynamo.NewTenantStore(c.DynamoDB, t.Control),
+		Jobs:       dynamo.NewJobStore(c.DynamoDB, t.Jobs),
+		IAMCaller:  iam,
+	})
+}
+
+// Dispatch is the dispatch queue's handler.
+func Dispatch(cfg config.Config, c Clients, log *slog.Logger) *dispatch.Handler {
+	return &dispatch.Handler{Regions: cfg.Regions, Log: log}
+}
+
+// Reconcile is the schedule's handler.
+func Reconcile(cfg config.Config, c Clients, log *slog.Logger) *reconcile.Handler {
+	return &reconcile.Handler{Log: log}
+}
+
+// Webhook is the webhook queue's handler.
+func Webhook(cfg config.Config, c Clients, log *slog.Logger) *delivery.Handler {
+	return &delivery.Handler{Log: log}
+}
+
+// Logger is the functions' logger: JSON lines in Lambda (CloudWatch parses them), text in dev.
+func Logger(cfg config.Config, w interface{ Write([]byte) (int, error) }) *slog.Logger {
+	if cfg.LogJSON {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}

@@ -1,0 +1,113 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Deps are what the API needs from the outside world.
+type Deps struct {
+	Log        *slog.Logger
+	Principals Principals
+	Jobs       JobLister
+	// IAMCaller is nil where no gateway authenticates callers (`tidegate dev`, tests).
+	IAMCaller IAMCaller
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+type api struct {
+	log        *slog.Logger
+	principals Principals
+	jobs       JobLister
+	iamCaller  IAMCaller
+	now        func() time.Time
+
+	mux    *http.ServeMux
+	paths  *http.ServeMux // the same routes without methods, to tell 405 from 404
+	routes []Route
+}
+
+// Route is one registered method and path pattern, as /openapi.json must describe it.
+type Route struct {
+	Method string
+	Path   string
+	Open   bool // needs no principal
+}
+
+// New returns the API as one handler.
+func New(d Deps) http.Handler {
+	a := newAPI(d)
+	return a.outermost(a.mux)
+}
+
+func newAPI(d Deps) *api {
+	a := &api{
+		log: d.Log, principals: d.Principals, jobs: d.Jobs, iamCaller: d.IAMCaller, now: d.Now,
+		mux: http.NewServeMux(), paths: http.NewServeMux(),
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.iamCaller == nil {
+		a.iamCaller = func(*http.Request) (string, bool) { return "", false }
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	a.register()
+	return a
+}
+
+// register lists every route of the API, in one place.
+func (a *api) register() {
+	a.open("GET /healthz", a.healthz)
+	a.open("GET /openapi.json", a.openAPI)
+
+	a.handle("GET /api/v1/jobs", a.authed(accessRead, a.listJobs))
+
+	a.mux.HandleFunc("/", a.serve(a.noRoute))
+}
+
+func (a *api) open(pattern string, h handlerFunc)   { a.add(pattern, true, h) }
+func (a *api) handle(pattern string, h handlerFunc) { a.add(pattern, false, h) }
+
+func (a *api) add(pattern string, open bool, h handlerFunc) {
+	method, path, _ := strings.Cut(pattern, " ")
+	a.routes = append(a.routes, Route{Method: method, Path: path, Open: open})
+	a.mux.HandleFunc(pattern, a.serve(h))
+	if !slices.ContainsFunc(a.routes[:len(a.routes)-1], func(r Route) bool { return r.Path == path }) {
+		a.paths.HandleFunc(path, func(http.ResponseWriter, *http.Request) {})
+	}
+}
+
+// serve adapts a handlerFunc: an error it returns becomes the API's error answer.
+func (a *api) serve(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			a.writeError(w, r, err)
+		}
+	}
+}
+
+// noRoute answers 405 with the allowed methods when the path exists, else 404.
+func (a *api) noRoute(w http.ResponseWriter, r *http.Request) error {
+	if _, pattern := a.paths.Handler(r); pattern != "" {
+		var allowed []string
+		for _, rt := range a.routes {
+			if rt.Path == pattern {
+				allowed = append(allowed, rt.Method)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		return Errorf(CodeMethod, detailMethod, r.Method, r.URL.Path, strings.Join(allowed, ", "))
+	}
+	return Errorf(CodeNotFound, detailNoRoute, r.Method, r.URL.Path)
+}
+
+func (a *api) healthz(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}

@@ -1,0 +1,53 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestOpenAPIMatchesRoutes holds /openapi.json in step with register(): every registered route is
+// described, every described operation is registered, and exactly the open routes need no security.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	var spec struct {
+		Paths map[string]map[string]struct {
+			Security *[]any `json:"security"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPISpec, &spec); err != nil {
+		t.Fatalf("openapi.json does not parse: %v", err)
+	}
+	var described, open []string
+	for path, ops := range spec.Paths {
+		for method, op := range ops {
+			key := strings.ToUpper(method) + " " + path
+			described = append(described, key)
+			if op.Security != nil && len(*op.Security) == 0 {
+				open = append(open, key)
+			}
+		}
+	}
+	var registered, registeredOpen []string
+	for _, r := range newAPI(Deps{}).routes {
+		key := r.Method + " " + r.Path
+		registered = append(registered, key)
+		if r.Open {
+			registeredOpen = append(registeredOpen, key)
+		}
+	}
+	for _, s := range [][]string{described, open, registered, registeredOpen} {
+		slices.Sort(s)
+	}
+	if diff := cmp.Diff(registered, described); diff != "" {
+		t.Errorf("routes in register() (-) vs operations in openapi.json (+):\n%s", diff)
+	}
+	if diff := cmp.Diff(registeredOpen, open); diff != "" {
+		t.Errorf("open routes (-) vs operations with empty security in openapi.json (+):\n%s", diff)
+	}
+	if !slices.Contains(registeredOpen, "GET /healthz") || !slices.Contains(registeredOpen, "GET /openapi.json") || len(registeredOpen) != 2 {
+		t.Errorf("open routes = %v, want exactly GET /healthz and GET /openapi.json (DESIGN.md)", registeredOpen)
+	}
+}

@@ -1,0 +1,108 @@
+// Package tenancy provides tenants, the principals that act for them, and API keys: who may do
+// what, decided without I/O.
+package tenancy
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Role is what a tenant's principals may do.
+type Role string
+
+// Roles, from most to least power. A viewer reads; a member also submits and changes; an admin
+// also manages the tenant's webhooks, secrets and keys.
+const (
+	RoleAdmin  Role = "admin"
+	RoleMember Role = "member"
+	RoleViewer Role = "viewer"
+)
+
+// ParseRole reads a role name.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case RoleAdmin, RoleMember, RoleViewer:
+		return r, nil
+	}
+	return "", fmt.Errorf("role %q is not one of admin, member, viewer", s)
+}
+
+// CanWrite reports whether the role may submit, change and delete.
+func (r Role) CanWrite() bool { return r == RoleAdmin || r == RoleMember }
+
+// Tenant is a team: its principals see and touch only its namespaces, and its hosted apps belong
+// to its org.
+type Tenant struct {
+	Name       string    `json:"name" dynamodbav:"name"`
+	Org        string    `json:"org" dynamodbav:"org"`
+	Namespaces []string  `json:"namespaces" dynamodbav:"namespaces"`
+	Role       Role      `json:"role" dynamodbav:"role"`
+	CreatedAt  time.Time `json:"created_at" dynamodbav:"created_at"`
+}
+
+// dnsLabel is RFC 1123's label: what Kubernetes accepts as a namespace name.
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// Validate reports every problem with the tenant at once.
+func (t Tenant) Validate() error {
+	var errs []error
+	if !dnsLabel.MatchString(t.Name) {
+		errs = append(errs, fmt.Errorf("tenant name %q must be a DNS label (lowercase letters, digits, '-'; at most 63)", t.Name))
+	}
+	if !dnsLabel.MatchString(t.Org) {
+		errs = append(errs, fmt.Errorf("org %q must be a DNS label", t.Org))
+	}
+	if len(t.Namespaces) == 0 {
+		errs = append(errs, errors.New("a tenant needs at least one namespace"))
+	}
+	for _, ns := range t.Namespaces {
+		if !dnsLabel.MatchString(ns) {
+			errs = append(errs, fmt.Errorf("namespace %q must be a DNS label", ns))
+		}
+	}
+	if _, err := ParseRole(string(t.Role)); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Allows reports whether the tenant may act in namespace ns.
+func (t Tenant) Allows(ns string) bool { return slices.Contains(t.Namespaces, ns) }
+
+// Principal is who a request acts as: an API key's or an IAM caller's tenant.
+type Principal struct {
+	Tenant Tenant
+	// Subject names the caller for logs: "key:<id>" or "iam:<arn>".
+	Subject string
+}
+
+// keyPrefix marks Tidegate keys so secret scanners and people can tell them apart.
+const keyPrefix = "tg_"
+
+// keyBytes of randomness make a key: 256 bits, beyond guessing, so a fast hash is enough to store it.
+const keyBytes = 32
+
+// NewKey makes a fresh API key. The plaintext is shown once; only HashKey(plaintext) is kept.
+func NewKey() (string, error) {
+	b := make([]byte, keyBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("reading randomness for a key: %w", err)
+	}
+	return keyPrefix + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// HashKey is what is stored for a key and what a presented key is looked up by.
+func HashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// KeyID is a short, non-secret name for a key: the start of its hash, safe to log and list.
+func KeyID(key string) string { return HashKey(key)[:12] }
