@@ -1,0 +1,12 @@
+//go:build tools
+
+// Package kube exists so `go mod tidy` keeps the control-plane commands scripts/tools-kube.sh
+// builds, and go.sum pins every module they need.
+package kube
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)

@@ -1,0 +1,219 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// How long each server gets to answer its health check. Measured here: etcd is up in well under a
+// second, the apiserver in about 2 s, the controllers and kwok in about 1 s; the margins are for a
+// loaded CI machine paging in 100 MB binaries.
+const (
+	etcdStartTimeout       = 30 * time.Second
+	apiserverStartTimeout  = 90 * time.Second
+	controllerStartTimeout = 60 * time.Second
+)
+
+// kubeTools are the files scripts/tools-kube.sh installs, relative to the cache.
+var kubeTools = []string{
+	"bin/etcd", "bin/kube-apiserver", "bin/kube-controller-manager", "bin/kube-scheduler",
+	"bin/kwok", "kwok/stages.yaml",
+}
+
+// startKube brings up a Kubernetes control plane whose one node is faked by kwok: pods are scheduled,
+// go Running and complete, but no container ever runs. Every server listens on a free loopback port,
+// so several sandboxes can run at once.
+func startKube(ctx context.Context, s *Sandbox) error {
+	paths := map[string]string{}
+	for _, rel := range kubeTools {
+		p, err := installed(rel)
+		if err != nil {
+			return fmt.Errorf("%w (scripts/tools-kube.sh installs the Kubernetes sandbox)", err)
+		}
+		paths[filepath.Base(rel)] = p
+	}
+	var ports kubePorts
+	if err := freePorts(ports.all()); err != nil {
+		return err
+	}
+	dir := filepath.Join(s.dir, "kube")
+	pki, err := writeKubePKI(filepath.Join(dir, "pki"))
+	if err != nil {
+		return err
+	}
+
+	etcdURL, err := startEtcd(ctx, s, paths["etcd"], dir, ports)
+	if err != nil {
+		return err
+	}
+	server, err := startAPIServer(ctx, s, paths["kube-apiserver"], dir, etcdURL, ports.apiserver, pki)
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
+	if err := writeKubeconfig(kubeconfig, server, pki); err != nil {
+		return err
+	}
+	s.Kubeconfig, s.KubeServer = kubeconfig, server
+
+	kwokConfig, err := writeKwokLogs(dir)
+	if err != nil {
+		return err
+	}
+	if err := startControllers(ctx, s, paths, dir, kubeconfig, ports, pki, kwokConfig); err != nil {
+		return err
+	}
+	return seedCluster(ctx, kubeconfig)
+}
+
+// startEtcd starts etcd with its data in dir and returns its client URL.
+func startEtcd(ctx context.Context, s *Sandbox, bin, dir string, ports kubePorts) (string, error) {
+	clientURL := "http://127.0.0.1:" + strconv.Itoa(ports.etcdClient)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports.etcdPeer)
+	p, err := startProcess("etcd", dir, s.dir, nil, bin,
+		"--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "default="+peerURL,
+		// The data is thrown away with the sandbox; fsync would only slow every write.
+		"--unsafe-no-fsync")
+	if err != nil {
+		return "", err
+	}
+	s.procs = append(s.procs, p)
+	if err := p.waitReady(ctx, etcdStartTimeout, statusOK(http.DefaultClient, clientURL+"/health", "")); err != nil {
+		return "", err
+	}
+	return clientURL, nil
+}
+
+// startAPIServer starts kube-apiserver on etcdURL and returns its https URL once it is ready.
+func startAPIServer(ctx context.Context, s *Sandbox, bin, dir, etcdURL string, port int, pki kubePKI) (string, error) {
+	server := "https://127.0.0.1:" + strconv.Itoa(port)
+	p, err := startProcess("kube-apiserver", dir, s.dir, nil, bin,
+		"--etcd-servers", etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port", strconv.Itoa(port),
+		"--tls-cert-file", pki.certFile, "--tls-private-key-file", pki.keyFile,
+		"--client-ca-file", pki.caFile, "--token-auth-file", pki.tokenFile,
+		"--authorization-mode=Node,RBAC",
+		"--service-account-key-file", pki.saPubFile, "--service-account-signing-key-file", pki.saKeyFile,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		// A /24 of service IPs is plenty for a cluster whose Services nobody routes to.
+		"--service-cluster-ip-range=10.0.0.0/24",
+		// The default reconciler publishes the advertise address as the kubernetes Service's
+		// endpoint and refuses a loopback one.
+		"--endpoint-reconciler-type=none")
+	if err != nil {
+		return "", err
+	}
+	s.procs = append(s.procs, p)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pki.caPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	defer client.CloseIdleConnections()
+	if err := p.waitReady(ctx, apiserverStartTimeout, statusOK(client, server+"/readyz", pki.adminToken)); err != nil {
+		return "", err
+	}
+	return server, nil
+}
+
+// startControllers starts kube-controller-manager, kube-scheduler and kwok together and waits for
+// all three: they only talk to the apiserver, so none waits on another.
+func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, dir, kubeconfig string, ports kubePorts, pki kubePKI, kwokLogs string) error {
+	cmPort, schedPort, kwokPort := strconv.Itoa(ports.controllerManager), strconv.Itoa(ports.scheduler), strconv.Itoa(ports.kwok)
+	common := []string{
+		"--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig,
+		"--authorization-kubeconfig", kubeconfig, "--bind-address=127.0.0.1", "--leader-elect=false",
+	}
+	kwokAddr := "127.0.0.1:" + kwokPort
+	servers := []struct {
+		name   string
+		argv   []string
+		health string
+	}{
+		{"kube-controller-manager", append([]string{paths["kube-controller-manager"], "--secure-port", cmPort,
+			// Its self-signed serving certificate goes here rather than in /var/run/kubernetes.
+			"--cert-dir", filepath.Join(dir, "controller-manager"),
+			"--service-account-private-key-file", pki.saKeyFile, "--root-ca-file", pki.caFile,
+			"--controllers=*"}, common...), "https://127.0.0.1:" + cmPort + "/healthz"},
+		{"kube-scheduler", append([]string{paths["kube-scheduler"], "--secure-port", schedPort,
+			"--cert-dir", filepath.Join(dir, "scheduler")}, common...), "https://127.0.0.1:" + schedPort + "/healthz"},
+		// kwok serves logs on the port it advertises as the node's kubelet port, over both HTTP
+		// and HTTPS; the apiserver reaches it there for `kubectl logs`.
+		{"kwok", []string{paths["kwok"], "--kubeconfig", kubeconfig,
+			"-c", paths["stages.yaml"], "-c", kwokLogs, "--manage-all-nodes=true",
+			"--server-address", kwokAddr, "--node-ip", "127.0.0.1", "--node-port", kwokPort},
+			"http://" + kwokAddr + "/healthz"},
+	}
+	started := make([]*process, len(servers))
+	for i, srv := range servers {
+		p, err := startProcess(srv.name, dir, s.dir, nil, srv.argv...)
+		if err != nil {
+			return err
+		}
+		s.procs = append(s.procs, p)
+		started[i] = p
+	}
+	// The controllers serve a certificate they made for themselves a moment ago; there is nothing
+	// to verify it against, and the check only asks whether they are up.
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	defer insecure.CloseIdleConnections()
+	for i, p := range started {
+		if err := p.waitReady(ctx, controllerStartTimeout, statusOK(insecure, servers[i].health, "")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kubePorts are the loopback ports of one sandbox cluster.
+type kubePorts struct {
+	etcdClient, etcdPeer, apiserver, controllerManager, scheduler, kwok int
+}
+
+func (p *kubePorts) all() []*int {
+	return []*int{&p.etcdClient, &p.etcdPeer, &p.apiserver, &p.controllerManager, &p.scheduler, &p.kwok}
+}
+
+// freePorts fills each port with a distinct free loopback port. Unlike calling freePort in a loop,
+// it holds every port until all are chosen, so the kernel cannot hand out one twice.
+func freePorts(ports []*int) error {
+	for _, p := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("finding a free loopback port: %w", err)
+		}
+		defer l.Close()
+		*p = l.Addr().(*net.TCPAddr).Port
+	}
+	return nil
+}
+
+// statusOK answers nil once url returns 200, sending token as a bearer token when it is set.
+func statusOK(client *http.Client, url, token string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answered %s", url, resp.Status)
+		}
+		return nil
+	}
+}
