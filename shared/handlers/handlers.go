@@ -16,7 +16,9 @@ import (
 	"github.com/tidegate/tidegate/shared/dispatch"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
+	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/reconcile"
+	"github.com/tidegate/tidegate/shared/wake"
 )
 
 // Clients are the AWS SDK clients the handlers use, each pointed at its configured endpoint.
@@ -51,14 +53,22 @@ func tables(cfg config.Config) dynamo.Tables {
 }
 
 // API is the HTTP API. iam extracts API Gateway's authenticated IAM caller; nil outside Lambda.
-func API(cfg config.Config, c Clients, log *slog.Logger, iam httpapi.IAMCaller) http.Handler {
+func API(cfg config.Config, c Clients, log *slog.Logger, iam httpapi.IAMCaller) (http.Handler, error) {
 	t := tables(cfg)
+	checker, err := policy.NewChecker(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
 	return httpapi.New(httpapi.Deps{
 		Log:        log,
 		Principals: dynamo.NewTenantStore(c.DynamoDB, t.Control),
-		Jobs:       dynamo.NewJobStore(c.DynamoDB, t.Jobs),
+		Jobs:       dynamo.NewJobStore(c.DynamoDB, t),
+		Templates:  dynamo.NewTemplateStore(c.DynamoDB, t.Control),
+		Policy:     checker,
+		Ringer:     wake.New(c.SQS, cfg.DispatchQueueURL),
+		Regions:    cfg.RegionNames(),
 		IAMCaller:  iam,
-	})
+	}), nil
 }
 
 // Dispatch is the dispatch queue's handler.

@@ -1,0 +1,21 @@
+// Command api is Tidegate's HTTPS API as a Lambda function behind API Gateway (HTTP API, IAM
+// auth): the same http.Handler `tidegate dev` serves, wrapped by the api-proxy adapter.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/tidegate/tidegate/shared/handlers"
+)
+
+func main() {
+	cfg, clients, log := handlers.FromLambdaEnv(context.Background(), "api")
+	api, err := handlers.API(cfg, clients, log, handlers.GatewayIAMCaller)
+	if err != nil {
+		handlers.InitFailed("api", err)
+	}
+	lambda.Start(httpadapter.NewV2(api).ProxyWithContext)
+}
