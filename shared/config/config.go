@@ -9,6 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/tidegate/tidegate/shared/policy"
 )
 
 // Config is everything a Tidegate function needs to know about where it runs. It is read once in
@@ -34,6 +38,9 @@ type Config struct {
 	Endpoints Endpoints
 	// Kubeconfig, when set, reaches every region's cluster through it instead of EKS.
 	Kubeconfig string
+
+	// Policy is the admission policy every tenant's manifests meet.
+	Policy policy.Config
 
 	// WebhooksAllowPrivate lets webhooks reach http and private addresses: dev and tests only.
 	WebhooksAllowPrivate bool
@@ -76,6 +83,10 @@ const (
 	EnvEC2Endpoint          = "TIDEGATE_EC2_ENDPOINT"
 	EnvSTSEndpoint          = "TIDEGATE_STS_ENDPOINT"
 	EnvEKSEndpoint          = "TIDEGATE_EKS_ENDPOINT"
+	EnvPolicyMaxGPUs        = "TIDEGATE_POLICY_MAX_GPUS"
+	EnvPolicyMaxCPU         = "TIDEGATE_POLICY_MAX_CPU"
+	EnvPolicyMaxMemory      = "TIDEGATE_POLICY_MAX_MEMORY"
+	EnvPolicyRegistries     = "TIDEGATE_POLICY_TRUSTED_REGISTRIES"
 )
 
 // FromEnv reads the Config from the process environment.
@@ -128,6 +139,9 @@ func Parse(getenv func(string) string) (Config, error) {
 	}
 	if c.LogJSON, err = parseBool(getenv(EnvLogJSON)); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvLogJSON, err))
+	}
+	if c.Policy, err = parsePolicy(getenv); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("reading configuration: %w", errors.Join(errs...))
@@ -194,6 +208,35 @@ func ParseCapacity(s string) (map[string]int, error) {
 		out[strings.TrimSpace(region)] = v
 	}
 	return out, nil
+}
+
+// parsePolicy reads the policy's caps (Kubernetes quantities; unset means no cap) and trusted
+// registries (comma-separated prefixes; unset means any registry).
+func parsePolicy(getenv func(string) string) (policy.Config, error) {
+	var p policy.Config
+	var errs []error
+	quantity := func(name string) *resource.Quantity {
+		s := strings.TrimSpace(getenv(name))
+		if s == "" {
+			return nil
+		}
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not a Kubernetes quantity such as 8, 500m or 64Gi", name, s))
+			return nil
+		}
+		return &q
+	}
+	p.MaxGPUs, p.MaxCPU, p.MaxMemory = quantity(EnvPolicyMaxGPUs), quantity(EnvPolicyMaxCPU), quantity(EnvPolicyMaxMemory)
+	for r := range strings.SplitSeq(getenv(EnvPolicyRegistries), ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			p.TrustedRegistries = append(p.TrustedRegistries, r)
+		}
+	}
+	if err := p.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("policy: %w", err))
+	}
+	return p, errors.Join(errs...)
 }
 
 func parseBool(s string) (bool, error) {

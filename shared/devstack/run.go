@@ -133,7 +133,11 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 			_ = srv.Shutdown(sctx)
 		})
 	}
-	serve("api", ln, handlers.API(cfg, clients, log, nil))
+	api, err := handlers.API(cfg, clients, log, nil)
+	if err != nil {
+		return err
+	}
+	serve("api", ln, api)
 	serve("prices", priceLn, book.Handler())
 	wg.Go(func() {
 		pollQueue(ctx, log, clients.SQS, res.dispatch.url, res.dispatch.arn, handlers.Dispatch(cfg, clients, log))

@@ -2,17 +2,21 @@ package dynamo_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
 	"github.com/tidegate/tidegate/shared/testenv"
 )
@@ -61,50 +65,137 @@ func TestTenantStore(t *testing.T) {
 	}
 }
 
-// TestJobListPages lists jobs across two namespaces newest first, page by page, with a third
-// namespace's jobs kept out.
-func TestJobListPages(t *testing.T) {
-	tables, db := testenv.Tables(t)
-	ctx := context.Background()
+// createJobs stores jobs 0..n-1 through Create, one minute apart, cycling namespaces a, b, c and
+// regions us-east-1, us-west-2; job i has priority i*10 and label parity=even|odd.
+func createJobs(t *testing.T, s *dynamo.JobStore, n int) []jobs.Job {
+	t.Helper()
 	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
-	var want []string
-	for i := range 7 {
-		ns := []string{"a", "b", "c"}[i%3]
-		j := jobs.Job{ID: fmt.Sprintf("job-%d", i), Namespace: ns, Region: "us-east-1", Status: jobs.StatusQueued, CreatedAt: base.Add(time.Duration(i) * time.Minute)}
-		item, err := attributevalue.MarshalMap(j)
-		if err != nil {
-			t.Fatal(err)
+	var out []jobs.Job
+	for i := range n {
+		at := base.Add(time.Duration(i) * time.Minute)
+		parity := map[bool]string{true: "even", false: "odd"}[i%2 == 0]
+		m := []map[string]any{{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": fmt.Sprintf("j%d", i)}, "spec": map[string]any{"backoffLimit": json.Number("12345678901234567890")}}}
+		j := jobs.New(fmt.Sprintf("job-%02d", i), "ml", []string{"a", "b", "c"}[i%3], []string{"us-east-1", "us-west-2"}[i%2], i*10, map[string]string{"parity": parity}, m, at)
+		if _, _, err := s.Create(context.Background(), j, outbox.ForJob(outbox.JobQueued, j, "", at), nil, at); err != nil {
+			t.Fatalf("Create(%s): %v", j.ID, err)
 		}
-		for k, v := range map[string]string{"pk": "job#" + j.ID, "sk": "job", "gsi1pk": "ns#" + ns, "gsi1sk": j.CreatedAt.Format(time.RFC3339Nano) + "#" + j.ID} {
-			item[k], _ = attributevalue.Marshal(v)
-		}
-		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &tables.Jobs, Item: item}); err != nil {
-			t.Fatal(err)
-		}
-		if ns != "c" {
-			want = append([]string{j.ID}, want...)
-		}
+		out = append(out, j)
 	}
-	s := dynamo.NewJobStore(db, tables.Jobs)
+	return out
+}
+
+// listAll pages through List two at a time and answers the ids in order.
+func listAll(t *testing.T, s *dynamo.JobStore, f dynamo.JobFilter) []string {
+	t.Helper()
 	var got []string
 	cursor := ""
 	for pages := 0; ; pages++ {
-		if pages > 5 {
-			t.Fatalf("listing did not end after 5 pages; got %v", got)
+		if pages > 10 {
+			t.Fatalf("listing did not end after 10 pages; got %v", got)
 		}
-		page, err := s.List(ctx, []string{"a", "b"}, 2, cursor)
+		page, err := s.List(context.Background(), f, 2, cursor)
 		if err != nil {
-			t.Fatalf("List: %v", err)
+			t.Fatalf("List(%+v): %v", f, err)
 		}
 		for _, j := range page.Jobs {
 			got = append(got, j.ID)
 		}
 		if page.Next == "" {
-			break
+			return got
 		}
 		cursor = page.Next
 	}
+}
+
+func TestJobList(t *testing.T) {
+	tables, db := testenv.Tables(t)
+	s := dynamo.NewJobStore(db, tables)
+	createJobs(t, s, 7) // a: 0,3,6  b: 1,4  c: 2,5
+	tests := []struct {
+		name   string
+		filter dynamo.JobFilter
+		want   []string
+	}{
+		{"newest first across a and b", dynamo.JobFilter{Namespaces: []string{"a", "b"}}, []string{"job-06", "job-04", "job-03", "job-01", "job-00"}},
+		{"by priority", dynamo.JobFilter{Namespaces: []string{"a", "c"}, ByPriority: true}, []string{"job-06", "job-05", "job-03", "job-02", "job-00"}},
+		{"region", dynamo.JobFilter{Namespaces: []string{"a", "b", "c"}, Region: "us-west-2"}, []string{"job-05", "job-03", "job-01"}},
+		{"label", dynamo.JobFilter{Namespaces: []string{"a", "b", "c"}, Labels: map[string]string{"parity": "even"}}, []string{"job-06", "job-04", "job-02", "job-00"}},
+		{"status matches none", dynamo.JobFilter{Namespaces: []string{"a"}, Status: jobs.StatusRunning}, nil},
+		{"status and label", dynamo.JobFilter{Namespaces: []string{"a"}, Status: jobs.StatusQueued, Labels: map[string]string{"parity": "odd"}}, []string{"job-03"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, listAll(t, s, tt.filter)); diff != "" {
+				t.Errorf("List(%+v) (-want +got):\n%s", tt.filter, diff)
+			}
+		})
+	}
+}
+
+func TestJobCreateKeepsManifestsAndWritesTheEvent(t *testing.T) {
+	tables, db := testenv.Tables(t)
+	s := dynamo.NewJobStore(db, tables)
+	want := createJobs(t, s, 1)[0]
+	got, err := s.Job(context.Background(), want.ID)
+	if err != nil {
+		t.Fatalf("Job(%s): %v", want.ID, err)
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("jobs in a and b, newest first (-want +got):\n%s", diff)
+		t.Errorf("Job(%s) after Create (-want +got):\n%s", want.ID, diff)
+	}
+	out, err := db.Query(context.Background(), &dynamodb.QueryInput{
+		TableName: &tables.Events, IndexName: aws.String("gsi1"),
+		KeyConditionExpression:    aws.String("gsi1pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "undelivered"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []outbox.Event
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &evs); err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Type != outbox.JobQueued || evs[0].Data["job_id"] != want.ID {
+		t.Errorf("outbox after Create = %+v, want one job.queued for %s", evs, want.ID)
+	}
+	if _, err := s.Job(context.Background(), "job-nope"); !errors.Is(err, dynamo.ErrNotFound) {
+		t.Errorf("Job(job-nope) = %v, want ErrNotFound", err)
+	}
+}
+
+func TestJobCreateIdempotency(t *testing.T) {
+	tables, db := testenv.Tables(t)
+	s := dynamo.NewJobStore(db, tables)
+	ctx := context.Background()
+	now := time.Now()
+	mk := func(id string) (jobs.Job, outbox.Event) {
+		j := jobs.New(id, "ml", "a", "us-east-1", 50, nil, nil, now)
+		return j, outbox.ForJob(outbox.JobQueued, j, "", now)
+	}
+	key := &dynamo.Idempotency{Tenant: "ml", Key: "k1", BodyHash: "h1"}
+	j1, ev1 := mk("job-first")
+	if _, replayed, err := s.Create(ctx, j1, ev1, key, now); err != nil || replayed {
+		t.Fatalf("first Create = replayed %v, %v; want a new job", replayed, err)
+	}
+	j2, ev2 := mk("job-second")
+	got, replayed, err := s.Create(ctx, j2, ev2, key, now)
+	if err != nil || !replayed || got.ID != "job-first" {
+		t.Errorf("same key, same body: Create = %s replayed %v, %v; want job-first replayed", got.ID, replayed, err)
+	}
+	if _, err := s.Job(ctx, "job-second"); !errors.Is(err, dynamo.ErrNotFound) {
+		t.Errorf("a replayed Create stored its own job anyway: %v", err)
+	}
+	j3, ev3 := mk("job-third")
+	if _, _, err := s.Create(ctx, j3, ev3, &dynamo.Idempotency{Tenant: "ml", Key: "k1", BodyHash: "h2"}, now); !errors.Is(err, dynamo.ErrIdempotencyConflict) {
+		t.Errorf("same key, other body: Create = %v, want ErrIdempotencyConflict", err)
+	}
+	j4, ev4 := mk("job-fourth")
+	if _, replayed, err := s.Create(ctx, j4, ev4, &dynamo.Idempotency{Tenant: "other", Key: "k1", BodyHash: "h2"}, now); err != nil || replayed {
+		t.Errorf("same key, another tenant: Create = replayed %v, %v; want a new job (keys are per tenant)", replayed, err)
+	}
+	j5, ev5 := mk("job-fifth")
+	later := now.Add(dynamo.IdempotencyTTL + time.Minute)
+	if _, replayed, err := s.Create(ctx, j5, ev5, &dynamo.Idempotency{Tenant: "ml", Key: "k1", BodyHash: "h3"}, later); err != nil || replayed {
+		t.Errorf("an expired key: Create = replayed %v, %v; want a new job", replayed, err)
 	}
 }

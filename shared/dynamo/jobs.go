@@ -1,10 +1,14 @@
 package dynamo
 
 import (
-	"cmp"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
+	"math"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -14,79 +18,144 @@ import (
 	"github.com/tidegate/tidegate/shared/jobs"
 )
 
-// JobStore keeps job records in the jobs table. Each job is one item (pk job#<id>); gsi1 lists a
-// namespace's jobs newest first (gsi1pk ns#<namespace>, gsi1sk <created_at>#<id>).
+// JobStore keeps job records in the jobs table and their events in the outbox. Each job is one
+// item (pk job#<id>). gsi1 lists a namespace's jobs newest first (gsi1pk ns#<namespace>, gsi1sk
+// <inverted created_at>#<id>); gsi3 lists them by priority, highest first, then newest; gsi2 holds
+// queued jobs only, by region in dispatch order.
 type JobStore struct {
-	db    *dynamodb.Client
-	table string
+	db     *dynamodb.Client
+	tables Tables
 }
 
-// NewJobStore returns a store on the jobs table.
-func NewJobStore(db *dynamodb.Client, jobsTable string) *JobStore {
-	return &JobStore{db: db, table: jobsTable}
+// NewJobStore returns a store on the jobs, events and control tables.
+func NewJobStore(db *dynamodb.Client, t Tables) *JobStore {
+	return &JobStore{db: db, tables: t}
 }
 
-// JobPage is one page of a listing; Next is empty on the last page.
-type JobPage struct {
-	Jobs []jobs.Job
-	Next string
-}
+// maxManifestBytes bounds a job's compressed manifests: DynamoDB's item limit is 400 KB, and the
+// rest of the record needs a little of it.
+const maxManifestBytes = 300 << 10
+
+// ErrTooLarge is what Create answers for manifests that do not fit in a job record.
+var ErrTooLarge = fmt.Errorf("the job's manifests are over %d KiB compressed; split them into several jobs", maxManifestBytes>>10)
 
 type jobItem struct {
-	PK     string `dynamodbav:"pk"`
-	SK     string `dynamodbav:"sk"`
-	GSI1PK string `dynamodbav:"gsi1pk"`
-	GSI1SK string `dynamodbav:"gsi1sk"`
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	GSI1PK    string `dynamodbav:"gsi1pk"`
+	GSI1SK    string `dynamodbav:"gsi1sk"`
+	GSI2PK    string `dynamodbav:"gsi2pk,omitempty"`
+	GSI2SK    string `dynamodbav:"gsi2sk,omitempty"`
+	GSI3PK    string `dynamodbav:"gsi3pk"`
+	GSI3SK    string `dynamodbav:"gsi3sk"`
+	Manifests []byte `dynamodbav:"manifests_gz,omitempty"`
 	jobs.Job
 }
 
-// List answers the newest jobs in namespaces, limit at most, starting after the cursor a previous
-// page returned. It runs one index query per namespace and merges them; the cursor is the last sort
-// key returned, so every namespace resumes from the same point in time.
-func (s *JobStore) List(ctx context.Context, namespaces []string, limit int, cursor string) (JobPage, error) {
-	var all []jobItem
-	for _, ns := range namespaces {
-		items, err := s.queryNamespace(ctx, ns, limit, cursor)
-		if err != nil {
-			return JobPage{}, err
-		}
-		all = append(all, items...)
-	}
-	slices.SortFunc(all, func(a, b jobItem) int { return cmp.Compare(b.GSI1SK, a.GSI1SK) })
-	var page JobPage
-	if len(all) > limit {
-		all = all[:limit]
-		page.Next = all[limit-1].GSI1SK
-	}
-	page.Jobs = make([]jobs.Job, 0, len(all))
-	for _, it := range all {
-		page.Jobs = append(page.Jobs, it.Job)
-	}
-	return page, nil
+func jobKey(id string) (string, string) { return "job#" + id, "job" }
+
+// newestFirst orders by creation time, newest first, in an ascending string index.
+func newestFirst(t time.Time, id string) string {
+	return fmt.Sprintf("%019d#%s", math.MaxInt64-t.UnixNano(), id)
 }
 
-func (s *JobStore) queryNamespace(ctx context.Context, ns string, limit int, cursor string) ([]jobItem, error) {
-	cond := "gsi1pk = :pk"
-	vals := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "ns#" + ns}}
-	if cursor != "" {
-		cond += " AND gsi1sk < :after"
-		vals[":after"] = &types.AttributeValueMemberS{Value: cursor}
+func toJobItem(j jobs.Job) (jobItem, error) {
+	pk, sk := jobKey(j.ID)
+	it := jobItem{
+		PK: pk, SK: sk, Job: j,
+		GSI1PK: "ns#" + j.Namespace, GSI1SK: newestFirst(j.CreatedAt, j.ID),
+		GSI3PK: "ns#" + j.Namespace, GSI3SK: fmt.Sprintf("%03d#%s", jobs.MaxPriority-j.Priority, newestFirst(j.CreatedAt, j.ID)),
 	}
-	// One more than the page holds tells whether another page follows.
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 &s.table,
-		IndexName:                 aws.String(indexGSI1),
-		KeyConditionExpression:    &cond,
-		ExpressionAttributeValues: vals,
-		ScanIndexForward:          aws.Bool(false),
-		Limit:                     aws.Int32(int32(limit + 1)),
-	})
+	if j.Status == jobs.StatusQueued {
+		// Dispatch order: highest priority first, then oldest.
+		it.GSI2PK = "queue#" + j.Region
+		it.GSI2SK = fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
+	}
+	var err error
+	if it.Manifests, err = packManifests(j.Manifests); err != nil {
+		return it, err
+	}
+	return it, nil
+}
+
+func packManifests(m []map[string]any) ([]byte, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return packJSON(m)
+}
+
+func unpackManifests(b []byte) ([]map[string]any, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var m []map[string]any
+	return m, unpackJSON(b, &m)
+}
+
+// packJSON is v as gzipped JSON: manifests compress several times over, and DynamoDB bills and
+// limits items by size. Anything over maxManifestBytes is ErrTooLarge.
+func packJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
+		return nil, fmt.Errorf("encoding for storage: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	if buf.Len() > maxManifestBytes {
+		return nil, ErrTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+// unpackJSON reads what packJSON wrote, numbers kept exact.
+func unpackJSON(b []byte, v any) error {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("listing jobs in namespace %s: %w", ns, err)
+		return fmt.Errorf("reading stored JSON: %w", err)
 	}
-	var items []jobItem
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
-		return nil, fmt.Errorf("decoding jobs in namespace %s: %w", ns, err)
+	dec := json.NewDecoder(zr)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decoding stored JSON: %w", err)
 	}
-	return items, nil
+	return nil
+}
+
+// Job reads one job with its manifests; ErrNotFound if there is none.
+func (s *JobStore) Job(ctx context.Context, id string) (jobs.Job, error) {
+	pk, sk := jobKey(id)
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Jobs, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return jobs.Job{}, fmt.Errorf("reading job %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return jobs.Job{}, ErrNotFound
+	}
+	return decodeJob(out.Item)
+}
+
+func decodeJob(item map[string]types.AttributeValue) (jobs.Job, error) {
+	var it jobItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return jobs.Job{}, fmt.Errorf("decoding job: %w", err)
+	}
+	m, err := unpackManifests(it.Manifests)
+	if err != nil {
+		return jobs.Job{}, fmt.Errorf("job %s: %w", it.ID, err)
+	}
+	it.Job.Manifests = m
+	return it.Job, nil
+}
+
+// isConditionFailed tells a failed condition among a cancelled transaction's reasons.
+func isConditionFailed(err error, index int) (map[string]types.AttributeValue, bool) {
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) || index >= len(tc.CancellationReasons) {
+		return nil, false
+	}
+	r := tc.CancellationReasons[index]
+	return r.Item, aws.ToString(r.Code) == "ConditionalCheckFailed"
 }

@@ -32,6 +32,7 @@ const (
 	attrExpires = "expires_at" // TTL attribute, epoch seconds
 	indexGSI1   = "gsi1"
 	indexGSI2   = "gsi2"
+	indexGSI3   = "gsi3"
 )
 
 // TableSpec is one table's key schema, as both CreateTables and the template check read it.
@@ -43,7 +44,7 @@ type TableSpec struct {
 // Specs lists the tables with their indexes.
 func (t Tables) Specs() []TableSpec {
 	return []TableSpec{
-		{Name: t.Jobs, Indexes: []string{indexGSI1, indexGSI2}},
+		{Name: t.Jobs, Indexes: []string{indexGSI1, indexGSI2, indexGSI3}},
 		{Name: t.Events, Indexes: []string{indexGSI1}},
 		{Name: t.Control, Indexes: []string{indexGSI1}},
 	}

@@ -35,7 +35,7 @@ func TestKeyAuthOnDynamoDB(t *testing.T) {
 	}
 	h := httpapi.New(httpapi.Deps{
 		Principals: store,
-		Jobs:       dynamo.NewJobStore(db, tables.Jobs),
+		Jobs:       dynamo.NewJobStore(db, tables),
 		IAMCaller: func(r *http.Request) (string, bool) {
 			arn := r.Header.Get("X-Test-IAM")
 			return arn, arn != ""

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,29 +16,36 @@ import (
 // etcd accepts for one object (its default request limit is 1.5 MiB).
 const maxJSONBody = 1 << 20
 
-// decodeJSON reads r's body into v strictly: JSON only, no unknown fields, no trailing data, at
-// most maxJSONBody bytes. Every failure is an *Error that says what to fix.
+// decodeJSON reads r's body into v strictly; see readJSON.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	_, err := readJSON(w, r, v)
+	return err
+}
+
+// readJSON reads r's body into v strictly — JSON only, no unknown fields, no trailing data, at
+// most maxJSONBody bytes, numbers in untyped fields kept exact — and answers the raw body too.
+// Every failure is an *Error that says what to fix.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			return Errorf(CodeUnsupported, "send the body as application/json (got %q)", ct)
+			return nil, Errorf(CodeUnsupported, "send the body as application/json (got %q)", ct)
 		}
 	}
-	body := http.MaxBytesReader(w, r.Body, maxJSONBody)
-	dec := json.NewDecoder(body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err != nil {
+		return nil, decodeError(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
+	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		return nil, decodeError(err)
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return decodeError(err)
-		}
-		return Invalid("the body has data after its JSON value; send exactly one JSON object")
+		return nil, Invalid("the body has data after its JSON value; send exactly one JSON object")
 	}
-	return nil
+	return body, nil
 }
 
 // decodeError turns encoding/json's errors into API errors naming the field and the fix.

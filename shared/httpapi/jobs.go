@@ -2,33 +2,114 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
 )
 
-// JobLister lists jobs newest first within namespaces; dynamo.JobStore is the real one.
-type JobLister interface {
-	List(ctx context.Context, namespaces []string, limit int, cursor string) (dynamo.JobPage, error)
+// JobStore keeps job records; dynamo.JobStore is the real one.
+type JobStore interface {
+	List(ctx context.Context, f dynamo.JobFilter, limit int, cursor string) (dynamo.JobPage, error)
+	Job(ctx context.Context, id string) (jobs.Job, error)
+	Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error)
 }
 
-var _ JobLister = (*dynamo.JobStore)(nil)
+var _ JobStore = (*dynamo.JobStore)(nil)
 
-// listJobs answers the caller's tenant's jobs, newest first.
+// listJobs answers the caller's tenant's jobs, filtered and sorted as asked.
 func (a *api) listJobs(w http.ResponseWriter, r *http.Request) error {
-	limit, cursor, err := pageParams(r.URL.Query())
+	q := r.URL.Query()
+	limit, cursor, err := pageParams(q)
 	if err != nil {
 		return err
 	}
-	p := principalOf(r.Context())
-	page, err := a.jobs.List(r.Context(), p.Tenant.Namespaces, limit, cursor)
+	f, err := a.jobFilter(r.Context(), q)
 	if err != nil {
 		return err
 	}
-	items := page.Jobs
-	if items == nil {
-		items = []jobs.Job{}
+	page, err := a.jobs.List(r.Context(), f, limit, cursor)
+	if err != nil {
+		return err
 	}
-	return writeJSON(w, http.StatusOK, listPage[jobs.Job]{Items: items, NextCursor: nextCursor(page.Next)})
+	return writeJSON(w, http.StatusOK, listPage[jobs.Job]{Items: page.Jobs, NextCursor: nextCursor(page.Next)})
+}
+
+// jobFilter reads a listing's filters, every problem at once.
+func (a *api) jobFilter(ctx context.Context, q url.Values) (dynamo.JobFilter, error) {
+	tenant := principalOf(ctx).Tenant
+	f := dynamo.JobFilter{Namespaces: tenant.Namespaces, Region: q.Get("region")}
+	var bad []FieldProblem
+	if ns := q.Get("namespace"); ns != "" {
+		if !tenant.Allows(ns) {
+			return f, Errorf(CodeForbidden, "namespace %q is not one of tenant %s's: %s", ns, tenant.Name, strings.Join(tenant.Namespaces, ", "))
+		}
+		f.Namespaces = []string{ns}
+	}
+	if f.Region != "" && !slices.Contains(a.regions, f.Region) {
+		bad = append(bad, FieldProblem{"region", "must be one of " + strings.Join(a.regions, ", ")})
+	}
+	if s := q.Get("status"); s != "" {
+		st, ok := jobs.ParseStatus(s)
+		if !ok {
+			bad = append(bad, FieldProblem{"status", "must be one of queued, dispatching, pending, running, succeeded, failed, cancelled"})
+		}
+		f.Status = st
+	}
+	if s := q.Get("label_selector"); s != "" {
+		labels, err := parseLabelSelector(s)
+		if err != nil {
+			bad = append(bad, FieldProblem{"label_selector", err.Error()})
+		}
+		f.Labels = labels
+	}
+	switch q.Get("sort") {
+	case "", "created_at:desc":
+	case "priority:desc":
+		f.ByPriority = true
+	default:
+		bad = append(bad, FieldProblem{"sort", "must be created_at:desc or priority:desc"})
+	}
+	if len(bad) > 0 {
+		return f, Invalid("fix the listed query parameters", bad...)
+	}
+	return f, nil
+}
+
+// parseLabelSelector reads "k=v,k2=v2": equality only, as API.md defines it.
+func parseLabelSelector(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for part := range strings.SplitSeq(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || !labelKey.MatchString(k) || !labelValue.MatchString(v) {
+			return nil, errors.New("must be key=value pairs separated by commas, with Kubernetes label keys and values (" + part + ")")
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// getJob answers one job with its manifests. A job outside the caller's namespaces is not found:
+// its existence is not the caller's to know.
+func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
+	j, err := a.visibleJob(r)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, j)
+}
+
+func (a *api) visibleJob(r *http.Request) (jobs.Job, error) {
+	id := r.PathValue("id")
+	j, err := a.jobs.Job(r.Context(), id)
+	if errors.Is(err, dynamo.ErrNotFound) || (err == nil && !principalOf(r.Context()).Tenant.Allows(j.Namespace)) {
+		return jobs.Job{}, Errorf(CodeNotFound, "no job %q in your namespaces", id)
+	}
+	return j, err
 }

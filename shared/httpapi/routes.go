@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/tidegate/tidegate/shared/policy"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -12,7 +13,12 @@ import (
 type Deps struct {
 	Log        *slog.Logger
 	Principals Principals
-	Jobs       JobLister
+	Jobs       JobStore
+	Templates  TemplateStore
+	Policy     *policy.Checker
+	Ringer     Ringer
+	// Regions jobs may run in; the first is the default where a route lets region be left out.
+	Regions []string
 	// IAMCaller is nil where no gateway authenticates callers (`tidegate dev`, tests).
 	IAMCaller IAMCaller
 	// Now is the clock; nil means time.Now.
@@ -22,7 +28,11 @@ type Deps struct {
 type api struct {
 	log        *slog.Logger
 	principals Principals
-	jobs       JobLister
+	jobs       JobStore
+	templates  TemplateStore
+	policy     *policy.Checker
+	ringer     Ringer
+	regions    []string
 	iamCaller  IAMCaller
 	now        func() time.Time
 
@@ -46,7 +56,8 @@ func New(d Deps) http.Handler {
 
 func newAPI(d Deps) *api {
 	a := &api{
-		log: d.Log, principals: d.Principals, jobs: d.Jobs, iamCaller: d.IAMCaller, now: d.Now,
+		log: d.Log, principals: d.Principals, jobs: d.Jobs, templates: d.Templates, policy: d.Policy,
+		ringer: d.Ringer, regions: d.Regions, iamCaller: d.IAMCaller, now: d.Now,
 		mux: http.NewServeMux(), paths: http.NewServeMux(),
 	}
 	if a.log == nil {
@@ -67,7 +78,18 @@ func (a *api) register() {
 	a.open("GET /healthz", a.healthz)
 	a.open("GET /openapi.json", a.openAPI)
 
+	a.handle("POST /api/v1/manifests", a.authed(accessWrite, a.submitManifests))
+	a.handle("POST /api/v1/manifests/validate", a.authed(accessRead, a.validateManifests))
+	a.handle("POST /api/v1/jobs", a.authed(accessWrite, a.submitJob))
 	a.handle("GET /api/v1/jobs", a.authed(accessRead, a.listJobs))
+	a.handle("GET /api/v1/jobs/{id}", a.authed(accessRead, a.getJob))
+
+	a.handle("POST /api/v1/templates", a.authed(accessWrite, a.createTemplate))
+	a.handle("GET /api/v1/templates", a.authed(accessRead, a.listTemplates))
+	a.handle("GET /api/v1/templates/{name}", a.authed(accessRead, a.getTemplate))
+	a.handle("PUT /api/v1/templates/{name}", a.authed(accessWrite, a.replaceTemplate))
+	a.handle("DELETE /api/v1/templates/{name}", a.authed(accessWrite, a.deleteTemplate))
+	a.handle("POST /api/v1/templates/{name}/jobs", a.authed(accessWrite, a.runTemplate))
 
 	a.mux.HandleFunc("/", a.serve(a.noRoute))
 }

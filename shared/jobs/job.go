@@ -17,18 +17,47 @@ const (
 	StatusCancelled   Status = "cancelled"
 )
 
-// Job is one submission and its fate.
+// ParseStatus reads a status name.
+func ParseStatus(s string) (Status, bool) {
+	switch st := Status(s); st {
+	case StatusQueued, StatusDispatching, StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled:
+		return st, true
+	}
+	return "", false
+}
+
+// Priority bounds from API.md: 0–100, 50 when not given.
+const (
+	MinPriority     = 0
+	MaxPriority     = 100
+	DefaultPriority = 50
+)
+
+// Job is one submission and its fate. Manifests are kept apart from the rest of the record
+// (compressed), so listings stay small.
 type Job struct {
 	ID            string            `json:"id" dynamodbav:"id"`
 	Tenant        string            `json:"tenant" dynamodbav:"tenant"`
 	Namespace     string            `json:"namespace" dynamodbav:"namespace"`
 	Region        string            `json:"region" dynamodbav:"region"`
 	Priority      int               `json:"priority" dynamodbav:"priority"`
-	Labels        map[string]string `json:"labels" dynamodbav:"labels,omitempty"`
+	Labels        map[string]string `json:"labels" dynamodbav:"labels"`
 	Status        Status            `json:"status" dynamodbav:"status"`
 	StatusHistory []Transition      `json:"status_history" dynamodbav:"status_history"`
+	Spot          *Spot             `json:"spot,omitempty" dynamodbav:"spot,omitempty"`
+	Template      string            `json:"template,omitempty" dynamodbav:"template,omitempty"`
+	RetryOf       string            `json:"retry_of,omitempty" dynamodbav:"retry_of,omitempty"`
 	CreatedAt     time.Time         `json:"created_at" dynamodbav:"created_at"`
 	UpdatedAt     time.Time         `json:"updated_at" dynamodbav:"updated_at"`
+	// Manifests are the objects the job applies, as submitted after template substitution.
+	Manifests []map[string]any `json:"manifests,omitempty" dynamodbav:"-"`
+}
+
+// Spot is a job's price cap: it is held until its instance type's spot price in its region is at
+// or below MaxPrice.
+type Spot struct {
+	InstanceType string  `json:"instance_type" dynamodbav:"instance_type"`
+	MaxPrice     float64 `json:"max_price" dynamodbav:"max_price"`
 }
 
 // Transition is one entry of a job's status history.
@@ -36,4 +65,28 @@ type Transition struct {
 	Status Status    `json:"status" dynamodbav:"status"`
 	At     time.Time `json:"at" dynamodbav:"at"`
 	Reason string    `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
+}
+
+// New makes a queued job created at now.
+func New(id, tenant, namespace, region string, priority int, labels map[string]string, manifests []map[string]any, now time.Time) Job {
+	now = now.UTC()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	return Job{
+		ID: id, Tenant: tenant, Namespace: namespace, Region: region, Priority: priority, Labels: labels,
+		Status:        StatusQueued,
+		StatusHistory: []Transition{{Status: StatusQueued, At: now}},
+		CreatedAt:     now, UpdatedAt: now, Manifests: manifests,
+	}
+}
+
+// MatchesLabels reports whether the job carries every label in sel.
+func (j Job) MatchesLabels(sel map[string]string) bool {
+	for k, v := range sel {
+		if j.Labels[k] != v {
+			return false
+		}
+	}
+	return true
 }

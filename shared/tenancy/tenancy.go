@@ -106,3 +106,6 @@ func HashKey(key string) string {
 
 // KeyID is a short, non-secret name for a key: the start of its hash, safe to log and list.
 func KeyID(key string) string { return HashKey(key)[:12] }
+
+// IsDNSLabel reports whether s is an RFC 1123 label, as Kubernetes names namespaces and objects.
+func IsDNSLabel(s string) bool { return dnsLabel.MatchString(s) }

@@ -1,0 +1,101 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
+)
+
+// Idempotency is a submission's Idempotency-Key: the key, per tenant, and a digest of the body it
+// came with.
+type Idempotency struct {
+	Tenant, Key, BodyHash string
+}
+
+// IdempotencyTTL is how long a key is remembered: a day, as Stripe keeps theirs, long enough for
+// any client's retries.
+const IdempotencyTTL = 24 * time.Hour
+
+// ErrIdempotencyConflict is what Create answers when a key is reused with another body.
+var ErrIdempotencyConflict = errors.New("this Idempotency-Key was used with a different request body; use a new key for a new request")
+
+type idemItem struct {
+	PK       string `dynamodbav:"pk"`
+	SK       string `dynamodbav:"sk"`
+	BodyHash string `dynamodbav:"body_hash"`
+	JobID    string `dynamodbav:"job_id"`
+	Expires  int64  `dynamodbav:"expires_at"`
+}
+
+// Create stores a new queued job and its job.queued event in one transaction, with the
+// idempotency key when there is one. If the key was already used with the same body it answers the
+// job that key made and replayed=true; with another body, ErrIdempotencyConflict.
+func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem *Idempotency, now time.Time) (job jobs.Job, replayed bool, err error) {
+	it, err := toJobItem(j)
+	if err != nil {
+		return j, false, err
+	}
+	item, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return j, false, fmt.Errorf("encoding job %s: %w", j.ID, err)
+	}
+	evPut, err := s.tables.eventPut(ev)
+	if err != nil {
+		return j, false, err
+	}
+	writes := []types.TransactWriteItem{
+		{Put: &types.Put{TableName: &s.tables.Jobs, Item: item, ConditionExpression: ptr("attribute_not_exists(pk)")}},
+		evPut,
+	}
+	if idem != nil {
+		idemRow, err := attributevalue.MarshalMap(idemItem{
+			PK: "idem#" + idem.Tenant + "#" + idem.Key, SK: "idem", BodyHash: idem.BodyHash, JobID: j.ID,
+			Expires: now.Add(IdempotencyTTL).Unix(),
+		})
+		if err != nil {
+			return j, false, err
+		}
+		// TTL deletes lazily, so an expired key is treated as free even while it is still stored.
+		writes = append(writes, types.TransactWriteItem{Put: &types.Put{
+			TableName: &s.tables.Control, Item: idemRow,
+			ConditionExpression:                 ptr("attribute_not_exists(pk) OR expires_at < :now"),
+			ExpressionAttributeValues:           map[string]types.AttributeValue{":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)}},
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
+	if err == nil {
+		return j, false, nil
+	}
+	if idem != nil {
+		if old, failed := isConditionFailed(err, 2); failed {
+			return s.replay(ctx, old, idem)
+		}
+	}
+	return j, false, fmt.Errorf("storing job %s: %w", j.ID, err)
+}
+
+// replay answers a reused idempotency key: the job it made, or a conflict.
+func (s *JobStore) replay(ctx context.Context, old map[string]types.AttributeValue, idem *Idempotency) (jobs.Job, bool, error) {
+	var prev idemItem
+	if err := attributevalue.UnmarshalMap(old, &prev); err != nil {
+		return jobs.Job{}, false, fmt.Errorf("decoding idempotency key: %w", err)
+	}
+	if prev.BodyHash != idem.BodyHash {
+		return jobs.Job{}, false, ErrIdempotencyConflict
+	}
+	j, err := s.Job(ctx, prev.JobID)
+	if err != nil {
+		return jobs.Job{}, false, fmt.Errorf("reading the job idempotency key %q made: %w", idem.Key, err)
+	}
+	return j, true, nil
+}

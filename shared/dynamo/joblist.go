@@ -1,0 +1,134 @@
+package dynamo
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+)
+
+// JobFilter narrows a listing. Namespaces is required: a tenant lists only its own.
+type JobFilter struct {
+	Namespaces []string
+	Region     string
+	Status     jobs.Status
+	Labels     map[string]string
+	ByPriority bool // highest priority first, then newest; else newest first
+}
+
+// JobPage is one page of a listing; Next is empty on the last page.
+type JobPage struct {
+	Jobs []jobs.Job
+	Next string
+}
+
+// List answers at most limit jobs matching f, after the cursor a previous page returned. It runs
+// one index query per namespace (gsi1 by time, gsi3 by priority), filtering region, status and
+// labels in DynamoDB, and merges them; the cursor is the last sort key returned, so every
+// namespace resumes from the same point. Manifests are not included.
+func (s *JobStore) List(ctx context.Context, f JobFilter, limit int, cursor string) (JobPage, error) {
+	index := indexGSI1
+	if f.ByPriority {
+		index = indexGSI3
+	}
+	type keyed struct {
+		sk  string
+		job jobs.Job
+	}
+	var all []keyed
+	for _, ns := range f.Namespaces {
+		items, err := s.queryNamespace(ctx, index, ns, f, limit+1, cursor)
+		if err != nil {
+			return JobPage{}, err
+		}
+		for _, it := range items {
+			sk := it.GSI1SK
+			if f.ByPriority {
+				sk = it.GSI3SK
+			}
+			all = append(all, keyed{sk, it.Job})
+		}
+	}
+	slices.SortFunc(all, func(a, b keyed) int { return cmp.Compare(a.sk, b.sk) })
+	var page JobPage
+	if len(all) > limit {
+		all = all[:limit]
+		page.Next = all[limit-1].sk
+	}
+	page.Jobs = make([]jobs.Job, 0, len(all))
+	for _, k := range all {
+		page.Jobs = append(page.Jobs, k.job)
+	}
+	return page, nil
+}
+
+// queryNamespace reads up to want matching jobs of one namespace after cursor. DynamoDB filters
+// after it reads, so a page of reads may match few; it reads on until it has want or runs out.
+func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f JobFilter, want int, cursor string) ([]jobItem, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 &s.tables.Jobs,
+		IndexName:                 aws.String(index),
+		KeyConditionExpression:    aws.String(index + "pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "ns#" + ns}},
+		ExpressionAttributeNames:  map[string]string{},
+	}
+	if cursor != "" {
+		*in.KeyConditionExpression += " AND " + index + "sk > :after"
+		in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: cursor}
+	}
+	var conds []string
+	add := func(cond, name, attr string, val types.AttributeValue) {
+		conds = append(conds, cond)
+		in.ExpressionAttributeNames[name] = attr
+		in.ExpressionAttributeValues[":"+name[1:]] = val
+	}
+	if f.Region != "" {
+		add("#region = :region", "#region", "region", &types.AttributeValueMemberS{Value: f.Region})
+	}
+	if f.Status != "" {
+		add("#status = :status", "#status", "status", &types.AttributeValueMemberS{Value: string(f.Status)})
+	}
+	for i, k := range slices.Sorted(maps.Keys(f.Labels)) {
+		n := "l" + strconv.Itoa(i)
+		conds = append(conds, fmt.Sprintf("#labels.#%s = :%s", n, n))
+		in.ExpressionAttributeNames["#labels"] = "labels"
+		in.ExpressionAttributeNames["#"+n] = k
+		in.ExpressionAttributeValues[":"+n] = &types.AttributeValueMemberS{Value: f.Labels[k]}
+	}
+	if len(conds) > 0 {
+		expr := conds[0]
+		for _, c := range conds[1:] {
+			expr += " AND " + c
+		}
+		in.FilterExpression = &expr
+	}
+	if len(in.ExpressionAttributeNames) == 0 {
+		in.ExpressionAttributeNames = nil
+	}
+	var out []jobItem
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() && len(out) < want {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing jobs in namespace %s: %w", ns, err)
+		}
+		var items []jobItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decoding jobs in namespace %s: %w", ns, err)
+		}
+		out = append(out, items...)
+	}
+	if len(out) > want {
+		out = out[:want]
+	}
+	return out, nil
+}

@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/manifest"
+	"github.com/tidegate/tidegate/shared/policy"
+)
+
+// manifestsRequest is POST /api/v1/manifests' body.
+type manifestsRequest struct {
+	Manifests json.RawMessage `json:"manifests"`
+	Namespace string          `json:"namespace"`
+	Region    string          `json:"region"`
+	DryRun    bool            `json:"dry_run"`
+	// Validate is accepted for GCO clients. The admission policy applies whatever it says: it is
+	// the security boundary, not a lint.
+	Validate *bool `json:"validate"`
+}
+
+// readManifestsRequest reads either JSON, or YAML documents with the other fields as query
+// parameters, as API.md allows for both manifest routes.
+func (a *api) readManifestsRequest(w http.ResponseWriter, r *http.Request) (manifestsRequest, []map[string]any, []byte, error) {
+	var req manifestsRequest
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/yaml", "application/x-yaml", "text/yaml":
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(manifest.DefaultLimits.MaxBytes)))
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return req, nil, nil, Errorf(CodeTooLarge, "the YAML body is larger than %d bytes", tooLarge.Limit)
+		}
+		if err != nil {
+			return req, nil, nil, err
+		}
+		q := r.URL.Query()
+		req.Namespace, req.Region = q.Get("namespace"), q.Get("region")
+		if s := q.Get("dry_run"); s != "" {
+			if req.DryRun, err = strconv.ParseBool(s); err != nil {
+				return req, nil, nil, Invalid("dry_run must be true or false", FieldProblem{"dry_run", "true or false"})
+			}
+		}
+		ms, err := manifest.DecodeYAML(body, manifest.DefaultLimits)
+		return req, ms, body, manifestError("manifests", err)
+	}
+	body, err := readJSON(w, r, &req)
+	if err != nil {
+		return req, nil, nil, err
+	}
+	ms, err := decodeManifests("manifests", req.Manifests)
+	return req, ms, body, err
+}
+
+// submitManifests is POST /api/v1/manifests: a job from one or more manifests, or with dry_run
+// the decision alone.
+func (a *api) submitManifests(w http.ResponseWriter, r *http.Request) error {
+	req, ms, body, err := a.readManifestsRequest(w, r)
+	if err != nil {
+		return err
+	}
+	if req.Region == "" && len(a.regions) > 0 {
+		req.Region = a.regions[0]
+	}
+	if req.DryRun {
+		res := a.check(r, ms, req.Namespace)
+		return writeJSON(w, http.StatusOK, map[string]any{"valid": res.Allowed(), "violations": violationsOrEmpty(res.Violations), "manifests": res.Manifests})
+	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	s := submission{manifests: ms, namespace: req.Namespace, region: req.Region, priority: jobs.DefaultPriority, idempotencyKey: key, body: body}
+	if err := a.admit(r.Context(), &s); err != nil {
+		return err
+	}
+	return a.store(w, r, s)
+}
+
+// validateManifests is POST /api/v1/manifests/validate: the decision, never stored.
+func (a *api) validateManifests(w http.ResponseWriter, r *http.Request) error {
+	req, ms, _, err := a.readManifestsRequest(w, r)
+	if err != nil {
+		return err
+	}
+	res := a.check(r, ms, req.Namespace)
+	return writeJSON(w, http.StatusOK, map[string]any{"valid": res.Allowed(), "violations": violationsOrEmpty(res.Violations)})
+}
+
+func (a *api) check(r *http.Request, ms []map[string]any, namespace string) policy.Result {
+	return a.policy.Check(policy.Request{Manifests: ms, Namespaces: principalOf(r.Context()).Tenant.Namespaces, DefaultNamespace: namespace})
+}
+
+func violationsOrEmpty(vs []policy.Violation) []policy.Violation {
+	if vs == nil {
+		return []policy.Violation{}
+	}
+	return vs
+}
+
+// jobRequest is POST /api/v1/jobs' body.
+type jobRequest struct {
+	Manifest         json.RawMessage   `json:"manifest"`
+	Region           string            `json:"region"`
+	Namespace        string            `json:"namespace"`
+	Priority         *int              `json:"priority"`
+	Labels           map[string]string `json:"labels"`
+	MaxSpotPrice     *float64          `json:"max_spot_price"`
+	SpotInstanceType string            `json:"spot_instance_type"`
+}
+
+// submitJob is POST /api/v1/jobs: one manifest with a priority, labels and an optional spot cap.
+func (a *api) submitJob(w http.ResponseWriter, r *http.Request) error {
+	var req jobRequest
+	body, err := readJSON(w, r, &req)
+	if err != nil {
+		return err
+	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	ms, err := decodeManifests("manifest", req.Manifest)
+	if err != nil {
+		return err
+	}
+	if len(ms) != 1 {
+		return Invalid("manifest is one object; send several to POST /api/v1/manifests", FieldProblem{"manifest", "one object"})
+	}
+	if req.Namespace == "" {
+		return Invalid("namespace is required", FieldProblem{"namespace", "required"})
+	}
+	s := submission{
+		manifests: ms, namespace: req.Namespace, region: req.Region, priority: jobs.DefaultPriority, labels: req.Labels,
+		maxSpotPrice: req.MaxSpotPrice, spotType: req.SpotInstanceType, idempotencyKey: key, body: body,
+	}
+	if req.Priority != nil {
+		s.priority = *req.Priority
+	}
+	if err := a.admit(r.Context(), &s); err != nil {
+		return err
+	}
+	return a.store(w, r, s)
+}

@@ -1,0 +1,184 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/ids"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/manifest"
+	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/policy"
+)
+
+// Ringer wakes the dispatch function for a region; wake.Ringer is the real one.
+type Ringer interface {
+	Ring(ctx context.Context, region string) error
+}
+
+// maxSpotPrice bounds a spot cap: no EC2 instance's on-demand price is near $1,000 an hour, so a
+// larger cap is a typo, not a cap.
+const maxSpotPrice = 1000
+
+// submission is what every route that makes a job has gathered before it is stored.
+type submission struct {
+	manifests      []map[string]any
+	namespace      string
+	region         string
+	priority       int
+	labels         map[string]string
+	maxSpotPrice   *float64
+	spotType       string
+	template       string
+	retryOf        string
+	idempotencyKey string
+	body           []byte // the raw request, for the idempotency digest
+}
+
+// admit checks the submission's fields and its manifests against the policy, and answers the
+// manifests with their namespaces filled in.
+func (a *api) admit(ctx context.Context, s *submission) error {
+	tenant := principalOf(ctx).Tenant
+	var bad []FieldProblem
+	if s.region == "" {
+		bad = append(bad, FieldProblem{"region", "required; one of " + strings.Join(a.regions, ", ")})
+	} else if !slices.Contains(a.regions, s.region) {
+		bad = append(bad, FieldProblem{"region", "must be one of " + strings.Join(a.regions, ", ")})
+	}
+	if s.priority < jobs.MinPriority || s.priority > jobs.MaxPriority {
+		bad = append(bad, FieldProblem{"priority", "must be a whole number from 0 to 100"})
+	}
+	bad = append(bad, checkLabels("labels", s.labels)...)
+	switch {
+	case s.maxSpotPrice != nil && s.spotType == "":
+		bad = append(bad, FieldProblem{"spot_instance_type", "required with max_spot_price: the instance type whose price is capped"})
+	case s.maxSpotPrice == nil && s.spotType != "":
+		bad = append(bad, FieldProblem{"max_spot_price", "required with spot_instance_type"})
+	case s.maxSpotPrice != nil:
+		if p := *s.maxSpotPrice; math.IsNaN(p) || math.IsInf(p, 0) || p <= 0 || p > maxSpotPrice {
+			bad = append(bad, FieldProblem{"max_spot_price", fmt.Sprintf("must be a number of dollars an hour above 0 and at most %d", maxSpotPrice)})
+		}
+		if !instanceType.MatchString(s.spotType) {
+			bad = append(bad, FieldProblem{"spot_instance_type", "must be an EC2 instance type such as g5.xlarge"})
+		}
+	}
+	if len(bad) > 0 {
+		return Invalid("fix the listed fields", bad...)
+	}
+	res := a.policy.Check(policy.Request{Manifests: s.manifests, Namespaces: tenant.Namespaces, DefaultNamespace: s.namespace})
+	if !res.Allowed() {
+		return policyError(res.Violations)
+	}
+	s.manifests = res.Manifests
+	return a.oneNamespace(s)
+}
+
+// oneNamespace settles the job's namespace: a job runs in one, the one its manifests name.
+func (a *api) oneNamespace(s *submission) error {
+	for i, m := range s.manifests {
+		meta, _ := m["metadata"].(map[string]any)
+		ns, _ := meta["namespace"].(string)
+		if s.namespace == "" {
+			s.namespace = ns
+		}
+		if ns != s.namespace {
+			return Invalid("a job's manifests all run in one namespace", FieldProblem{
+				Field: fmt.Sprintf("manifests[%d].metadata.namespace", i), Problem: fmt.Sprintf("is %q; the job's namespace is %q", ns, s.namespace),
+			})
+		}
+	}
+	return nil
+}
+
+func policyError(vs []policy.Violation) *Error {
+	e := Errorf(CodePolicyViolation, "%d policy violation(s); each names the document, field and what to change", len(vs))
+	for _, v := range vs {
+		e.Violations = append(e.Violations, v)
+	}
+	return e
+}
+
+// store makes the job record, its job.queued event and (with a key) the idempotency record in one
+// transaction, then rings dispatch. It answers 202 for a new job, 200 for a replayed key.
+func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error {
+	p := principalOf(r.Context())
+	now := a.now()
+	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
+	j.Template, j.RetryOf = s.template, s.retryOf
+	if s.maxSpotPrice != nil {
+		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
+	}
+	var idem *dynamo.Idempotency
+	if s.idempotencyKey != "" {
+		sum := sha256.Sum256(s.body)
+		idem = &dynamo.Idempotency{Tenant: p.Tenant.Name, Key: s.idempotencyKey, BodyHash: hex.EncodeToString(sum[:])}
+	}
+	stored, replayed, err := a.jobs.Create(r.Context(), j, outbox.ForJob(outbox.JobQueued, j, "", now), idem, now)
+	switch {
+	case errors.Is(err, dynamo.ErrIdempotencyConflict):
+		return Errorf(CodeConflict, "%s", err.Error())
+	case errors.Is(err, dynamo.ErrTooLarge):
+		return Errorf(CodeTooLarge, "%s", err.Error())
+	case err != nil:
+		return err
+	case replayed:
+		return writeJSON(w, http.StatusOK, map[string]any{"job": stored})
+	}
+	if err := a.ringer.Ring(r.Context(), j.Region); err != nil {
+		// The job is stored and queued; the reconcile sweep rings every region with queued jobs.
+		a.logger(r.Context()).WarnContext(r.Context(), "dispatch not rung; the sweep will", "job_id", j.ID, "err", err)
+	}
+	return writeJSON(w, http.StatusAccepted, map[string]any{"job": stored})
+}
+
+// idempotencyKey reads and checks the Idempotency-Key header.
+func idempotencyKey(r *http.Request) (string, error) {
+	k := r.Header.Get("Idempotency-Key")
+	if k == "" {
+		return "", nil
+	}
+	if len(k) > 255 || strings.ContainsFunc(k, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
+		return "", Invalid("Idempotency-Key must be 1–255 visible ASCII characters", FieldProblem{"Idempotency-Key", "use a UUID"})
+	}
+	return k, nil
+}
+
+// decodeManifests reads a request's manifests field; errors name the document and path.
+func decodeManifests(field string, raw json.RawMessage) ([]map[string]any, error) {
+	if len(raw) == 0 {
+		return nil, Invalid(field+" is required", FieldProblem{field, "required"})
+	}
+	ms, err := manifest.DecodeJSON(raw, manifest.DefaultLimits)
+	return ms, manifestError(field, err)
+}
+
+func manifestError(field string, err error) error {
+	var me *manifest.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &me):
+		where := field
+		if me.Document >= 0 {
+			where = fmt.Sprintf("%s[%d]", field, me.Document)
+		}
+		if me.Path != "" {
+			where += "." + me.Path
+		}
+		return Invalid("a manifest could not be read", FieldProblem{where, me.Problem})
+	}
+	return Invalid("the manifests could not be read: " + err.Error())
+}
+
+// instanceType is EC2's naming: family and generation, a dot, then size (g5.xlarge, u-6tb1.metal).
+var instanceType = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9]+$`)

@@ -1,0 +1,230 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/templating"
+	"github.com/tidegate/tidegate/shared/tenancy"
+)
+
+// TemplateStore keeps job templates; dynamo.TemplateStore is the real one.
+type TemplateStore interface {
+	Put(ctx context.Context, t dynamo.Template, create bool) error
+	Get(ctx context.Context, tenant, name string) (dynamo.Template, error)
+	List(ctx context.Context, tenant string, limit int, cursor string) ([]dynamo.Template, string, error)
+	Delete(ctx context.Context, tenant, name string) error
+}
+
+var _ TemplateStore = (*dynamo.TemplateStore)(nil)
+
+type templateRequest struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Manifest    json.RawMessage `json:"manifest"`
+	Parameters  map[string]any  `json:"parameters"`
+}
+
+// maxDescription bounds a template's description: a sentence or two, not a document.
+const maxDescription = 1024
+
+// readTemplate reads and checks a template body; name comes from the path on PUT.
+func (a *api) readTemplate(w http.ResponseWriter, r *http.Request, pathName string) (dynamo.Template, error) {
+	var req templateRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return dynamo.Template{}, err
+	}
+	if pathName != "" {
+		if req.Name != "" && req.Name != pathName {
+			return dynamo.Template{}, Invalid("the body names another template than the path", FieldProblem{"name", "omit it, or make it " + pathName})
+		}
+		req.Name = pathName
+	}
+	var bad []FieldProblem
+	if !tenancy.IsDNSLabel(req.Name) {
+		bad = append(bad, FieldProblem{"name", "must be a DNS label: lowercase letters, digits and '-', at most 63"})
+	}
+	if len(req.Description) > maxDescription {
+		bad = append(bad, FieldProblem{"description", fmt.Sprintf("at most %d bytes", maxDescription)})
+	}
+	if len(bad) > 0 {
+		return dynamo.Template{}, Invalid("fix the listed fields", bad...)
+	}
+	ms, err := decodeManifests("manifest", req.Manifest)
+	if err != nil {
+		return dynamo.Template{}, err
+	}
+	if len(ms) != 1 {
+		return dynamo.Template{}, Invalid("a template holds one manifest", FieldProblem{"manifest", "one object"})
+	}
+	if err := templating.Check(ms, req.Parameters); err != nil {
+		return dynamo.Template{}, templateError(err)
+	}
+	now := a.now().UTC()
+	return dynamo.Template{
+		Name: req.Name, Tenant: principalOf(r.Context()).Tenant.Name, Description: req.Description,
+		Manifest: ms[0], Parameters: req.Parameters, CreatedAt: now, UpdatedAt: now,
+	}, nil
+}
+
+// templateError turns templating's errors into a 400 naming every parameter or field.
+func templateError(err error) error {
+	var pe *templating.ParamError
+	var fe *templating.FieldError
+	switch {
+	case errors.As(err, &pe):
+		var bad []FieldProblem
+		for _, m := range pe.Missing {
+			bad = append(bad, FieldProblem{"parameters." + m, "missing: the template uses it and has no default"})
+		}
+		for _, u := range pe.Unknown {
+			bad = append(bad, FieldProblem{"parameters." + u, "unknown: the template has no {{ " + u + " }}"})
+		}
+		return Invalid("fix the template's parameters", bad...)
+	case errors.As(err, &fe):
+		return Invalid("a placeholder cannot take its value", FieldProblem{"manifest." + fe.Path, fe.Problem})
+	}
+	return Invalid(err.Error())
+}
+
+func (a *api) createTemplate(w http.ResponseWriter, r *http.Request) error {
+	t, err := a.readTemplate(w, r, "")
+	if err != nil {
+		return err
+	}
+	if err := a.templates.Put(r.Context(), t, true); errors.Is(err, dynamo.ErrExists) {
+		return Errorf(CodeConflict, "template %q exists; replace it with PUT /api/v1/templates/%s", t.Name, t.Name)
+	} else if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, t)
+}
+
+func (a *api) replaceTemplate(w http.ResponseWriter, r *http.Request) error {
+	t, err := a.readTemplate(w, r, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	old, err := a.template(r)
+	if err != nil {
+		return err
+	}
+	t.CreatedAt = old.CreatedAt
+	if err := a.templates.Put(r.Context(), t, false); errors.Is(err, dynamo.ErrNotFound) {
+		return Errorf(CodeNotFound, "no template %q; create it with POST /api/v1/templates", t.Name)
+	} else if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, t)
+}
+
+func (a *api) template(r *http.Request) (dynamo.Template, error) {
+	name := r.PathValue("name")
+	t, err := a.templates.Get(r.Context(), principalOf(r.Context()).Tenant.Name, name)
+	if errors.Is(err, dynamo.ErrNotFound) {
+		return t, Errorf(CodeNotFound, "no template %q", name)
+	}
+	return t, err
+}
+
+func (a *api) getTemplate(w http.ResponseWriter, r *http.Request) error {
+	t, err := a.template(r)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, t)
+}
+
+func (a *api) listTemplates(w http.ResponseWriter, r *http.Request) error {
+	limit, cursor, err := pageParams(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	ts, next, err := a.templates.List(r.Context(), principalOf(r.Context()).Tenant.Name, limit, cursor)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, listPage[dynamo.Template]{Items: ts, NextCursor: nextCursor(next)})
+}
+
+func (a *api) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	if err := a.templates.Delete(r.Context(), principalOf(r.Context()).Tenant.Name, name); errors.Is(err, dynamo.ErrNotFound) {
+		return Errorf(CodeNotFound, "no template %q", name)
+	} else if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// templateJobRequest is POST /api/v1/templates/{name}/jobs' body.
+type templateJobRequest struct {
+	Name             string            `json:"name"`
+	Namespace        string            `json:"namespace"`
+	Region           string            `json:"region"`
+	Parameters       map[string]any    `json:"parameters"`
+	Priority         *int              `json:"priority"`
+	Labels           map[string]string `json:"labels"`
+	MaxSpotPrice     *float64          `json:"max_spot_price"`
+	SpotInstanceType string            `json:"spot_instance_type"`
+}
+
+// runTemplate fills the template's placeholders on its decoded manifest, names the result, and
+// submits it like any job, policy included.
+func (a *api) runTemplate(w http.ResponseWriter, r *http.Request) error {
+	var req templateJobRequest
+	body, err := readJSON(w, r, &req)
+	if err != nil {
+		return err
+	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	var bad []FieldProblem
+	if !tenancy.IsDNSLabel(req.Name) {
+		bad = append(bad, FieldProblem{"name", "required: the job's object name, a DNS label"})
+	}
+	if req.Namespace == "" {
+		bad = append(bad, FieldProblem{"namespace", "required"})
+	}
+	if len(bad) > 0 {
+		return Invalid("fix the listed fields", bad...)
+	}
+	t, err := a.template(r)
+	if err != nil {
+		return err
+	}
+	filled, err := templating.Fill([]map[string]any{t.Manifest}, req.Parameters, t.Parameters)
+	if err != nil {
+		return templateError(err)
+	}
+	// The filled manifest meets the same decoder a submitted one does: shape, bounds and all.
+	raw, err := json.Marshal(filled)
+	if err != nil {
+		return err
+	}
+	ms, err := decodeManifests("manifest", raw)
+	if err != nil {
+		return err
+	}
+	meta, _ := ms[0]["metadata"].(map[string]any)
+	meta["name"] = req.Name
+	s := submission{
+		manifests: ms, namespace: req.Namespace, region: req.Region, priority: jobs.DefaultPriority, labels: req.Labels,
+		maxSpotPrice: req.MaxSpotPrice, spotType: req.SpotInstanceType, template: t.Name, idempotencyKey: key, body: body,
+	}
+	if req.Priority != nil {
+		s.priority = *req.Priority
+	}
+	if err := a.admit(r.Context(), &s); err != nil {
+		return err
+	}
+	return a.store(w, r, s)
+}

@@ -1,0 +1,100 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+// templateJob is a Job whose image tag, parallelism and a command argument are parameters.
+func templateJob() map[string]any {
+	j := restrictedJob(func(pod map[string]any) {
+		c := container(pod)
+		c["image"] = "busybox:{{ tag }}"
+		c["command"] = []any{"echo", "{{ message }}"}
+	})
+	j["spec"].(map[string]any)["parallelism"] = "{{ workers }}"
+	return j
+}
+
+func TestTemplates(t *testing.T) {
+	st := newStack(t)
+	create := mustJSON(map[string]any{"name": "train", "description": "a training run", "manifest": templateJob(), "parameters": map[string]any{"tag": "1.36"}})
+	if status, out := st.do(t, 0, "POST", "/api/v1/templates", st.member, "application/json", create, nil); status != 201 {
+		t.Fatalf("POST /api/v1/templates = %d %v, want 201", status, out)
+	}
+	if status, out := st.do(t, 0, "POST", "/api/v1/templates", st.member, "application/json", create, nil); status != 409 {
+		t.Errorf("creating it again = %d %v, want 409", status, out)
+	}
+	if status, out := st.do(t, 1, "GET", "/api/v1/templates/train", st.viewer, "", "", nil); status != 404 {
+		t.Errorf("another tenant's GET = %d %v, want 404: templates are per tenant", status, out)
+	}
+
+	injection := `"}}, {"privileged": true} \" \\ {{ tag }}`
+	run := mustJSON(map[string]any{"name": "train-1", "namespace": "team-a", "region": "us-east-1", "priority": 80,
+		"parameters": map[string]any{"workers": 4, "message": injection}})
+	status, out := st.do(t, 1, "POST", "/api/v1/templates/train/jobs", st.member, "application/json", run, nil)
+	if status != 202 {
+		t.Fatalf("POST /api/v1/templates/train/jobs = %d %v, want 202", status, out)
+	}
+	m := out["job"].(map[string]any)["manifests"].([]any)[0].(map[string]any)
+	spec := m["spec"].(map[string]any)
+	if spec["parallelism"] != json.Number("4") {
+		t.Errorf("parallelism = %#v, want the number 4", spec["parallelism"])
+	}
+	c := spec["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	if c["image"] != "busybox:1.36" {
+		t.Errorf("image = %v, want busybox:1.36 from the default", c["image"])
+	}
+	if cmd := c["command"].([]any); cmd[1] != injection {
+		t.Errorf("command[1] = %q, want exactly %q", cmd[1], injection)
+	}
+	if _, ok := c["securityContext"].(map[string]any)["privileged"]; ok {
+		t.Errorf("a parameter value injected a field: %v", c["securityContext"])
+	}
+	if m["metadata"].(map[string]any)["name"] != "train-1" {
+		t.Errorf("metadata.name = %v, want train-1", m["metadata"])
+	}
+
+	tests := []struct {
+		name       string
+		params     map[string]any
+		wantFields []string
+	}{
+		{"missing", map[string]any{"workers": 1}, []string{"parameters.message"}},
+		{"unknown", map[string]any{"workers": 1, "message": "x", "colour": "red"}, []string{"parameters.colour"}},
+		{"both", map[string]any{"colour": "red"}, []string{"parameters.message", "parameters.workers", "parameters.colour"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := mustJSON(map[string]any{"name": "x", "namespace": "team-a", "region": "us-east-1", "parameters": tt.params})
+			status, out := st.do(t, 0, "POST", "/api/v1/templates/train/jobs", st.member, "application/json", body, nil)
+			if status != 400 {
+				t.Fatalf("= %d %v, want 400", status, out)
+			}
+			var got []string
+			for _, f := range out["fields"].([]any) {
+				got = append(got, f.(map[string]any)["field"].(string))
+			}
+			for _, w := range tt.wantFields {
+				if !slices.Contains(got, w) {
+					t.Errorf("fields %v do not name %s", got, w)
+				}
+			}
+		})
+	}
+
+	replace := mustJSON(map[string]any{"manifest": templateJob(), "parameters": map[string]any{"tag": "1.37", "workers": 2, "message": "hi"}})
+	if status, out := st.do(t, 0, "PUT", "/api/v1/templates/train", st.member, "application/json", replace, nil); status != 200 {
+		t.Errorf("PUT = %d %v, want 200", status, out)
+	}
+	if status, out := st.do(t, 0, "GET", "/api/v1/templates", st.member, "", "", nil); status != 200 || len(out["items"].([]any)) != 1 {
+		t.Errorf("GET /api/v1/templates = %d %v, want one", status, out)
+	}
+	if status, _ := st.do(t, 0, "DELETE", "/api/v1/templates/train", st.member, "", "", nil); status != 204 {
+		t.Errorf("DELETE = %d, want 204", status)
+	}
+	if status, _ := st.do(t, 0, "GET", "/api/v1/templates/train", st.member, "", "", nil); status != 404 {
+		t.Errorf("GET after DELETE = %d, want 404", status)
+	}
+}

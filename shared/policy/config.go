@@ -1,0 +1,123 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Kind names a manifest type as the manifest spells it: apiVersion and kind.
+type Kind struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// String is how messages name a kind: "batch/v1 Job".
+func (k Kind) String() string { return k.APIVersion + " " + k.Kind }
+
+// group is the API group of the kind's apiVersion; "" for the core group ("v1").
+func (k Kind) group() string {
+	g, _, found := strings.Cut(k.APIVersion, "/")
+	if !found {
+		return ""
+	}
+	return g
+}
+
+// DefaultKinds is the allow-list when Config.Kinds is empty: the batch and serving workloads a
+// tenant runs, and the two namespaced helpers they need (a Service is further held to
+// ClusterIP).
+func DefaultKinds() []Kind {
+	return []Kind{
+		{"batch/v1", "Job"},
+		{"batch/v1", "CronJob"},
+		{"apps/v1", "Deployment"},
+		{"apps/v1", "StatefulSet"},
+		{"v1", "Pod"},
+		{"v1", "ConfigMap"},
+		{"v1", "Service"},
+	}
+}
+
+// Config is the operator's policy, the same for every tenant.
+type Config struct {
+	// Kinds is the allow-list; empty means DefaultKinds. Only kinds this package knows how to
+	// check may be listed, and never a cluster-scoped or RBAC kind.
+	Kinds []Kind
+
+	// MaxGPUs, MaxCPU and MaxMemory cap what one pod of a manifest may ask for (see
+	// effectiveAmount for how a pod's amount is counted); nil means no cap. A cap of zero GPUs
+	// is a real cap: no GPUs at all.
+	MaxGPUs   *resource.Quantity
+	MaxCPU    *resource.Quantity
+	MaxMemory *resource.Quantity
+
+	// TrustedRegistries, when not empty, are the prefixes every image must start with, written
+	// as a fully qualified reference prefix: "ghcr.io/acme", "docker.io/library/nginx",
+	// "123456789012.dkr.ecr.us-east-1.amazonaws.com". A prefix matches whole path components,
+	// so "ghcr.io/acme" does not admit "ghcr.io/acme-evil/x".
+	TrustedRegistries []string
+}
+
+// Validate reports every problem with the config at once.
+func (c Config) Validate() error {
+	var errs []error
+	for _, k := range c.Kinds {
+		if err := admittable(k); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, cp := range []struct {
+		name string
+		q    *resource.Quantity
+	}{{"MaxGPUs", c.MaxGPUs}, {"MaxCPU", c.MaxCPU}, {"MaxMemory", c.MaxMemory}} {
+		if cp.q != nil && cp.q.Sign() < 0 {
+			errs = append(errs, fmt.Errorf("%s %s must not be negative", cp.name, cp.q))
+		}
+	}
+	for _, p := range c.TrustedRegistries {
+		if err := validRegistryPrefix(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// admittable says why kind k may not be on the allow-list, or nil if it may.
+func admittable(k Kind) error {
+	if why := never(k); why != "" {
+		return fmt.Errorf("kind %s can never be allowed, even if configured: it is %s, and tenants may not create those", k, why)
+	}
+	if _, ok := checkable[k]; !ok {
+		return fmt.Errorf("kind %s is not one this policy knows how to check (it cannot tell whether it is namespaced or runs pods); known kinds: %s", k, kindList(checkableKinds()))
+	}
+	return nil
+}
+
+// validRegistryPrefix refuses a prefix that could never match a normalised image reference, or
+// that matches far more than it seems to.
+func validRegistryPrefix(p string) error {
+	switch {
+	case p == "":
+		return errors.New("a trusted registry prefix must not be empty")
+	case strings.Contains(p, "://"):
+		return fmt.Errorf("trusted registry prefix %q must not have a scheme: write it as an image reference starts, e.g. ghcr.io/acme", p)
+	case strings.ContainsAny(p, " \t\n"):
+		return fmt.Errorf("trusted registry prefix %q must not contain whitespace", p)
+	}
+	host, _, _ := strings.Cut(p, "/")
+	if !isRegistryHost(host) {
+		return fmt.Errorf("trusted registry prefix %q must start with a registry host (one with a dot or a port, or localhost); for Docker Hub write docker.io/library/%s", p, p)
+	}
+	return nil
+}
+
+func kindList(ks []Kind) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.String()
+	}
+	return strings.Join(names, ", ")
+}

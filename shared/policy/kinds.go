@@ -1,0 +1,127 @@
+package policy
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kindRule is what the policy knows about a kind it can check: the Go type a manifest of it
+// decodes into, where its pods are, and any rule of its own.
+type kindRule struct {
+	plan *plan
+	// pod returns the pod (a Pod's own) or pod template inside obj, if the kind has one.
+	pod func(obj any) (podRef, bool)
+	// check adds the kind's own violations, if it has any.
+	check func(obj any, r *report)
+}
+
+// podRef is one pod spec to check and where it sits in its manifest.
+type podRef struct {
+	meta     *metav1.ObjectMeta
+	spec     *corev1.PodSpec
+	metaPath string
+	specPath string
+}
+
+func templateRef(t *corev1.PodTemplateSpec, at string) podRef {
+	return podRef{meta: &t.ObjectMeta, spec: &t.Spec, metaPath: at + ".metadata", specPath: at + ".spec"}
+}
+
+// checkable is every kind an operator may allow: namespaced kinds whose pods, if any, this
+// package can find. A kind not listed here cannot be allowed, because the policy could not tell
+// whether it is namespaced or whether it runs pods that escape the Pod Security checks.
+var checkable = map[Kind]kindRule{
+	{"v1", "Pod"}: rule[corev1.Pod](func(p *corev1.Pod) (podRef, bool) {
+		return podRef{meta: &p.ObjectMeta, spec: &p.Spec, metaPath: "metadata", specPath: "spec"}, true
+	}, nil),
+	{"batch/v1", "Job"}: rule[batchv1.Job](func(j *batchv1.Job) (podRef, bool) {
+		return templateRef(&j.Spec.Template, "spec.template"), true
+	}, nil),
+	{"batch/v1", "CronJob"}: rule[batchv1.CronJob](func(c *batchv1.CronJob) (podRef, bool) {
+		return templateRef(&c.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"), true
+	}, nil),
+	{"apps/v1", "Deployment"}: rule[appsv1.Deployment](func(d *appsv1.Deployment) (podRef, bool) {
+		return templateRef(&d.Spec.Template, "spec.template"), true
+	}, nil),
+	{"apps/v1", "StatefulSet"}: rule[appsv1.StatefulSet](func(s *appsv1.StatefulSet) (podRef, bool) {
+		return templateRef(&s.Spec.Template, "spec.template"), true
+	}, nil),
+	{"apps/v1", "ReplicaSet"}: rule[appsv1.ReplicaSet](func(s *appsv1.ReplicaSet) (podRef, bool) {
+		return templateRef(&s.Spec.Template, "spec.template"), true
+	}, nil),
+	{"apps/v1", "DaemonSet"}: rule[appsv1.DaemonSet](func(s *appsv1.DaemonSet) (podRef, bool) {
+		return templateRef(&s.Spec.Template, "spec.template"), true
+	}, nil),
+	{"v1", "ConfigMap"}:                  rule[corev1.ConfigMap](nil, nil),
+	{"v1", "Secret"}:                     rule[corev1.Secret](nil, nil),
+	{"v1", "PersistentVolumeClaim"}:      rule[corev1.PersistentVolumeClaim](nil, nil),
+	{"v1", "ServiceAccount"}:             rule[corev1.ServiceAccount](nil, nil),
+	{"policy/v1", "PodDisruptionBudget"}: rule[policyv1.PodDisruptionBudget](nil, nil),
+	{"v1", "Service"}:                    rule[corev1.Service](nil, checkService),
+}
+
+// rule builds a kindRule for Go type T from typed callbacks.
+func rule[T any](pod func(*T) (podRef, bool), check func(*T, *report)) kindRule {
+	r := kindRule{plan: planFor(reflect.TypeFor[T]())}
+	if pod != nil {
+		r.pod = func(obj any) (podRef, bool) { return pod(obj.(*T)) }
+	}
+	if check != nil {
+		r.check = func(obj any, rep *report) { check(obj.(*T), rep) }
+	}
+	return r
+}
+
+func checkableKinds() []Kind {
+	ks := make([]Kind, 0, len(checkable))
+	for k := range checkable {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b Kind) int {
+		return strings.Compare(a.String(), b.String())
+	})
+	return ks
+}
+
+// rbacGroup holds Roles, ClusterRoles and their bindings: a tenant who could write them could
+// grant itself anything.
+const rbacGroup = "rbac.authorization.k8s.io"
+
+// clusterScoped lists, by API group, the built-in kinds that live outside any namespace. A
+// tenant owns namespaces, never the cluster, so none of these is ever allowed.
+var clusterScoped = map[string][]string{
+	"":                             {"Namespace", "Node", "PersistentVolume", "ComponentStatus"},
+	"apiextensions.k8s.io":         {"CustomResourceDefinition"},
+	"apiregistration.k8s.io":       {"APIService"},
+	"admissionregistration.k8s.io": {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"},
+	"storage.k8s.io":               {"StorageClass", "CSIDriver", "CSINode", "VolumeAttachment", "VolumeAttributesClass"},
+	"scheduling.k8s.io":            {"PriorityClass"},
+	"node.k8s.io":                  {"RuntimeClass"},
+	"certificates.k8s.io":          {"CertificateSigningRequest", "ClusterTrustBundle"},
+	"networking.k8s.io":            {"IngressClass", "IPAddress", "ServiceCIDR"},
+	"flowcontrol.apiserver.k8s.io": {"FlowSchema", "PriorityLevelConfiguration"},
+	"resource.k8s.io":              {"DeviceClass"},
+	"policy":                       {"PodSecurityPolicy"},
+	"authentication.k8s.io":        {"TokenReview", "SelfSubjectReview"},
+	"authorization.k8s.io":         {"SubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview"},
+}
+
+// never says what kind k is if it may never be allowed ("cluster-scoped", "an RBAC object"),
+// or "" if it may.
+func never(k Kind) string {
+	g := k.group()
+	if g == rbacGroup {
+		return "an RBAC object"
+	}
+	if slices.Contains(clusterScoped[g], k.Kind) {
+		return "cluster-scoped"
+	}
+	return ""
+}

@@ -1,0 +1,60 @@
+package policy
+
+// Messages a user reads, kept together. Each says what is wrong and what to change; the field
+// it is about travels next to it in the Violation.
+const (
+	msgEmptyDocument = "the document is empty: give it apiVersion, kind and metadata"
+	msgNoAPIVersion  = "apiVersion is missing: set it, e.g. batch/v1"
+	msgNoKind        = "kind is missing: set it, e.g. Job"
+	msgNoName        = "the manifest has no name: set metadata.name (or metadata.generateName)"
+	msgMoreErrors    = "%d more problems like the ones above were not listed: fix those and submit again"
+
+	msgKindNotAllowed = "%s is not allowed here: use one of %s"
+	msgKindNever      = "%s is never allowed: it is %s, and tenants may not create those; use one of %s"
+
+	msgNoNamespace              = "no namespace: set metadata.namespace or the request's namespace"
+	msgNamespaceNotYours        = "namespace %q is not one of this tenant's: use one of %q"
+	msgDefaultNamespaceNotYours = "the request's namespace %q is not one of this tenant's: use one of %q"
+
+	msgWrongType    = "must be %s, not %s"
+	msgOutOfRange   = "%d is out of range for this field"
+	msgUnknownField = "unknown field %q: remove it or correct its spelling"
+	msgQuantity     = "%s is not a quantity: write one such as 500m, 2, 512Mi or 4Gi"
+
+	msgServiceType        = "Service type %q is not allowed: remove spec.type or set it to ClusterIP"
+	msgServiceExternalIPs = "a Service may not claim external IPs (it could intercept other tenants' traffic): remove spec.externalIPs"
+
+	msgCap       = "the pod asks for %s %s (%s), over the cap of %s: lower resources.requests and resources.limits so that the pod's total is at most %s"
+	msgUntrusted = "image %q (%s) is not from a trusted registry: use an image under %s"
+	msgNoImage   = "image is empty: set it to an image under %s"
+)
+
+// Pod Security messages. The subject is "the pod", `container "x"` or `containers "x", "y"`;
+// every one ends with msgPodSecuritySuffix naming the upstream check that failed.
+const (
+	msgPodSecuritySuffix   = ` (Pod Security Standards "restricted": %s)`
+	msgPodSecurityFallback = `the pod breaks the Pod Security Standards "restricted" profile: %s (%s)`
+
+	msgPrivileged          = "%s runs privileged: remove securityContext.privileged or set it to false"
+	msgHostNamespace       = "the pod shares the host's %s namespace: remove %s or set it to false"
+	msgVolumeType          = "volume %q uses %s, which pods may not mount: use configMap, csi, downwardAPI, emptyDir, ephemeral, image, persistentVolumeClaim, projected or secret"
+	msgVolumeNoSource      = "volume %q sets no volume source: give it one of configMap, csi, downwardAPI, emptyDir, ephemeral, image, persistentVolumeClaim, projected or secret"
+	msgRunAsNonRootFalse   = "%s sets runAsNonRoot to false: set it to true"
+	msgRunAsNonRootUnset   = "%s may run as root: set securityContext.runAsNonRoot to true for the pod (or in each of those containers)"
+	msgRunAsUserRoot       = "%s sets runAsUser to 0 (root): set a non-zero UID such as 1000, or remove it"
+	msgPrivilegeEscalation = "%s may gain privileges: set securityContext.allowPrivilegeEscalation to false"
+	msgDropAll             = `%s keeps capabilities: set securityContext.capabilities.drop to ["ALL"]`
+	msgAddCapability       = "%s adds capability %q: remove it (only NET_BIND_SERVICE may be added)"
+	msgSeccompType         = "%s sets seccompProfile type %q: set it to RuntimeDefault or Localhost"
+	msgSeccompUnset        = "%s run without a seccomp profile: set securityContext.seccompProfile.type to RuntimeDefault for the pod (or in each of those containers)"
+	msgAppArmorType        = "%s sets AppArmor profile type %q: set it to RuntimeDefault or Localhost, or remove it"
+	msgAppArmorAnnotation  = "the annotation sets AppArmor profile %q: use runtime/default or localhost/<profile>, or remove it"
+	msgSELinuxType         = "%s sets SELinux type %q: use container_t, container_init_t, container_kvm_t or container_engine_t, or remove it"
+	msgSELinuxUser         = "%s sets an SELinux user: remove it"
+	msgSELinuxRole         = "%s sets an SELinux role: remove it"
+	msgSysctl              = "sysctl %q is not one of the namespaced-safe sysctls a pod may set: remove it"
+	msgHostPort            = "%s binds host port %d: remove hostPort and reach the pod through a Service"
+	msgProcMount           = "%s sets procMount %q: remove it or set it to Default"
+	msgProbeHost           = "%s sends its %s to host %q: remove host so that it goes to the pod's own IP"
+	msgHostProcess         = "%s runs as a Windows host process: remove windowsOptions.hostProcess or set it to false"
+)

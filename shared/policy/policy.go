@@ -1,0 +1,226 @@
+// Package policy decides whether a tenant's manifests may run: kinds, namespaces, the Pod
+// Security Standards restricted profile, resource caps and trusted registries. It does no I/O.
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/pod-security-admission/api"
+	psa "k8s.io/pod-security-admission/policy"
+)
+
+// Violation is one reason a manifest may not run: which document, which field, and what to
+// change. A 422 policy_violation carries them all.
+type Violation struct {
+	// Document is the manifest's index in the request, from 0.
+	Document int    `json:"document"`
+	Kind     string `json:"kind,omitempty"`
+	Name     string `json:"name,omitempty"`
+	// Field is a path into the document, as Kubernetes writes them:
+	// spec.jobTemplate.spec.template.spec.containers[0].securityContext.privileged. It is ""
+	// when the problem is the whole document.
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("document %d (%s %q): %s: %s", v.Document, v.Kind, v.Name, v.Field, v.Message)
+}
+
+// Request is what one submission asks to run.
+type Request struct {
+	// Manifests are the decoded documents, as JSON or YAML decoding gives them.
+	Manifests []map[string]any
+	// Namespaces are the tenant's: a manifest may run in these and no other.
+	Namespaces []string
+	// DefaultNamespace is the request's namespace, for manifests that name none.
+	DefaultNamespace string
+}
+
+// Result is the decision on a Request.
+type Result struct {
+	// Manifests are the request's, with metadata.namespace filled in from the default where it
+	// was missing. A filled-in manifest is a shallow copy; the request's maps are not changed,
+	// and the result shares everything below metadata with them.
+	Manifests []map[string]any
+	// Violations are every problem found, ordered by document; within a document, by check
+	// (kind, namespace, schema, kind rules, Pod Security, caps, registries) and then by field.
+	Violations []Violation
+}
+
+// Allowed reports whether the manifests may run.
+func (r Result) Allowed() bool { return len(r.Violations) == 0 }
+
+// Checker applies one Config. It is safe for concurrent use.
+type Checker struct {
+	kinds       map[Kind]kindRule
+	allowedText string
+	caps        []resourceCap
+	registries  []string
+	evaluator   psa.Evaluator
+}
+
+// restricted is the profile every pod is held to, at the newest version this module knows.
+var restricted = api.LevelVersion{Level: api.LevelRestricted, Version: api.LatestVersion()}
+
+// NewChecker validates cfg and builds the checker for it, with the upstream Pod Security
+// evaluator made once.
+func NewChecker(cfg Config) (*Checker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("policy config: %w", err)
+	}
+	evaluator, err := psa.NewEvaluator(psa.DefaultChecks(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("building the pod security evaluator: %w", err)
+	}
+	allowed := cfg.Kinds
+	if len(allowed) == 0 {
+		allowed = DefaultKinds()
+	}
+	c := &Checker{
+		kinds:       make(map[Kind]kindRule, len(allowed)),
+		allowedText: kindList(allowed),
+		caps:        capsOf(cfg),
+		registries:  slices.Clone(cfg.TrustedRegistries),
+		evaluator:   evaluator,
+	}
+	for _, k := range allowed {
+		c.kinds[k] = checkable[k]
+	}
+	return c, nil
+}
+
+// Check decides on every manifest in req and reports every violation at once.
+func (c *Checker) Check(req Request) Result {
+	res := Result{Manifests: make([]map[string]any, len(req.Manifests))}
+	for i, m := range req.Manifests {
+		res.Manifests[i] = c.checkDocument(i, m, req, &res.Violations)
+	}
+	return res
+}
+
+// report collects one document's violations.
+type report struct {
+	doc        int
+	kind, name string
+	out        *[]Violation
+}
+
+func (r *report) add(field, message string) {
+	*r.out = append(*r.out, Violation{Document: r.doc, Kind: r.kind, Name: r.name, Field: field, Message: message})
+}
+
+func (r *report) addf(field, format string, args ...any) {
+	r.add(field, fmt.Sprintf(format, args...))
+}
+
+// checkDocument checks one manifest and returns it normalised.
+func (c *Checker) checkDocument(doc int, m map[string]any, req Request, out *[]Violation) map[string]any {
+	r := &report{doc: doc, out: out}
+	if m == nil {
+		r.add("", msgEmptyDocument)
+		return m
+	}
+	apiVersion, _ := m["apiVersion"].(string)
+	r.kind, _ = m["kind"].(string)
+	meta, _ := m["metadata"].(map[string]any)
+	r.name, _ = meta["name"].(string)
+	if apiVersion == "" {
+		r.add("apiVersion", msgNoAPIVersion)
+	}
+	if r.kind == "" {
+		r.add("kind", msgNoKind)
+	}
+	if apiVersion == "" || r.kind == "" {
+		return m
+	}
+
+	k := Kind{APIVersion: apiVersion, Kind: r.kind}
+	rule, allowed := c.kinds[k]
+	if !allowed {
+		why := never(k)
+		if why != "" {
+			r.addf("kind", msgKindNever, k, why, c.allowedText)
+		} else {
+			r.addf("kind", msgKindNotAllowed, k, c.allowedText)
+		}
+		if why == "cluster-scoped" {
+			return m // it has no namespace to check
+		}
+	}
+	m, ok := namespace(m, req, r)
+	if !allowed || !ok {
+		return m
+	}
+	if generated, _ := meta["generateName"].(string); r.name == "" && generated == "" {
+		r.add("metadata.name", msgNoName)
+	}
+
+	var d decoder
+	obj := d.decode(m, rule.plan)
+	slices.SortStableFunc(d.errs, func(a, b fieldError) int { return cmp.Compare(a.path, b.path) })
+	for _, e := range d.errs {
+		r.add(e.path, e.message)
+	}
+	if d.dropped > 0 {
+		r.addf("", msgMoreErrors, d.dropped)
+	}
+	if rule.check != nil {
+		rule.check(obj, r)
+	}
+	if rule.pod != nil {
+		if p, ok := rule.pod(obj); ok {
+			c.checkPod(p, r)
+		}
+	}
+	return m
+}
+
+// namespace returns m with metadata.namespace filled in from the request's default if it has
+// none, and reports a namespace that is missing or not the tenant's. It reports false if the
+// metadata is too malformed to check further.
+func namespace(m map[string]any, req Request, r *report) (map[string]any, bool) {
+	raw := m["metadata"]
+	meta, isMap := raw.(map[string]any)
+	if raw != nil && !isMap {
+		r.addf("metadata", msgWrongType, "an object", describe(raw))
+		return m, false
+	}
+	rawNS := meta["namespace"]
+	ns, isString := rawNS.(string)
+	if rawNS != nil && !isString {
+		r.addf("metadata.namespace", msgWrongType, "a string", describe(rawNS))
+		return m, false
+	}
+	if ns != "" {
+		if !slices.Contains(req.Namespaces, ns) {
+			r.addf("metadata.namespace", msgNamespaceNotYours, ns, req.Namespaces)
+		}
+		return m, true
+	}
+	if req.DefaultNamespace == "" {
+		r.add("metadata.namespace", msgNoNamespace)
+		return m, true
+	}
+	if !slices.Contains(req.Namespaces, req.DefaultNamespace) {
+		r.addf("metadata.namespace", msgDefaultNamespaceNotYours, req.DefaultNamespace, req.Namespaces)
+	}
+	meta = maps.Clone(meta)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["namespace"] = req.DefaultNamespace
+	m = maps.Clone(m)
+	m["metadata"] = meta
+	return m, true
+}
+
+// checkPod holds one pod spec to the restricted profile, the caps and the trusted registries.
+func (c *Checker) checkPod(p podRef, r *report) {
+	c.podSecurity(p, r)
+	c.checkCaps(p, r)
+	c.checkImages(p, r)
+}
