@@ -25,6 +25,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 // invokePath is where the emulator takes invocations, as the Lambda Invoke API names it.
@@ -40,8 +41,11 @@ type invocation struct {
 	check func(body []byte) error
 }
 
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 func TestFunctionsUnderEmulator(t *testing.T) {
 	rie := emulator(t)
+	env := functionEnv(t)
 	tests := []struct {
 		function    string
 		invocations []invocation
@@ -51,10 +55,10 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 				wantAPI(http.StatusOK, map[string]any{"status": "ok"})},
 			{"GET /api/v1/jobs without credentials", httpEvent("GET", "/api/v1/jobs", ""),
 				wantAPI(http.StatusUnauthorized, map[string]any{"error": "unauthenticated", "request_id": sameAsHeader})},
-			// The gateway's IAM caller is looked up in DynamoDB, which nobody serves here: a 500
-			// (not the 401 above) shows the adapter's request context reached the API.
-			{"GET /api/v1/jobs as an IAM caller, store down", httpEvent("GET", "/api/v1/jobs", "arn:aws:iam::123456789012:user/ci"),
-				wantAPI(http.StatusInternalServerError, map[string]any{"error": "internal", "request_id": sameAsHeader})},
+			// The gateway's IAM caller is looked up in DynamoDB and maps to no tenant: a 403 (not
+			// the 401 above) shows the adapter's request context reached the API.
+			{"GET /api/v1/jobs as an unmapped IAM caller", httpEvent("GET", "/api/v1/jobs", "arn:aws:iam::123456789012:user/ci"),
+				wantAPI(http.StatusForbidden, map[string]any{"error": "forbidden", "request_id": sameAsHeader})},
 		}},
 		{"dispatch", []invocation{
 			{"wake for a configured region", sqsEvent(`{"region":"us-east-1"}`),
@@ -75,7 +79,7 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.function, func(t *testing.T) {
 			t.Parallel()
-			addr := startFunction(t, rie, build(t, tt.function))
+			addr := startFunction(t, rie, build(t, tt.function), env)
 			for _, inv := range tt.invocations {
 				t.Run(inv.name, func(t *testing.T) {
 					body := invoke(t, addr, inv.event)
@@ -122,12 +126,12 @@ func build(t *testing.T, function string) string {
 
 // startFunction runs dir/bootstrap under the emulator on free loopback ports and returns the
 // emulator's address once it accepts connections. The emulator is stopped when the test ends.
-func startFunction(t *testing.T, rie, dir string) string {
+func startFunction(t *testing.T, rie, dir string, env []string) string {
 	t.Helper()
 	addr, runtimeAPI := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", runtimeAPI, "./bootstrap")
 	cmd.Dir = dir
-	cmd.Env = functionEnv(t)
+	cmd.Env = env
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -169,25 +173,30 @@ func startFunction(t *testing.T, rie, dir string) string {
 }
 
 // functionEnv is the whole environment of the emulator and the function: the settings config.go
-// requires, with every endpoint on a loopback port nobody serves, and static credentials so the
-// SDK neither reads this machine's AWS setup nor asks an instance metadata service.
+// requires, on the stand-ins with tables and queues of this test's own, every other endpoint on a
+// loopback port nobody serves, and static credentials so the SDK neither reads this machine's AWS
+// setup nor asks an instance metadata service.
 func functionEnv(t *testing.T) []string {
 	dead := "http://" + freeAddr(t)
 	home := t.TempDir()
+	tables, _ := testenv.Tables(t)
+	dispatchURL, _ := testenv.Queue(t, "dispatch")
+	webhookURL, _ := testenv.Queue(t, "webhook")
+	st := testenv.AWS(t)
 	return []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
-		config.EnvJobsTable + "=tidegate-jobs",
-		config.EnvEventsTable + "=tidegate-events",
-		config.EnvControlTable + "=tidegate-control",
-		config.EnvDispatchQueueURL + "=" + dead + "/000000000000/dispatch",
-		config.EnvWebhookQueueURL + "=" + dead + "/000000000000/webhook",
+		config.EnvJobsTable + "=" + tables.Jobs,
+		config.EnvEventsTable + "=" + tables.Events,
+		config.EnvControlTable + "=" + tables.Control,
+		config.EnvDispatchQueueURL + "=" + dispatchURL,
+		config.EnvWebhookQueueURL + "=" + webhookURL,
 		config.EnvSourcesBucket + "=tidegate-sources",
 		config.EnvRegions + "=us-east-1=cluster-a",
 		config.EnvLogJSON + "=true",
-		config.EnvDynamoDBEndpoint + "=" + dead,
-		config.EnvSQSEndpoint + "=" + dead,
-		config.EnvS3Endpoint + "=" + dead,
+		config.EnvDynamoDBEndpoint + "=" + st.DynamoDBEndpoint,
+		config.EnvSQSEndpoint + "=" + st.AWSEndpoint,
+		config.EnvS3Endpoint + "=" + st.AWSEndpoint,
 		config.EnvEC2Endpoint + "=" + dead,
 		config.EnvSTSEndpoint + "=" + dead,
 		config.EnvEKSEndpoint + "=" + dead,

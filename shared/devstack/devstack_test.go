@@ -37,11 +37,14 @@ func TestDevStack(t *testing.T) {
 		WebhooksAllowPrivate: true, Dir: dir,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- devstack.Run(ctx, opt, io.Discard, slog.New(slog.DiscardHandler)) }()
+	// done closes when Run returns, with its error in runErr: a closed channel can be waited on
+	// any number of times, by the test and by its cleanup.
+	done := make(chan struct{})
+	var runErr error
+	go func() { runErr = devstack.Run(ctx, opt, io.Discard, slog.New(slog.DiscardHandler)); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	st := waitState(t, dir, done)
+	st := waitState(t, dir, done, &runErr)
 	if st.URL != "http://"+opt.Addr || st.APIKey != "k" {
 		t.Errorf("state = %s with key %q, want http://%s with key k", st.URL, st.APIKey, opt.Addr)
 	}
@@ -92,9 +95,9 @@ func TestDevStack(t *testing.T) {
 
 	cancel()
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run after cancel = %v, want nil", err)
+	case <-done:
+		if runErr != nil {
+			t.Errorf("Run after cancel = %v, want nil", runErr)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not stop within 30 s of cancel")
@@ -114,12 +117,12 @@ func freeAddr(t *testing.T) string {
 }
 
 // waitState waits for Run to write its state, which it does once everything serves.
-func waitState(t *testing.T, dir string, done <-chan error) devstack.State {
+func waitState(t *testing.T, dir string, done <-chan struct{}, runErr *error) devstack.State {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-done:
-			t.Fatalf("Run ended before it was ready: %v", err)
+		case <-done:
+			t.Fatalf("Run ended before it was ready: %v", *runErr)
 		default:
 		}
 		if st, err := devstack.ReadState(dir); err == nil {

@@ -132,3 +132,18 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f JobFi
 	}
 	return out, nil
 }
+
+// HasQueued reports whether region has any queued job, reading one item of the queue index.
+func (s *JobStore) HasQueued(ctx context.Context, region string) (bool, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 &s.tables.Jobs,
+		IndexName:                 aws.String(indexGSI2),
+		KeyConditionExpression:    aws.String("gsi2pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "queue#" + region}},
+		Limit:                     aws.Int32(1),
+	})
+	if err != nil {
+		return false, fmt.Errorf("looking for queued jobs in %s: %w", region, err)
+	}
+	return len(out.Items) > 0, nil
+}

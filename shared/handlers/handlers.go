@@ -78,7 +78,12 @@ func Dispatch(cfg config.Config, c Clients, log *slog.Logger) *dispatch.Handler 
 
 // Reconcile is the schedule's handler.
 func Reconcile(cfg config.Config, c Clients, log *slog.Logger) *reconcile.Handler {
-	return &reconcile.Handler{Log: log}
+	return &reconcile.Handler{
+		Regions: cfg.RegionNames(),
+		Queues:  dynamo.NewJobStore(c.DynamoDB, tables(cfg)),
+		Ringer:  wake.New(c.SQS, cfg.DispatchQueueURL),
+		Log:     log,
+	}
 }
 
 // Webhook is the webhook queue's handler.

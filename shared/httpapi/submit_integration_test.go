@@ -23,10 +23,10 @@ import (
 // stack is two API processes' worth of handlers on one set of tables and one dispatch queue, with
 // a member key and a viewer key.
 type stack struct {
-	apis             [2]http.Handler
-	member, viewer   string
-	queueURL         string
-	sqs              *sqs.Client
+	apis           [2]http.Handler
+	member, viewer string
+	queueURL       string
+	sqs            *sqs.Client
 }
 
 func newStack(t *testing.T) stack {
@@ -118,7 +118,9 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-func container(pod map[string]any) map[string]any { return pod["containers"].([]any)[0].(map[string]any) }
+func container(pod map[string]any) map[string]any {
+	return pod["containers"].([]any)[0].(map[string]any)
+}
 
 // violationFields lists the field of each violation in a 422 body.
 func violationFields(body map[string]any) []string {

@@ -1,0 +1,74 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func full() map[string]string {
+	return map[string]string{
+		EnvJobsTable: "j", EnvEventsTable: "e", EnvControlTable: "c",
+		EnvDispatchQueueURL: "http://q/d", EnvWebhookQueueURL: "http://q/w", EnvSourcesBucket: "b",
+		EnvRegions: "us-west-2=west, us-east-1=east", EnvRegionCapacity: "us-east-1=1",
+	}
+}
+
+func TestParse(t *testing.T) {
+	c, err := Parse(env(full()))
+	if err != nil {
+		t.Fatalf("Parse(full) = %v", err)
+	}
+	if diff := cmp.Diff([]string{"us-east-1", "us-west-2"}, c.RegionNames()); diff != "" {
+		t.Errorf("RegionNames (-want +got):\n%s", diff)
+	}
+	if c.HostingRegion != "us-east-1" || c.Capacity("us-east-1") != 1 || c.Capacity("us-west-2") != DefaultCapacity {
+		t.Errorf("hosting %q, capacities %d/%d; want us-east-1, 1, %d", c.HostingRegion, c.Capacity("us-east-1"), c.Capacity("us-west-2"), DefaultCapacity)
+	}
+}
+
+func TestParseReportsEveryProblem(t *testing.T) {
+	m := full()
+	delete(m, EnvJobsTable)
+	delete(m, EnvSourcesBucket)
+	m[EnvRegionCapacity] = "us-east-1=lots"
+	m[EnvHostingRegion] = "eu-west-1"
+	m[EnvPolicyMaxCPU] = "a lot"
+	m[EnvWebhooksAllowPrivate] = "maybe"
+	_, err := Parse(env(m))
+	if err == nil {
+		t.Fatal("Parse accepted a broken environment")
+	}
+	for _, want := range []string{EnvJobsTable, EnvSourcesBucket, EnvRegionCapacity, EnvHostingRegion, EnvPolicyMaxCPU, EnvWebhooksAllowPrivate} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse error %q does not name %s", err, want)
+		}
+	}
+}
+
+func TestParseRegions(t *testing.T) {
+	for _, bad := range []string{"", "us-east-1", "us-east-1=", "=c", "a=b,a=c"} {
+		if _, err := ParseRegions(bad); err == nil {
+			t.Errorf("ParseRegions(%q) accepted it", bad)
+		}
+	}
+	got, err := ParseRegions("a=x, b=y,")
+	if err != nil || !cmp.Equal(got, map[string]string{"a": "x", "b": "y"}) {
+		t.Errorf("ParseRegions(a=x, b=y,) = %v, %v", got, err)
+	}
+}
+
+func TestParseCapacity(t *testing.T) {
+	for _, bad := range []string{"a", "a=-1", "a=1.5", "=3"} {
+		if _, err := ParseCapacity(bad); err == nil {
+			t.Errorf("ParseCapacity(%q) accepted it", bad)
+		}
+	}
+	got, err := ParseCapacity("us-east-1=1,us-west-2=4")
+	if err != nil || !cmp.Equal(got, map[string]int{"us-east-1": 1, "us-west-2": 4}) {
+		t.Errorf("ParseCapacity = %v, %v", got, err)
+	}
+}
