@@ -36,22 +36,41 @@ func capsOf(cfg Config) []resourceCap {
 // (capacity across pods is dispatch admission's to judge).
 func (c *Checker) checkCaps(p podRef, r *report) {
 	for _, cp := range c.caps {
-		total, field, how := podAmount(p, cp.name)
-		if total.Cmp(cp.max) > 0 {
-			r.addf(field, msgCap, total.String(), cp.label, how, cp.max.String(), cp.max.String())
+		a := podAmount(p.spec, cp.name)
+		if a.total.Cmp(cp.max) > 0 {
+			field, how := a.where(p)
+			r.addf(field, msgCap, a.total.String(), cp.label, how, cp.max.String(), cp.max.String())
 		}
 	}
 }
 
 // containerAmount is what a container asks for of a resource: the larger of its request and its
 // limit, so that a cap holds for both (an unset request defaults to the limit anyway).
-func containerAmount(c *corev1.Container, name corev1.ResourceName) resource.Quantity {
-	q := c.Resources.Requests[name]
-	if l, ok := c.Resources.Limits[name]; ok && l.Cmp(q) > 0 {
+func containerAmount(r *corev1.ResourceRequirements, name corev1.ResourceName) resource.Quantity {
+	q := r.Requests[name]
+	if l, ok := r.Limits[name]; ok && l.Cmp(q) > 0 {
 		q = l
 	}
 	return q
 }
+
+// amount is a pod's effective amount of a resource and what decided it.
+type amount struct {
+	total resource.Quantity
+	// from is where total comes from: the containers (and sidecars), one init container, or
+	// the pod-level resources.
+	from int
+	// index is the init container's when from is fromInit; else the one container asking for
+	// any, or -1 if several do.
+	index      int
+	onlyIsInit bool
+}
+
+const (
+	fromContainers = iota
+	fromInit
+	fromPod
+)
 
 // podAmount is the pod's effective amount of a resource, counted as Kubernetes counts a pod's
 // effective request for scheduling: the larger of
@@ -61,20 +80,19 @@ func containerAmount(c *corev1.Container, name corev1.ResourceName) resource.Qua
 //     started before it.
 //
 // So init containers are not summed with each other: they run one at a time. If the pod sets
-// pod-level resources, the larger of those and the above counts. It also returns the field to
-// point at and how the amount was reached, for the message.
-func podAmount(p podRef, name corev1.ResourceName) (total resource.Quantity, field, how string) {
-	s := p.spec
+// pod-level resources, the larger of those and the above counts.
+func podAmount(s *corev1.PodSpec, name corev1.ResourceName) amount {
 	var running, sidecars, peak resource.Quantity
-	peakAt, contributors, lastPath, lastName := -1, 0, "", ""
+	peakAt, contributors := -1, 0
+	a := amount{from: fromContainers, index: -1}
 	for i := range s.InitContainers {
 		c := &s.InitContainers[i]
-		q := containerAmount(c, name)
+		q := containerAmount(&c.Resources, name)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			sidecars.Add(q)
 			running.Add(q)
 			if !q.IsZero() {
-				contributors, lastPath, lastName = contributors+1, indexed(p.specPath+".initContainers", i), c.Name
+				contributors, a.index, a.onlyIsInit = contributors+1, i, true
 			}
 			q = sidecars.DeepCopy()
 		} else {
@@ -86,27 +104,40 @@ func podAmount(p podRef, name corev1.ResourceName) (total resource.Quantity, fie
 		}
 	}
 	for i := range s.Containers {
-		c := &s.Containers[i]
-		q := containerAmount(c, name)
+		q := containerAmount(&s.Containers[i].Resources, name)
 		running.Add(q)
 		if !q.IsZero() {
-			contributors, lastPath, lastName = contributors+1, indexed(p.specPath+".containers", i), c.Name
+			contributors, a.index, a.onlyIsInit = contributors+1, i, false
 		}
 	}
-
-	total, field, how = running, p.specPath+".containers", "summed over its containers and sidecars"
-	if contributors == 1 {
-		field, how = lastPath+".resources", fmt.Sprintf("container %q", lastName)
+	a.total = running
+	if contributors != 1 {
+		a.index = -1
 	}
 	if peak.Cmp(running) > 0 {
-		ic := &s.InitContainers[peakAt]
-		total, field, how = peak, indexed(p.specPath+".initContainers", peakAt)+".resources", fmt.Sprintf("init container %q, with the sidecars started before it", ic.Name)
+		a.total, a.from, a.index = peak, fromInit, peakAt
 	}
 	if s.Resources != nil {
-		pod := containerAmount(&corev1.Container{Resources: *s.Resources}, name)
-		if pod.Cmp(total) > 0 {
-			total, field, how = pod, p.specPath+".resources", "its pod-level resources"
+		if pod := containerAmount(s.Resources, name); pod.Cmp(a.total) > 0 {
+			a.total, a.from = pod, fromPod
 		}
 	}
-	return total, field, how
+	return a
+}
+
+// where is the field to point at and how the amount was reached, for the message.
+func (a amount) where(p podRef) (field, how string) {
+	s := p.spec
+	switch {
+	case a.from == fromPod:
+		return p.specPath + ".resources", "its pod-level resources"
+	case a.from == fromInit:
+		return indexed(p.specPath+".initContainers", a.index) + ".resources",
+			fmt.Sprintf("init container %q, with the sidecars started before it", s.InitContainers[a.index].Name)
+	case a.index >= 0 && a.onlyIsInit:
+		return indexed(p.specPath+".initContainers", a.index) + ".resources", fmt.Sprintf("sidecar %q", s.InitContainers[a.index].Name)
+	case a.index >= 0:
+		return indexed(p.specPath+".containers", a.index) + ".resources", fmt.Sprintf("container %q", s.Containers[a.index].Name)
+	}
+	return p.specPath + ".containers", "summed over its containers and sidecars"
 }

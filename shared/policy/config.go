@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -73,8 +74,13 @@ func (c Config) Validate() error {
 		name string
 		q    *resource.Quantity
 	}{{"MaxGPUs", c.MaxGPUs}, {"MaxCPU", c.MaxCPU}, {"MaxMemory", c.MaxMemory}} {
-		if cp.q != nil && cp.q.Sign() < 0 {
+		switch {
+		case cp.q == nil:
+		case cp.q.Sign() < 0:
 			errs = append(errs, fmt.Errorf("%s %s must not be negative", cp.name, cp.q))
+		case cp.q.AsApproximateFloat64() > math.MaxInt64:
+			// Comparing with a cap like 1e999999999 would build a billion-digit number.
+			errs = append(errs, fmt.Errorf("%s %s is too large to be a cap: leave it unset for none", cp.name, cp.q))
 		}
 	}
 	for _, p := range c.TrustedRegistries {

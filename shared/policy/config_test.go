@@ -8,7 +8,7 @@ import (
 )
 
 func TestConfigValidate(t *testing.T) {
-	negative := resource.MustParse("-1")
+	negative, huge := resource.MustParse("-1"), resource.MustParse("1e999999999")
 	tests := []struct {
 		name string
 		cfg  Config
@@ -27,6 +27,7 @@ func TestConfigValidate(t *testing.T) {
 			[]string{"kind kubeflow.org/v1 PyTorchJob is not one this policy knows how to check"}},
 		{"negative caps", Config{MaxCPU: &negative, MaxGPUs: &negative},
 			[]string{"MaxGPUs -1 must not be negative", "MaxCPU -1 must not be negative"}},
+		{"a ruinous cap", Config{MaxMemory: &huge}, []string{"MaxMemory 1e999999999 is too large to be a cap"}},
 		{"registry prefixes", Config{TrustedRegistries: []string{"", "https://ghcr.io/acme", "nginx", "ghcr.io/acme"}},
 			[]string{"must not be empty", "must not have a scheme", `"nginx" must start with a registry host`}},
 	}

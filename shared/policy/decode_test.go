@@ -3,7 +3,9 @@ package policy
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -117,12 +119,35 @@ spec:
 		got[e.path] = e.message
 	}
 	want := map[string]string{
-		"metadata.labels.a":                         "must be a string, not a number",
-		"spec.containers[0].env[0].valu":            `unknown field "valu": remove it or correct its spelling`,
-		"spec.containers[0].resources.requests.cpu": "[1] is not a quantity: write one such as 500m, 2, 512Mi or 4Gi",
-		"spec.volumes":                              "must be a list, not a number",
+		"metadata.labels[a]":                         "must be a string, not a number",
+		"spec.containers[0].env[0].valu":             `unknown field "valu": remove it or correct its spelling`,
+		"spec.containers[0].resources.requests[cpu]": `"[1]" is not a quantity: write one such as 500m, 2, 512Mi or 4Gi`,
+		"spec.volumes":                               "must be a list, not a number",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decoding a Pod with four errors reported %v, want %v", got, want)
+	}
+}
+
+// Quantities that would make parsing or comparing them take seconds or forever are refused, fast.
+func TestDecodeRefusesRuinousQuantities(t *testing.T) {
+	for _, q := range []any{"1e999999999", "0e999999999", "1e-99999999", "1E+999", 1e300, "1" + strings.Repeat("0", 100)} {
+		doc := map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": map[string]any{"containers": []any{
+			map[string]any{"name": "c", "resources": map[string]any{"limits": map[string]any{"cpu": q}}},
+		}}}
+		start := time.Now()
+		var d decoder
+		d.decode(doc, checkable[Kind{"v1", "Pod"}].plan)
+		if len(d.errs) != 1 || d.errs[0].path != "spec.containers[0].resources.limits[cpu]" {
+			t.Errorf("decoding cpu %v: errors %v, want one at the cpu limit", q, d.errs)
+		}
+		if took := time.Since(start); took > time.Second { // the ruinous ones take seconds to forever; refusing takes microseconds
+			t.Errorf("decoding cpu %v took %v", q, took)
+		}
+	}
+	for _, q := range []any{"500m", "2", 1.5, "4Gi", "1e3", "1E", "5Ei"} {
+		if _, ok := parseQuantity(fmt.Sprint(q)); !ok {
+			t.Errorf("parseQuantity(%v) refused a real quantity", q)
+		}
 	}
 }

@@ -62,7 +62,7 @@ func FuzzCheck(f *testing.F) {
 			if r.pod == nil {
 				continue
 			}
-			p, _ := r.pod(obj)
+			p := r.pod(obj)
 			for _, cr := range evaluator.EvaluatePod(restricted, p.meta, p.spec) {
 				if !cr.Allowed {
 					t.Fatalf("Check admitted document %d (%s), which the upstream evaluator refuses: %s (%s)", i, k, cr.ForbiddenReason, cr.ForbiddenDetail)
@@ -94,11 +94,16 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 		for _, pos := range positions {
 			add(w.wrap(withContainer(tb, pos.name, containerMutations[0].mutate)))
 		}
-		for _, m := range podMutations[:3] {
-			spec := fromYAML(tb, goodPodSpec)
-			m.mutate(spec)
-			add(w.wrap(spec))
-		}
+	}
+	// Every bad container and bad pod, once, in the smallest wrapper.
+	pod := workloads[0]
+	for _, m := range containerMutations {
+		add(pod.wrap(withContainer(tb, "containers", m.mutate)))
+	}
+	for _, m := range podMutations {
+		spec := fromYAML(tb, goodPodSpec)
+		m.mutate(spec)
+		add(pod.wrap(spec))
 	}
 	add(bundle20(tb))
 	add(bundle20(tb)[:3])

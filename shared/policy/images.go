@@ -2,8 +2,6 @@ package policy
 
 import (
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // checkImages reports every image, in any container position or image volume, that is not
@@ -12,20 +10,27 @@ func (c *Checker) checkImages(p podRef, r *report) {
 	if len(c.registries) == 0 {
 		return
 	}
-	eachContainer(p, func(ct *corev1.Container, path string) {
-		c.checkImage(ct.Image, path+".image", r)
-	})
-	for i, v := range p.spec.Volumes {
-		if v.Image != nil {
-			c.checkImage(v.Image.Reference, indexed(p.specPath+".volumes", i)+".image.reference", r)
+	s := p.spec
+	for i := range s.InitContainers {
+		c.checkImage(s.InitContainers[i].Image, p.specPath+".initContainers", i, ".image", r)
+	}
+	for i := range s.Containers {
+		c.checkImage(s.Containers[i].Image, p.specPath+".containers", i, ".image", r)
+	}
+	for i := range s.EphemeralContainers {
+		c.checkImage(s.EphemeralContainers[i].Image, p.specPath+".ephemeralContainers", i, ".image", r)
+	}
+	for i := range s.Volumes {
+		if v := s.Volumes[i].Image; v != nil {
+			c.checkImage(v.Reference, p.specPath+".volumes", i, ".image.reference", r)
 		}
 	}
 }
 
-func (c *Checker) checkImage(image, field string, r *report) {
-	trusted := strings.Join(c.registries, ", ")
+// checkImage reports image unless it is trusted; the field is list[i]+rest, built only then.
+func (c *Checker) checkImage(image, list string, i int, rest string, r *report) {
 	if image == "" {
-		r.addf(field, msgNoImage, trusted)
+		r.addf(indexed(list, i)+rest, msgNoImage, c.trustedText)
 		return
 	}
 	full := qualifyImage(image)
@@ -34,7 +39,7 @@ func (c *Checker) checkImage(image, field string, r *report) {
 			return
 		}
 	}
-	r.addf(field, msgUntrusted, image, full, trusted)
+	r.addf(indexed(list, i)+rest, msgUntrusted, image, full, c.trustedText)
 }
 
 // qualifyImage writes an image reference in full, as the container runtime resolves it: a
@@ -42,16 +47,16 @@ func (c *Checker) checkImage(image, field string, r *report) {
 // there is an official image, so "nginx:1.27" is docker.io/library/nginx:1.27.
 func qualifyImage(ref string) string {
 	host, rest, found := strings.Cut(ref, "/")
+	if found && isRegistryHost(host) && host != "index.docker.io" && (host != "docker.io" || strings.Contains(rest, "/")) {
+		return ref // already in full
+	}
 	if !found || !isRegistryHost(host) {
-		host, rest = "docker.io", ref
+		rest = ref
 	}
-	if host == "index.docker.io" {
-		host = "docker.io"
-	}
-	if host == "docker.io" && !strings.Contains(rest, "/") {
+	if !strings.Contains(rest, "/") {
 		rest = "library/" + rest
 	}
-	return host + "/" + rest
+	return "docker.io/" + rest
 }
 
 // isRegistryHost applies the Docker reference rule: a first component is a registry host if it

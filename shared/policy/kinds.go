@@ -16,8 +16,9 @@ import (
 // decodes into, where its pods are, and any rule of its own.
 type kindRule struct {
 	plan *plan
-	// pod returns the pod (a Pod's own) or pod template inside obj, if the kind has one.
-	pod func(obj any) (podRef, bool)
+	// pod returns the pod (a Pod's own) or the pod template inside obj; nil if the kind has
+	// none.
+	pod func(obj any) podRef
 	// check adds the kind's own violations, if it has any.
 	check func(obj any, r *report)
 }
@@ -38,29 +39,29 @@ func templateRef(t *corev1.PodTemplateSpec, at string) podRef {
 // package can find. A kind not listed here cannot be allowed, because the policy could not tell
 // whether it is namespaced or whether it runs pods that escape the Pod Security checks.
 var checkable = map[Kind]kindRule{
-	{"v1", "Pod"}: rule[corev1.Pod](func(p *corev1.Pod) (podRef, bool) {
-		return podRef{meta: &p.ObjectMeta, spec: &p.Spec, metaPath: "metadata", specPath: "spec"}, true
+	{"v1", "Pod"}: rule[corev1.Pod](func(p *corev1.Pod) podRef {
+		return podRef{meta: &p.ObjectMeta, spec: &p.Spec, metaPath: "metadata", specPath: "spec"}
 	}, nil),
-	{"batch/v1", "Job"}: rule[batchv1.Job](func(j *batchv1.Job) (podRef, bool) {
-		return templateRef(&j.Spec.Template, "spec.template"), true
+	{"batch/v1", "Job"}: rule[batchv1.Job](func(j *batchv1.Job) podRef {
+		return templateRef(&j.Spec.Template, "spec.template")
 	}, nil),
-	{"batch/v1", "CronJob"}: rule[batchv1.CronJob](func(c *batchv1.CronJob) (podRef, bool) {
-		return templateRef(&c.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"), true
+	{"batch/v1", "CronJob"}: rule[batchv1.CronJob](func(c *batchv1.CronJob) podRef {
+		return templateRef(&c.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template")
 	}, nil),
-	{"apps/v1", "Deployment"}: rule[appsv1.Deployment](func(d *appsv1.Deployment) (podRef, bool) {
-		return templateRef(&d.Spec.Template, "spec.template"), true
+	{"apps/v1", "Deployment"}: rule[appsv1.Deployment](func(d *appsv1.Deployment) podRef {
+		return templateRef(&d.Spec.Template, "spec.template")
 	}, nil),
-	{"apps/v1", "StatefulSet"}: rule[appsv1.StatefulSet](func(s *appsv1.StatefulSet) (podRef, bool) {
-		return templateRef(&s.Spec.Template, "spec.template"), true
+	{"apps/v1", "StatefulSet"}: rule[appsv1.StatefulSet](func(s *appsv1.StatefulSet) podRef {
+		return templateRef(&s.Spec.Template, "spec.template")
 	}, nil),
-	{"apps/v1", "ReplicaSet"}: rule[appsv1.ReplicaSet](func(s *appsv1.ReplicaSet) (podRef, bool) {
-		return templateRef(&s.Spec.Template, "spec.template"), true
+	{"apps/v1", "ReplicaSet"}: rule[appsv1.ReplicaSet](func(s *appsv1.ReplicaSet) podRef {
+		return templateRef(&s.Spec.Template, "spec.template")
 	}, nil),
-	{"apps/v1", "DaemonSet"}: rule[appsv1.DaemonSet](func(s *appsv1.DaemonSet) (podRef, bool) {
-		return templateRef(&s.Spec.Template, "spec.template"), true
+	{"apps/v1", "DaemonSet"}: rule[appsv1.DaemonSet](func(s *appsv1.DaemonSet) podRef {
+		return templateRef(&s.Spec.Template, "spec.template")
 	}, nil),
 	{"v1", "ConfigMap"}:                  rule[corev1.ConfigMap](nil, nil),
-	{"v1", "Secret"}:                     rule[corev1.Secret](nil, nil),
+	{"v1", "Secret"}:                     rule[corev1.Secret](nil, checkSecret),
 	{"v1", "PersistentVolumeClaim"}:      rule[corev1.PersistentVolumeClaim](nil, nil),
 	{"v1", "ServiceAccount"}:             rule[corev1.ServiceAccount](nil, nil),
 	{"policy/v1", "PodDisruptionBudget"}: rule[policyv1.PodDisruptionBudget](nil, nil),
@@ -68,10 +69,10 @@ var checkable = map[Kind]kindRule{
 }
 
 // rule builds a kindRule for Go type T from typed callbacks.
-func rule[T any](pod func(*T) (podRef, bool), check func(*T, *report)) kindRule {
+func rule[T any](pod func(*T) podRef, check func(*T, *report)) kindRule {
 	r := kindRule{plan: planFor(reflect.TypeFor[T]())}
 	if pod != nil {
-		r.pod = func(obj any) (podRef, bool) { return pod(obj.(*T)) }
+		r.pod = func(obj any) podRef { return pod(obj.(*T)) }
 	}
 	if check != nil {
 		r.check = func(obj any, rep *report) { check(obj.(*T), rep) }

@@ -19,9 +19,10 @@ const (
 	msgWrongType    = "must be %s, not %s"
 	msgOutOfRange   = "%d is out of range for this field"
 	msgUnknownField = "unknown field %q: remove it or correct its spelling"
-	msgQuantity     = "%s is not a quantity: write one such as 500m, 2, 512Mi or 4Gi"
+	msgQuantity     = "%q is not a quantity: write one such as 500m, 2, 512Mi or 4Gi"
 
 	msgServiceType        = "Service type %q is not allowed: remove spec.type or set it to ClusterIP"
+	msgSecretType         = "a Secret of type %s would receive a service account's token: use type Opaque"
 	msgServiceExternalIPs = "a Service may not claim external IPs (it could intercept other tenants' traffic): remove spec.externalIPs"
 
 	msgCap       = "the pod asks for %s %s (%s), over the cap of %s: lower resources.requests and resources.limits so that the pod's total is at most %s"

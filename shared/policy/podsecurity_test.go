@@ -7,6 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/pod-security-admission/api"
+	psa "k8s.io/pod-security-admission/policy"
 )
 
 var sortLocated = cmpopts.SortSlices(func(a, b located) bool {
@@ -176,5 +180,24 @@ func assertPodSecurityMessages(t *testing.T, vs []Violation) {
 		if !strings.Contains(v.Message, "set") && !strings.Contains(v.Message, "remove") && !strings.Contains(v.Message, "use") {
 			t.Errorf("violation %v does not say what to change", v)
 		}
+	}
+}
+
+// fakeEvaluator refuses every pod for a reason no locator knows, as a future upstream check
+// might.
+type fakeEvaluator struct{}
+
+func (fakeEvaluator) EvaluatePod(api.LevelVersion, *metav1.ObjectMeta, *corev1.PodSpec) []psa.CheckResult {
+	return []psa.CheckResult{{Allowed: true}, {ForbiddenReason: "new check", ForbiddenDetail: `container "main" must not`}}
+}
+
+func TestPodSecurityFallsBackToThePodSpec(t *testing.T) {
+	c := mustChecker(t, Config{})
+	c.evaluator = fakeEvaluator{}
+	res := c.Check(tenantRequest(workloads[2].wrap(fromYAML(t, goodPodSpec))))
+	want := []Violation{{Document: 0, Kind: "CronJob", Name: "cj", Field: "spec.jobTemplate.spec.template.spec",
+		Message: `the pod breaks the Pod Security Standards "restricted" profile: new check (container "main" must not)`}}
+	if diff := cmp.Diff(want, res.Violations); diff != "" {
+		t.Errorf("Check(CronJob) with an unlocatable upstream refusal (-want +got):\n%s", diff)
 	}
 }

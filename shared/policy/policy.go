@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/pod-security-admission/api"
 	psa "k8s.io/pod-security-admission/policy"
@@ -46,8 +47,10 @@ type Result struct {
 	// was missing. A filled-in manifest is a shallow copy; the request's maps are not changed,
 	// and the result shares everything below metadata with them.
 	Manifests []map[string]any
-	// Violations are every problem found, ordered by document; within a document, by check
-	// (kind, namespace, schema, kind rules, Pod Security, caps, registries) and then by field.
+	// Violations are every problem found, by document and, within one, in the order the checks
+	// run: kind, namespace, name, schema (by field), the kind's own rules, Pod Security (in
+	// the upstream evaluator's order), caps, registries. The same request always gives the
+	// same list.
 	Violations []Violation
 }
 
@@ -60,6 +63,7 @@ type Checker struct {
 	allowedText string
 	caps        []resourceCap
 	registries  []string
+	trustedText string
 	evaluator   psa.Evaluator
 }
 
@@ -85,6 +89,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 		allowedText: kindList(allowed),
 		caps:        capsOf(cfg),
 		registries:  slices.Clone(cfg.TrustedRegistries),
+		trustedText: strings.Join(cfg.TrustedRegistries, ", "),
 		evaluator:   evaluator,
 	}
 	for _, k := range allowed {
@@ -120,25 +125,10 @@ func (r *report) addf(field, format string, args ...any) {
 // checkDocument checks one manifest and returns it normalised.
 func (c *Checker) checkDocument(doc int, m map[string]any, req Request, out *[]Violation) map[string]any {
 	r := &report{doc: doc, out: out}
-	if m == nil {
-		r.add("", msgEmptyDocument)
+	k, ok := identify(m, r)
+	if !ok {
 		return m
 	}
-	apiVersion, _ := m["apiVersion"].(string)
-	r.kind, _ = m["kind"].(string)
-	meta, _ := m["metadata"].(map[string]any)
-	r.name, _ = meta["name"].(string)
-	if apiVersion == "" {
-		r.add("apiVersion", msgNoAPIVersion)
-	}
-	if r.kind == "" {
-		r.add("kind", msgNoKind)
-	}
-	if apiVersion == "" || r.kind == "" {
-		return m
-	}
-
-	k := Kind{APIVersion: apiVersion, Kind: r.kind}
 	rule, allowed := c.kinds[k]
 	if !allowed {
 		why := never(k)
@@ -151,14 +141,39 @@ func (c *Checker) checkDocument(doc int, m map[string]any, req Request, out *[]V
 			return m // it has no namespace to check
 		}
 	}
-	m, ok := namespace(m, req, r)
-	if !allowed || !ok {
-		return m
+	m, ok = namespace(m, req, r)
+	if allowed && ok {
+		c.checkObject(rule, m, r)
 	}
+	return m
+}
+
+// identify reads the document's kind and name into r, and reports a document without a kind.
+func identify(m map[string]any, r *report) (Kind, bool) {
+	if m == nil {
+		r.add("", msgEmptyDocument)
+		return Kind{}, false
+	}
+	apiVersion, _ := m["apiVersion"].(string)
+	r.kind, _ = m["kind"].(string)
+	meta, _ := m["metadata"].(map[string]any)
+	r.name, _ = meta["name"].(string)
+	if apiVersion == "" {
+		r.add("apiVersion", msgNoAPIVersion)
+	}
+	if r.kind == "" {
+		r.add("kind", msgNoKind)
+	}
+	return Kind{APIVersion: apiVersion, Kind: r.kind}, apiVersion != "" && r.kind != ""
+}
+
+// checkObject checks a manifest of an allowed kind: decoded strictly into its typed object,
+// then the kind's own rules and its pod's.
+func (c *Checker) checkObject(rule kindRule, m map[string]any, r *report) {
+	meta, _ := m["metadata"].(map[string]any)
 	if generated, _ := meta["generateName"].(string); r.name == "" && generated == "" {
 		r.add("metadata.name", msgNoName)
 	}
-
 	var d decoder
 	obj := d.decode(m, rule.plan)
 	slices.SortStableFunc(d.errs, func(a, b fieldError) int { return cmp.Compare(a.path, b.path) })
@@ -172,11 +187,11 @@ func (c *Checker) checkDocument(doc int, m map[string]any, req Request, out *[]V
 		rule.check(obj, r)
 	}
 	if rule.pod != nil {
-		if p, ok := rule.pod(obj); ok {
-			c.checkPod(p, r)
-		}
+		p := rule.pod(obj)
+		c.podSecurity(p, r)
+		c.checkCaps(p, r)
+		c.checkImages(p, r)
 	}
-	return m
 }
 
 // namespace returns m with metadata.namespace filled in from the request's default if it has
@@ -216,11 +231,4 @@ func namespace(m map[string]any, req Request, r *report) (map[string]any, bool) 
 	m = maps.Clone(m)
 	m["metadata"] = meta
 	return m, true
-}
-
-// checkPod holds one pod spec to the restricted profile, the caps and the trusted registries.
-func (c *Checker) checkPod(p podRef, r *report) {
-	c.podSecurity(p, r)
-	c.checkCaps(p, r)
-	c.checkImages(p, r)
 }

@@ -219,6 +219,19 @@ func TestCheckService(t *testing.T) {
 	}
 }
 
+func TestCheckSecretWhereAllowed(t *testing.T) {
+	c := mustChecker(t, Config{Kinds: []Kind{{"v1", "Secret"}}})
+	for typ, want := range map[string][]located{
+		"Opaque":                              nil,
+		"kubernetes.io/service-account-token": {{0, "type"}},
+	} {
+		res := c.Check(tenantRequest(map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": meta("s"), "type": typ}))
+		if diff := cmp.Diff(want, fieldsOf(res.Violations)); diff != "" {
+			t.Errorf("Check(Secret of type %s) fields (-want +got):\n%s", typ, diff)
+		}
+	}
+}
+
 func TestCheckSchema(t *testing.T) {
 	c := mustChecker(t, Config{})
 	spec := fromYAML(t, goodPodSpec)
@@ -233,8 +246,8 @@ func TestCheckSchema(t *testing.T) {
 			Message: `unknown field "imagePullPolcy": remove it or correct its spelling`},
 		{Document: 0, Kind: "Deployment", Name: "d", Field: "spec.template.spec.containers[0].ports[0].containerPort",
 			Message: "1000000000000 is out of range for this field"},
-		{Document: 0, Kind: "Deployment", Name: "d", Field: "spec.template.spec.containers[0].resources.limits.memory",
-			Message: "lots is not a quantity: write one such as 500m, 2, 512Mi or 4Gi"},
+		{Document: 0, Kind: "Deployment", Name: "d", Field: "spec.template.spec.containers[0].resources.limits[memory]",
+			Message: `"lots" is not a quantity: write one such as 500m, 2, 512Mi or 4Gi`},
 		{Document: 0, Kind: "Deployment", Name: "d", Field: "spec.template.spec.containers[0].securityContext.privileged",
 			Message: "must be true or false, not a string"},
 		{Document: 0, Kind: "Deployment", Name: "d", Field: "spec.template.spec.hostNetwork",
