@@ -24,4 +24,7 @@ vet:
 bench: tools build
 	bash scripts/bench.sh
 
+fuzz:
+	bash scripts/fuzz.sh
+
 include build/sam.mk
