@@ -1,0 +1,177 @@
+// Package kube reaches each region's Kubernetes cluster: an EKS endpoint with a fresh token in AWS, a kubeconfig in dev and tests.
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/ekstoken"
+)
+
+// How every client talks to its cluster.
+const (
+	// A dispatch invocation drains a region's admitted jobs in one go, and a reconcile beat lists
+	// and patches a region's jobs: at client-go's default 5 QPS (burst 10), 200 creates would take
+	// 38 s of a Lambda's budget; at 50 QPS with a burst of 100, 2 s. Neither comes near the API
+	// server's default in-flight limits (400 reads, 200 writes): at a typical 20–50 ms a request,
+	// 50 QPS keeps only a few requests in flight per client.
+	clientQPS   = 50
+	clientBurst = 100
+	// requestTimeout caps one request. API Gateway abandons the API function after 30 s, so no
+	// single cluster call is worth waiting longer; the caller's context bounds everything else.
+	requestTimeout = 30 * time.Second
+	// userAgent names Tidegate in the API server's audit log.
+	userAgent = "tidegate"
+)
+
+// ErrUnknownRegion means a region is not among Config.Regions.
+var ErrUnknownRegion = errors.New("region is not configured")
+
+// Clusters hands out a client per region. It is safe for concurrent use and meant to live as long
+// as the process: each region's client, and with it its connections, its token and what
+// DescribeCluster said, is made once and kept.
+type Clusters struct {
+	regions map[string]string // region → EKS cluster name
+
+	// shared, when set, serves every region: the kubeconfig of dev and tests.
+	shared *cluster
+
+	describe clusterDescriber
+	tokens   tokenMaker
+	now      func() time.Time
+
+	mu       sync.Mutex
+	byRegion map[string]*slot
+}
+
+// cluster is one cluster's client and the configuration it was made from.
+type cluster struct {
+	client  kubernetes.Interface
+	dynamic dynamic.Interface
+	config  *rest.Config
+}
+
+// slot holds a region's cluster once it is reached. lock is a one-place channel rather than a
+// mutex so that a caller waiting behind another's DescribeCluster can give up when its context ends.
+type slot struct {
+	lock    chan struct{}
+	cluster *cluster
+}
+
+// New returns the Clusters of cfg. With cfg.Kubeconfig set every region is reached through that
+// kubeconfig, read now; otherwise each region's EKS cluster is described and authenticated with
+// awsCfg's credentials, through cfg.Endpoints.EKS and cfg.Endpoints.STS when those are set.
+func New(cfg config.Config, awsCfg aws.Config) (*Clusters, error) {
+	c := &Clusters{regions: cfg.Regions, now: time.Now, byRegion: map[string]*slot{}}
+	if cfg.Kubeconfig != "" {
+		rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("reading kubeconfig %s: %w", cfg.Kubeconfig, err)
+		}
+		if c.shared, err = newCluster(rc); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	c.describe = eks.NewFromConfig(awsCfg, func(o *eks.Options) {
+		if cfg.Endpoints.EKS != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoints.EKS)
+		}
+	})
+	c.tokens = ekstoken.NewGenerator(awsCfg, cfg.Endpoints.STS)
+	return c, nil
+}
+
+// For returns the client for region's cluster and a copy of the configuration it was made from
+// (for the dynamic client, say). The first call for a region in AWS describes its cluster; ctx
+// bounds that, and every call made through the client takes its own context: callers pass the
+// context carrying the Lambda's deadline, so nothing outlives the invocation.
+func (c *Clusters) For(ctx context.Context, region string) (kubernetes.Interface, *rest.Config, error) {
+	cl, err := c.cluster(ctx, region)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl.client, rest.CopyConfig(cl.config), nil
+}
+
+// Client is region's typed client: what reconcile lists and reads with.
+func (c *Clusters) Client(ctx context.Context, region string) (kubernetes.Interface, error) {
+	cl, err := c.cluster(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	return cl.client, nil
+}
+
+// Dynamic is region's dynamic client, sharing the typed client's settings and token: what
+// dispatch applies manifests of any allowed kind with.
+func (c *Clusters) Dynamic(ctx context.Context, region string) (dynamic.Interface, error) {
+	cl, err := c.cluster(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	return cl.dynamic, nil
+}
+
+func (c *Clusters) cluster(ctx context.Context, region string) (*cluster, error) {
+	name, ok := c.regions[region]
+	if !ok {
+		return nil, fmt.Errorf("reaching the cluster of %q: %w", region, ErrUnknownRegion)
+	}
+	if c.shared != nil {
+		return c.shared, nil
+	}
+	s := c.slot(region)
+	select {
+	case s.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("reaching cluster %s in %s: %w", name, region, ctx.Err())
+	}
+	defer func() { <-s.lock }()
+	if s.cluster == nil {
+		cl, err := c.reachEKS(ctx, region, name)
+		if err != nil {
+			return nil, err
+		}
+		s.cluster = cl
+	}
+	return s.cluster, nil
+}
+
+func (c *Clusters) slot(region string) *slot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.byRegion[region]
+	if !ok {
+		s = &slot{lock: make(chan struct{}, 1)}
+		c.byRegion[region] = s
+	}
+	return s
+}
+
+// newCluster sets the client settings every cluster shares on rc and makes its client.
+func newCluster(rc *rest.Config) (*cluster, error) {
+	rc.QPS, rc.Burst = clientQPS, clientBurst
+	rc.Timeout = requestTimeout
+	rc.UserAgent = userAgent
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("making a client for %s: %w", rc.Host, err)
+	}
+	dc, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("making a dynamic client for %s: %w", rc.Host, err)
+	}
+	return &cluster{client: client, dynamic: dc, config: rc}, nil
+}
