@@ -13,3 +13,6 @@ bash scripts/bench-devstart.sh 3
 
 say "admission policy against the upstream Pod Security evaluator on the same pods"
 go test -run '^$' -bench . -benchmem ./shared/policy/
+
+say "POST /api/v1/jobs end to end, against a raw TransactWriteItems + SendMessage of the same items"
+go test -run '^$' -bench SubmitVsRaw -benchtime 200x ./shared/httpapi/

@@ -11,6 +11,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -30,8 +31,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/sandbox"
 )
 
@@ -74,6 +78,28 @@ func run(runs int, rie string, timeout time.Duration) error {
 	}
 	defer os.RemoveAll(work)
 
+	// The beat reads DynamoDB, so the functions run against the real stand-ins, with tables and
+	// queues of their own: a cold start here includes the first store call, as in AWS.
+	progress("starting DynamoDB Local and fauxqs")
+	ctx := context.Background()
+	sb, err := sandbox.Start(ctx, sandbox.Options{Dir: filepath.Join(work, "sandbox")})
+	if err != nil {
+		return err
+	}
+	defer sb.Stop()
+	tables := dynamo.Tables{Jobs: "bench-jobs", Events: "bench-events", Control: "bench-control"}
+	if err := dynamo.CreateTables(ctx, sb.DynamoDB(), tables); err != nil {
+		return err
+	}
+	queues := map[string]string{}
+	for _, name := range []string{"dispatch", "webhook"} {
+		out, err := sb.SQS().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("bench-" + name)})
+		if err != nil {
+			return fmt.Errorf("creating queue %s: %w", name, err)
+		}
+		queues[name] = aws.ToString(out.QueueUrl)
+	}
+
 	all := targets()
 	for _, t := range all {
 		progress("building %s", t.pkg)
@@ -81,7 +107,7 @@ func run(runs int, rie string, timeout time.Duration) error {
 			return err
 		}
 	}
-	if err := measure(all, runs, rie, functionEnv(work), timeout); err != nil {
+	if err := measure(all, runs, rie, functionEnv(work, sb.State, tables, queues), timeout); err != nil {
 		return err
 	}
 	report(os.Stdout, all, runs)
@@ -190,9 +216,9 @@ func stop(cmd *exec.Cmd, exited <-chan struct{}) {
 }
 
 // functionEnv is the whole environment of the emulator and the functions: the settings
-// shared/config requires, every endpoint on a loopback port nobody serves (the cheap events touch
-// no store), and static credentials so the SDK reads nothing of this machine's AWS setup.
-func functionEnv(home string) []string {
+// shared/config requires, DynamoDB and SQS on the stand-ins, every other endpoint on a loopback
+// port nobody serves, and static credentials so the SDK reads nothing of this machine's AWS setup.
+func functionEnv(home string, st sandbox.State, tables dynamo.Tables, queues map[string]string) []string {
 	dead := "http://" + freeAddr()
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -203,17 +229,18 @@ func functionEnv(home string) []string {
 		"AWS_EC2_METADATA_DISABLED=true",
 		"AWS_CONFIG_FILE=" + filepath.Join(home, "aws-config"),
 		"AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(home, "aws-credentials"),
-		config.EnvJobsTable + "=tidegate-jobs",
-		config.EnvEventsTable + "=tidegate-events",
-		config.EnvControlTable + "=tidegate-control",
-		config.EnvDispatchQueueURL + "=" + dead + "/000000000000/dispatch",
-		config.EnvWebhookQueueURL + "=" + dead + "/000000000000/webhook",
+		config.EnvJobsTable + "=" + tables.Jobs,
+		config.EnvEventsTable + "=" + tables.Events,
+		config.EnvControlTable + "=" + tables.Control,
+		config.EnvDispatchQueueURL + "=" + queues["dispatch"],
+		config.EnvWebhookQueueURL + "=" + queues["webhook"],
+		config.EnvDynamoDBEndpoint + "=" + st.DynamoDBEndpoint,
+		config.EnvSQSEndpoint + "=" + st.AWSEndpoint,
 		config.EnvSourcesBucket + "=tidegate-sources",
 		config.EnvRegions + "=us-east-1=cluster-a",
 		config.EnvLogJSON + "=true",
 	}
-	for _, name := range []string{config.EnvDynamoDBEndpoint, config.EnvSQSEndpoint, config.EnvS3Endpoint,
-		config.EnvEC2Endpoint, config.EnvSTSEndpoint, config.EnvEKSEndpoint} {
+	for _, name := range []string{config.EnvS3Endpoint, config.EnvEC2Endpoint, config.EnvSTSEndpoint, config.EnvEKSEndpoint} {
 		env = append(env, name+"="+dead)
 	}
 	return env

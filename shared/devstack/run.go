@@ -103,7 +103,12 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 	awsCfg := aws.Config{Region: DevRegions[0], Credentials: devCredentials}
-	clients := handlers.NewClients(awsCfg, cfg.Endpoints)
+	clients, err := handlers.NewClients(awsCfg, cfg)
+	if err != nil {
+		return err
+	}
+	// A price set by hand is seen by the next beat, not a minute later as in AWS.
+	clients.Prices.TTL = opt.Beat
 	fmt.Fprintln(say, "tidegate dev: creating tables, queues, bucket and the dev tenant")
 	res, err := createResources(ctx, clients)
 	if err != nil {

@@ -5,10 +5,17 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/spotgate"
 )
 
 // Wake is the body of a dispatch queue message: "look at this region's queued jobs".
@@ -16,33 +23,99 @@ type Wake struct {
 	Region string `json:"region"`
 }
 
-// Handler is the dispatch function's SQS handler.
-type Handler struct {
-	Regions map[string]string // region → cluster, from config
-	Log     *slog.Logger
+// Store is what dispatch reads and writes of jobs; dynamo.JobStore is the real one.
+type Store interface {
+	Queued(ctx context.Context, region string) ([]jobs.Job, error)
+	Active(ctx context.Context, region string) ([]jobs.Job, error)
+	Claim(ctx context.Context, id, token string, now, until time.Time) (jobs.Job, error)
+	Apply(ctx context.Context, j jobs.Job, c dynamo.Change) error
 }
 
-// HandleSQS drains the regions named by the batch. A record it cannot act on is reported as a
-// batch item failure so SQS retries it and, past maxReceiveCount, dead-letters it.
+// Leases keeps one drain of a region at a time; dynamo.LeaseStore is the real one.
+type Leases interface {
+	Acquire(ctx context.Context, name, owner string, now, until time.Time) (bool, error)
+	Release(ctx context.Context, name, owner string) error
+}
+
+// Prices observes spot prices; spotgate.Reader is the real one.
+type Prices interface {
+	Observe(ctx context.Context, region, instanceType string, now time.Time) spotgate.Observation
+}
+
+// Clusters reaches each region's cluster.
+type Clusters interface {
+	Dynamic(ctx context.Context, region string) (dynamic.Interface, error)
+}
+
+var (
+	_ Store  = (*dynamo.JobStore)(nil)
+	_ Leases = (*dynamo.LeaseStore)(nil)
+)
+
+// Handler is the dispatch function's SQS handler.
+type Handler struct {
+	Regions  map[string]string // region → cluster, from config
+	Capacity func(region string) int
+	Store    Store
+	Leases   Leases
+	Prices   Prices
+	Clusters Clusters
+	Log      *slog.Logger
+	Now      func() time.Time
+
+	// hooks let the fault tests stop a drain at the moments a crash would: after a claim, after
+	// the apply, before the record. nil in production.
+	afterClaim, afterApply func(jobs.Job)
+}
+
+// HandleSQS drains the regions named by the batch, each once however many messages name it. A
+// record it cannot act on is reported as a batch item failure so SQS retries it and, past
+// maxReceiveCount, dead-letters it. Jobs held by their price cap are not failures: they stay
+// queued in DynamoDB, and the sweep wakes the region again.
 func (h *Handler) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var resp events.SQSEventResponse
+	byRegion := map[string][]string{}
+	var order []string
 	for _, rec := range ev.Records {
-		if err := h.drain(ctx, rec); err != nil {
-			h.Log.ErrorContext(ctx, "dispatch record failed", "message_id", rec.MessageId, "err", err)
+		region, err := h.wakeOf(rec)
+		if err != nil {
+			h.Log.ErrorContext(ctx, "dispatch message refused", "message_id", rec.MessageId, "err", err)
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			continue
+		}
+		if _, seen := byRegion[region]; !seen {
+			order = append(order, region)
+		}
+		byRegion[region] = append(byRegion[region], rec.MessageId)
+	}
+	for _, region := range order {
+		if err := h.Drain(ctx, region); err != nil {
+			h.Log.ErrorContext(ctx, "drain failed", "region", region, "err", err)
+			for _, id := range byRegion[region] {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+			}
 		}
 	}
 	return resp, nil
 }
 
-func (h *Handler) drain(ctx context.Context, rec events.SQSMessage) error {
+func (h *Handler) wakeOf(rec events.SQSMessage) (string, error) {
 	var w Wake
 	if err := json.Unmarshal([]byte(rec.Body), &w); err != nil {
-		return fmt.Errorf("reading wake message: %w", err)
+		return "", fmt.Errorf("reading wake message: %w", err)
 	}
 	if _, ok := h.Regions[w.Region]; !ok {
-		return fmt.Errorf("wake names region %q, which is not configured", w.Region)
+		return "", fmt.Errorf("wake names region %q, which is not configured", w.Region)
 	}
-	h.Log.InfoContext(ctx, "dispatch woken", "region", w.Region)
-	return nil
+	return w.Region, nil
 }
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+// errStopped is what a fault hook panics with to stop a drain where a crash would.
+var errStopped = errors.New("stopped by a fault hook")

@@ -66,16 +66,24 @@ func toJobItem(j jobs.Job) (jobItem, error) {
 		GSI1PK: "ns#" + j.Namespace, GSI1SK: newestFirst(j.CreatedAt, j.ID),
 		GSI3PK: "ns#" + j.Namespace, GSI3SK: fmt.Sprintf("%03d#%s", jobs.MaxPriority-j.Priority, newestFirst(j.CreatedAt, j.ID)),
 	}
-	if j.Status == jobs.StatusQueued {
-		// Dispatch order: highest priority first, then oldest.
-		it.GSI2PK = "queue#" + j.Region
-		it.GSI2SK = fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
-	}
+	it.GSI2PK, it.GSI2SK = queueKeys(j)
 	var err error
 	if it.Manifests, err = packManifests(j.Manifests); err != nil {
 		return it, err
 	}
 	return it, nil
+}
+
+// queueKeys place a job in gsi2: queued jobs under queue#<region> in dispatch order (highest
+// priority first, then oldest), active ones under active#<region>, finished ones nowhere.
+func queueKeys(j jobs.Job) (pk, sk string) {
+	switch {
+	case j.Status == jobs.StatusQueued:
+		return "queue#" + j.Region, fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
+	case j.Status.Active():
+		return "active#" + j.Region, j.ID
+	}
+	return "", ""
 }
 
 func packManifests(m []map[string]any) ([]byte, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -16,20 +17,41 @@ import (
 	"github.com/tidegate/tidegate/shared/dispatch"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
+	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/reconcile"
+	"github.com/tidegate/tidegate/shared/spotgate"
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
-// Clients are the AWS SDK clients the handlers use, each pointed at its configured endpoint.
+// Clients are the AWS SDK clients the handlers use, each pointed at its configured endpoint, and
+// the regions' clusters.
 type Clients struct {
 	DynamoDB *dynamodb.Client
 	SQS      *sqs.Client
 	S3       *s3.Client
+	Clusters *kube.Clusters
+	Prices   *spotgate.Reader
 }
 
-// NewClients makes the clients from an SDK config, replacing each service's endpoint where ep says.
-func NewClients(awsCfg aws.Config, ep config.Endpoints) Clients {
+// NewClients makes the clients from an SDK config, replacing each service's endpoint where cfg
+// says, and reaching clusters as cfg says (a kubeconfig, or EKS).
+func NewClients(awsCfg aws.Config, cfg config.Config) (Clients, error) {
+	c := sdkClients(awsCfg, cfg.Endpoints)
+	var err error
+	if c.Clusters, err = kube.New(cfg, awsCfg); err != nil {
+		return c, err
+	}
+	c.Prices = spotgate.NewReader(func(region string) spotgate.Describer {
+		return ec2.NewFromConfig(awsCfg, func(o *ec2.Options) {
+			o.Region = region
+			o.BaseEndpoint = endpoint(cfg.Endpoints.EC2)
+		})
+	})
+	return c, nil
+}
+
+func sdkClients(awsCfg aws.Config, ep config.Endpoints) Clients {
 	return Clients{
 		DynamoDB: dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(ep.DynamoDB) }),
 		SQS:      sqs.NewFromConfig(awsCfg, func(o *sqs.Options) { o.BaseEndpoint = endpoint(ep.SQS) }),
@@ -67,22 +89,35 @@ func API(cfg config.Config, c Clients, log *slog.Logger, iam httpapi.IAMCaller) 
 		Policy:     checker,
 		Ringer:     wake.New(c.SQS, cfg.DispatchQueueURL),
 		Regions:    cfg.RegionNames(),
+		Clusters:   c.Clusters,
+		Capacity:   cfg.Capacity,
 		IAMCaller:  iam,
 	}), nil
 }
 
 // Dispatch is the dispatch queue's handler.
 func Dispatch(cfg config.Config, c Clients, log *slog.Logger) *dispatch.Handler {
-	return &dispatch.Handler{Regions: cfg.Regions, Log: log}
+	return &dispatch.Handler{
+		Regions:  cfg.Regions,
+		Capacity: cfg.Capacity,
+		Store:    dynamo.NewJobStore(c.DynamoDB, tables(cfg)),
+		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
+		Prices:   c.Prices,
+		Clusters: c.Clusters,
+		Log:      log,
+	}
 }
 
 // Reconcile is the schedule's handler.
 func Reconcile(cfg config.Config, c Clients, log *slog.Logger) *reconcile.Handler {
 	return &reconcile.Handler{
-		Regions: cfg.RegionNames(),
-		Queues:  dynamo.NewJobStore(c.DynamoDB, tables(cfg)),
-		Ringer:  wake.New(c.SQS, cfg.DispatchQueueURL),
-		Log:     log,
+		Regions:  cfg.RegionNames(),
+		Queues:   dynamo.NewJobStore(c.DynamoDB, tables(cfg)),
+		Ringer:   wake.New(c.SQS, cfg.DispatchQueueURL),
+		Jobs:     dynamo.NewJobStore(c.DynamoDB, tables(cfg)),
+		Clusters: c.Clusters,
+		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
+		Log:      log,
 	}
 }
 

@@ -22,7 +22,11 @@ func FromLambdaEnv(ctx context.Context, function string) (config.Config, Clients
 	if err != nil {
 		InitFailed(function, err)
 	}
-	return cfg, NewClients(awsCfg, cfg.Endpoints), Logger(cfg, os.Stdout)
+	clients, err := NewClients(awsCfg, cfg)
+	if err != nil {
+		InitFailed(function, err)
+	}
+	return cfg, clients, Logger(cfg, os.Stdout)
 }
 
 // InitFailed logs to stderr as JSON, as CloudWatch wants: the configured logger may not exist yet.

@@ -19,6 +19,9 @@ type JobStore interface {
 	List(ctx context.Context, f dynamo.JobFilter, limit int, cursor string) (dynamo.JobPage, error)
 	Job(ctx context.Context, id string) (jobs.Job, error)
 	Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error)
+	Apply(ctx context.Context, j jobs.Job, c dynamo.Change) error
+	Queued(ctx context.Context, region string) ([]jobs.Job, error)
+	Active(ctx context.Context, region string) ([]jobs.Job, error)
 }
 
 var _ JobStore = (*dynamo.JobStore)(nil)
@@ -102,6 +105,7 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	j.Placement = a.livePlacement(r.Context(), j)
 	return writeJSON(w, http.StatusOK, j)
 }
 

@@ -17,6 +17,11 @@ type Deps struct {
 	Templates  TemplateStore
 	Policy     *policy.Checker
 	Ringer     Ringer
+	// Clusters reaches each region's cluster, for a job's live pods, events, logs and deletion;
+	// nil where there is none (tests of the API alone).
+	Clusters Clusters
+	// Capacity is each region's limit of active jobs, for the queue's stats.
+	Capacity func(region string) int
 	// Regions jobs may run in; the first is the default where a route lets region be left out.
 	Regions []string
 	// IAMCaller is nil where no gateway authenticates callers (`tidegate dev`, tests).
@@ -33,6 +38,8 @@ type api struct {
 	policy     *policy.Checker
 	ringer     Ringer
 	regions    []string
+	clusters   Clusters
+	capacity   func(region string) int
 	iamCaller  IAMCaller
 	now        func() time.Time
 
@@ -57,7 +64,7 @@ func New(d Deps) http.Handler {
 func newAPI(d Deps) *api {
 	a := &api{
 		log: d.Log, principals: d.Principals, jobs: d.Jobs, templates: d.Templates, policy: d.Policy,
-		ringer: d.Ringer, regions: d.Regions, iamCaller: d.IAMCaller, now: d.Now,
+		ringer: d.Ringer, regions: d.Regions, clusters: d.Clusters, capacity: d.Capacity, iamCaller: d.IAMCaller, now: d.Now,
 		mux: http.NewServeMux(), paths: http.NewServeMux(),
 	}
 	if a.log == nil {
@@ -83,6 +90,13 @@ func (a *api) register() {
 	a.handle("POST /api/v1/jobs", a.authed(accessWrite, a.submitJob))
 	a.handle("GET /api/v1/jobs", a.authed(accessRead, a.listJobs))
 	a.handle("GET /api/v1/jobs/{id}", a.authed(accessRead, a.getJob))
+	a.handle("GET /api/v1/jobs/{id}/pods", a.authed(accessRead, a.jobPods))
+	a.handle("GET /api/v1/jobs/{id}/events", a.authed(accessRead, a.jobEvents))
+	a.handle("GET /api/v1/jobs/{id}/logs", a.authed(accessRead, a.jobLogs))
+	a.handle("DELETE /api/v1/jobs/{id}", a.authed(accessWrite, a.cancelJob))
+	a.handle("POST /api/v1/jobs/{id}/retry", a.authed(accessWrite, a.retryJob))
+	a.handle("POST /api/v1/jobs/bulk-delete", a.authed(accessWrite, a.bulkDelete))
+	a.handle("GET /api/v1/queue/stats", a.authed(accessRead, a.queueStats))
 
 	a.handle("POST /api/v1/templates", a.authed(accessWrite, a.createTemplate))
 	a.handle("GET /api/v1/templates", a.authed(accessRead, a.listTemplates))

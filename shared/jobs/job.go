@@ -49,6 +49,21 @@ type Job struct {
 	RetryOf       string            `json:"retry_of,omitempty" dynamodbav:"retry_of,omitempty"`
 	CreatedAt     time.Time         `json:"created_at" dynamodbav:"created_at"`
 	UpdatedAt     time.Time         `json:"updated_at" dynamodbav:"updated_at"`
+	// GPUs is what the job's pods request in all, for the region's GPU budget.
+	GPUs int64 `json:"gpus" dynamodbav:"gpus"`
+	// PendingReason says why a queued job waits: capacity, spot_price_above_cap,
+	// spot_price_unknown or queued_behind_higher_priority; empty once dispatched.
+	PendingReason string `json:"pending_reason,omitempty" dynamodbav:"pending_reason,omitempty"`
+	// QueuePosition is the job's place among the region's waiting jobs, from 1, at the last drain.
+	QueuePosition int `json:"queue_position,omitempty" dynamodbav:"queue_position,omitempty"`
+	// SpotGate is the last spot price observed for a capped job.
+	SpotGate *SpotGate `json:"spot_gate,omitempty" dynamodbav:"spot_gate,omitempty"`
+	// Placement is where the job's pods ran, kept when it ends so it outlives the pods.
+	Placement map[string]any `json:"placement,omitempty" dynamodbav:"placement,omitempty"`
+	// LogTail is the end of the job's logs, kept when it ends.
+	LogTail []string `json:"log_tail,omitempty" dynamodbav:"log_tail,omitempty"`
+	// Claim is the dispatcher's hold on a job it is applying; internal.
+	Claim *Claim `json:"-" dynamodbav:"claim,omitempty"`
 	// Manifests are the objects the job applies, as submitted after template substitution.
 	Manifests []map[string]any `json:"manifests,omitempty" dynamodbav:"-"`
 }
@@ -58,6 +73,31 @@ type Job struct {
 type Spot struct {
 	InstanceType string  `json:"instance_type" dynamodbav:"instance_type"`
 	MaxPrice     float64 `json:"max_price" dynamodbav:"max_price"`
+}
+
+// SpotGate is API.md's spot_gate: the cap, and the price last seen for it.
+type SpotGate struct {
+	InstanceType  string    `json:"instance_type" dynamodbav:"instance_type"`
+	MaxPrice      float64   `json:"max_price" dynamodbav:"max_price"`
+	ObservedPrice *float64  `json:"observed_price" dynamodbav:"observed_price"`
+	CheckedAt     time.Time `json:"checked_at" dynamodbav:"checked_at"`
+}
+
+// Claim is a dispatcher's exclusive hold on a job while it applies it. A claim whose Until has
+// passed belongs to a dispatcher that died; the next one adopts the job.
+type Claim struct {
+	Token string    `dynamodbav:"token"`
+	Until time.Time `dynamodbav:"until"`
+}
+
+// Terminal reports whether a job in status s is done for good.
+func (s Status) Terminal() bool {
+	return s == StatusSucceeded || s == StatusFailed || s == StatusCancelled
+}
+
+// Active reports whether a job in status s holds a share of its region's capacity.
+func (s Status) Active() bool {
+	return s == StatusDispatching || s == StatusPending || s == StatusRunning
 }
 
 // Transition is one entry of a job's status history.

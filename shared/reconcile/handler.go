@@ -6,8 +6,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/tidegate/tidegate/shared/ids"
+	"github.com/tidegate/tidegate/shared/jobs"
 )
 
 // Queues tells which regions have queued jobs; dynamo.JobStore is the real one.
@@ -20,26 +24,65 @@ type Ringer interface {
 	Ring(ctx context.Context, region string) error
 }
 
+// Leases keeps one beat at a time; dynamo.LeaseStore is the real one.
+type Leases interface {
+	Acquire(ctx context.Context, name, owner string, now, until time.Time) (bool, error)
+	Release(ctx context.Context, name, owner string) error
+}
+
 // Handler is the reconcile function's schedule handler.
 type Handler struct {
-	Regions []string
-	Queues  Queues
-	Ringer  Ringer
-	Log     *slog.Logger
+	Regions  []string
+	Queues   Queues
+	Ringer   Ringer
+	Jobs     Jobs
+	Clusters Clusters
+	Leases   Leases
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
-// HandleBeat runs one beat. EventBridge may deliver a beat twice; a beat is safe to repeat.
+// beatLease outlasts one beat: the function's 55 s timeout in template.yaml, and a little more.
+const beatLease = time.Minute
+
+// HandleBeat runs one beat, if no other beat is running: EventBridge may deliver a beat twice,
+// and a slow beat may overlap the next; the lease makes the second a no-op.
 func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) error {
-	h.Log.DebugContext(ctx, "beat", "event_id", ev.ID, "time", ev.Time)
-	return h.sweep(ctx)
+	owner := ids.New("beat-", h.now())
+	ok, err := h.Leases.Acquire(ctx, "reconcile", owner, h.now(), h.now().Add(beatLease))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		h.Log.InfoContext(ctx, "another beat is running; this one does nothing", "event_id", ev.ID)
+		return nil
+	}
+	defer func() { _ = h.Leases.Release(context.WithoutCancel(ctx), "reconcile", owner) }()
+	var errs []error
+	for _, r := range h.Regions {
+		errs = append(errs, h.follow(ctx, r))
+	}
+	errs = append(errs, h.sweep(ctx))
+	return errors.Join(errs...)
 }
 
-// sweep rings dispatch for every region with queued jobs, so a job whose submission's ring was
-// lost waits one beat at most. Ringing a region with nothing to admit costs one empty drain.
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+// sweep rings dispatch for every region with queued jobs or a claim whose dispatcher died, so a
+// job whose submission's ring was lost waits one beat at most. Ringing a region with nothing to
+// admit costs one empty drain.
 func (h *Handler) sweep(ctx context.Context) error {
 	var errs []error
 	for _, r := range h.Regions {
 		queued, err := h.Queues.HasQueued(ctx, r)
+		if err == nil && !queued {
+			queued, err = h.strandedClaim(ctx, r)
+		}
 		if err == nil && queued {
 			err = h.Ringer.Ring(ctx, r)
 		}
@@ -48,4 +91,18 @@ func (h *Handler) sweep(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// strandedClaim reports whether region has a job claimed by a dispatcher whose claim ran out.
+func (h *Handler) strandedClaim(ctx context.Context, region string) (bool, error) {
+	active, err := h.Jobs.Active(ctx, region)
+	if err != nil {
+		return false, err
+	}
+	for _, j := range active {
+		if j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now()) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

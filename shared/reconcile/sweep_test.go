@@ -34,7 +34,7 @@ func TestSweepRingsRegionsWithQueuedJobs(t *testing.T) {
 	}
 	h := &reconcile.Handler{
 		Regions: []string{"us-east-1", "us-west-2"}, Queues: store, Ringer: wake.New(q, queueURL),
-		Log: slog.New(slog.DiscardHandler),
+		Jobs: store, Leases: dynamo.NewLeaseStore(db, tables.Control), Log: slog.New(slog.DiscardHandler),
 	}
 	if err := h.HandleBeat(ctx, events.EventBridgeEvent{ID: "beat-1"}); err != nil {
 		t.Fatalf("HandleBeat: %v", err)

@@ -26,11 +26,10 @@ const EnvState = "TIDEGATE_SANDBOX_STATE"
 const startTimeout = 2 * time.Minute
 
 var (
-	mu      sync.Mutex
-	state   *sandbox.State
-	owned   *sandbox.Sandbox
-	ownDir  string
-	withK8s bool
+	mu     sync.Mutex
+	state  *sandbox.State
+	owned  *sandbox.Sandbox
+	ownDir string
 )
 
 // Main runs the tests and then stops any stand-ins this binary started. Call it from TestMain.
@@ -47,10 +46,15 @@ func Main(m *testing.M) {
 
 // get returns the shared sandbox, attaching to or starting one; kube asks for the cluster too.
 func get(t testing.TB, kube bool) sandbox.State {
+	defer func() {
+		if kube && state != nil && state.Kubeconfig == "" {
+			t.Fatalf("the sandbox in %s has no Kubernetes; start it with --kube", os.Getenv(EnvState))
+		}
+	}()
 	t.Helper()
 	mu.Lock()
 	defer mu.Unlock()
-	if state != nil && (!kube || state.Kubeconfig != "") {
+	if state != nil {
 		return *state
 	}
 	if path := os.Getenv(EnvState); path != "" {
@@ -58,17 +62,8 @@ func get(t testing.TB, kube bool) sandbox.State {
 		if err != nil {
 			t.Fatalf("attaching to the sandbox named by %s: %v", EnvState, err)
 		}
-		if kube && st.Kubeconfig == "" {
-			t.Fatalf("the sandbox in %s has no Kubernetes; start it with --kube", path)
-		}
 		state = &st
 		return st
-	}
-	if owned != nil {
-		// Started without Kubernetes and now asked for it: start afresh with everything.
-		owned.Stop()
-		os.RemoveAll(ownDir)
-		owned, state = nil, nil
 	}
 	dir, err := os.MkdirTemp("", "tidegate-testenv-")
 	if err != nil {
@@ -76,7 +71,9 @@ func get(t testing.TB, kube bool) sandbox.State {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	sb, err := sandbox.Start(ctx, sandbox.Options{Dir: dir, Kube: kube || withK8s})
+	// Everything starts at once, Kubernetes too: a test that asks for the cluster after another
+	// asked only for tables must find those tables' server still there.
+	sb, err := sandbox.Start(ctx, sandbox.Options{Dir: dir, Kube: true})
 	if err != nil {
 		os.RemoveAll(dir)
 		if errors.Is(err, sandbox.ErrNotInstalled) && os.Getenv("CI") == "" {

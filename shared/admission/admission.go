@@ -1,0 +1,79 @@
+// Package admission decides which of a region's queued jobs to dispatch now, and why each other
+// one waits.
+//
+// Numbers in, steps out: Decide takes the region's queued jobs, its capacity and the spot prices
+// observed, and touches nothing. The dispatch function claims and applies what it admits; the API
+// shows each waiting job's reason and queue position.
+package admission
+
+import (
+	"time"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+)
+
+// Candidate is one queued job as admission sees it.
+type Candidate struct {
+	ID        string
+	Priority  int // 0–100 (jobs.MinPriority–jobs.MaxPriority); higher goes first
+	CreatedAt time.Time
+	// GPUs is the sum of the GPU requests of the job's pods, as the caller counts them from its
+	// manifests. Zero for a job that needs none; a negative count is read as zero.
+	GPUs int64
+	// Spot is the job's price cap, nil for a job that runs at any price.
+	Spot *jobs.Spot
+}
+
+// Capacity is how much of the region the jobs may use, and how much dispatched jobs already hold.
+type Capacity struct {
+	// MaxActive is how many jobs may be active (dispatched and not yet ended) in the region at
+	// once. Unlike MaxGPUs it has no "no limit" value: 0 admits nothing, so a region configured
+	// without room stays closed rather than open without bound.
+	MaxActive int
+	// MaxGPUs is how many GPUs the region's active jobs may request in all; 0 (or less) means no
+	// GPU cap.
+	MaxGPUs    int64
+	ActiveJobs int
+	ActiveGPUs int64
+}
+
+// SpotPrice is the spot gate's observation of one instance type's price in the region: the lowest
+// current price across its zones, and whether there was one. It holds just what admission reads of
+// spotgate.Observation, so that this package stays free of the EC2 reader spotgate also holds.
+type SpotPrice struct {
+	Price float64
+	Known bool
+}
+
+// Reason says why a job was not admitted. The values are what the API shows as pending_reason.
+type Reason string
+
+const (
+	// ReasonCapacity: the job is the first in line for room in the region (or shares the first
+	// one's priority): no free job slot, or not enough of the GPU budget left for it.
+	ReasonCapacity Reason = "capacity"
+	// ReasonSpotPriceAboveCap: the spot price observed for the job's instance type is above its cap.
+	ReasonSpotPriceAboveCap Reason = "spot_price_above_cap"
+	// ReasonSpotPriceUnknown: no spot price could be observed for the job's instance type, and an
+	// unknown price holds a capped job (fail closed).
+	ReasonSpotPriceUnknown Reason = "spot_price_unknown"
+	// ReasonQueuedBehindHigherPriority: the job waits for room, and a job of strictly higher
+	// priority is waiting for room ahead of it.
+	ReasonQueuedBehindHigherPriority Reason = "queued_behind_higher_priority"
+)
+
+// Wait is one job that is not dispatched now.
+type Wait struct {
+	ID     string
+	Reason Reason
+	// Position is the job's place among the waiting jobs, from 1, in dispatch order: the API's
+	// queue_position. Jobs held by their price cap count too, at their priority, since that is
+	// where they stand once the price allows them.
+	Position int
+}
+
+// Decision is what Decide says for one region at one moment.
+type Decision struct {
+	Admit   []string // the IDs to dispatch, in dispatch order
+	Waiting []Wait   // every other candidate, in dispatch order
+}

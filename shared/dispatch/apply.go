@@ -1,0 +1,180 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+)
+
+// JobIDKey is the label and annotation every object a job creates carries, pod templates included:
+// reconcile finds a job's objects by the label, and dispatch tells its own objects from another's
+// by the annotation.
+const JobIDKey = "tidegate.io/job-id"
+
+// resources maps each kind the admission policy can allow to its API resource. A kind missing
+// here cannot be applied, whatever the policy says.
+var resources = map[schema.GroupVersionKind]string{
+	{Group: "batch", Version: "v1", Kind: "Job"}:                  "jobs",
+	{Group: "batch", Version: "v1", Kind: "CronJob"}:              "cronjobs",
+	{Group: "apps", Version: "v1", Kind: "Deployment"}:            "deployments",
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"}:           "statefulsets",
+	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:            "replicasets",
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:             "daemonsets",
+	{Group: "", Version: "v1", Kind: "Pod"}:                       "pods",
+	{Group: "", Version: "v1", Kind: "ConfigMap"}:                 "configmaps",
+	{Group: "", Version: "v1", Kind: "Secret"}:                    "secrets",
+	{Group: "", Version: "v1", Kind: "Service"}:                   "services",
+	{Group: "", Version: "v1", Kind: "ServiceAccount"}:            "serviceaccounts",
+	{Group: "", Version: "v1", Kind: "PersistentVolumeClaim"}:     "persistentvolumeclaims",
+	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}: "poddisruptionbudgets",
+}
+
+// ErrNameCollision is a manifest whose name is taken by an object Tidegate did not make for this job.
+var ErrNameCollision = errors.New("name collision")
+
+// applyJob creates each of the job's manifests in its namespace, stamped with the job id. An
+// object that already exists with this job's annotation was created by an earlier try of this
+// same dispatch, and counts as done; one with another job's (or none) is a name collision.
+func applyJob(ctx context.Context, dc dynamic.Interface, j jobs.Job) error {
+	for i, m := range j.Manifests {
+		obj := stamped(m, j)
+		gvk := obj.GroupVersionKind()
+		res, ok := resources[gvk]
+		if !ok {
+			return fmt.Errorf("manifest %d: %s cannot be applied by Tidegate", i, gvk)
+		}
+		ri := dc.Resource(gvk.GroupVersion().WithResource(res)).Namespace(j.Namespace)
+		_, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: "tidegate"})
+		if !apierrors.IsAlreadyExists(err) {
+			if err != nil {
+				return fmt.Errorf("creating %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), err)
+			}
+			continue
+		}
+		existing, getErr := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if getErr != nil {
+			return fmt.Errorf("reading the existing %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), getErr)
+		}
+		if owner := existing.GetAnnotations()[JobIDKey]; owner != j.ID {
+			who := "an object Tidegate did not create"
+			if owner != "" {
+				who = "job " + owner
+			}
+			return fmt.Errorf("%w: %s %s/%s already exists, made by %s; rename it in the manifest or delete the old one",
+				ErrNameCollision, gvk.Kind, j.Namespace, obj.GetName(), who)
+		}
+	}
+	return nil
+}
+
+// stamped is a copy of manifest m ready to create: the job's namespace, and the job id as label
+// and annotation on the object and on every pod template inside it.
+func stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: deepCopy(m)}
+	obj.SetNamespace(j.Namespace)
+	mark(obj.Object, j.ID)
+	for _, path := range podTemplatePaths {
+		if tmpl, found, _ := unstructured.NestedMap(obj.Object, path...); found {
+			mark(tmpl, j.ID)
+			_ = unstructured.SetNestedMap(obj.Object, tmpl, path...)
+		}
+	}
+	return obj
+}
+
+// podTemplatePaths are where workload kinds keep their pod templates.
+var podTemplatePaths = [][]string{
+	{"spec", "template"},                        // Job, Deployment, StatefulSet, ReplicaSet, DaemonSet
+	{"spec", "jobTemplate"},                     // CronJob: the Jobs it makes
+	{"spec", "jobTemplate", "spec", "template"}, // CronJob: their pods
+}
+
+func mark(obj map[string]any, id string) {
+	for _, field := range []string{"labels", "annotations"} {
+		meta, _ := obj["metadata"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+			obj["metadata"] = meta
+		}
+		kv, _ := meta[field].(map[string]any)
+		if kv == nil {
+			kv = map[string]any{}
+		}
+		kv[JobIDKey] = id
+		meta[field] = kv
+	}
+}
+
+// deepCopy copies decoded JSON, turning json.Number into what unstructured accepts.
+func deepCopy(v map[string]any) map[string]any {
+	return runtimeCopy(v).(map[string]any)
+}
+
+func runtimeCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = runtimeCopy(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = runtimeCopy(x)
+		}
+		return out
+	case interface{ Int64() (int64, error) }:
+		if n, err := t.Int64(); err == nil {
+			return n
+		}
+		if f, ok := t.(interface{ Float64() (float64, error) }); ok {
+			if x, err := f.Float64(); err == nil {
+				return x
+			}
+		}
+		return strings.TrimSpace(fmt.Sprint(t))
+	}
+	return v
+}
+
+// DeleteJob deletes the objects of job j from the cluster, in the foreground (their pods first),
+// leaving alone any object that is not this job's. Objects already gone are no error.
+func DeleteJob(ctx context.Context, dc dynamic.Interface, j jobs.Job) error {
+	foreground := metav1.DeletePropagationForeground
+	for _, m := range j.Manifests {
+		obj := &unstructured.Unstructured{Object: m}
+		gvk := obj.GroupVersionKind()
+		res, ok := resources[gvk]
+		if !ok {
+			continue
+		}
+		ri := dc.Resource(gvk.GroupVersion().WithResource(res)).Namespace(j.Namespace)
+		existing, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), err)
+		}
+		if existing.GetAnnotations()[JobIDKey] != j.ID {
+			continue
+		}
+		// The UID precondition makes sure it is this object, not a namesake made since the Get.
+		uid := existing.GetUID()
+		err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &foreground, Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package dispatch
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/reconcile"
+	"github.com/tidegate/tidegate/shared/spotgate"
+	"github.com/tidegate/tidegate/shared/spotprices"
+	"github.com/tidegate/tidegate/shared/testenv"
+	"github.com/tidegate/tidegate/shared/wake"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// clock is a test's settable now, shared by dispatch and reconcile.
+type clock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *clock) now() time.Time       { c.mu.Lock(); defer c.mu.Unlock(); return time.Now().Add(c.off) }
+func (c *clock) skip(d time.Duration) { c.mu.Lock(); c.off += d; c.mu.Unlock() }
+
+// rig is one region on the real stand-ins: tables, a namespace in the sandbox cluster, a price
+// endpoint, and a dispatch and a reconcile handler sharing one clock.
+type rig struct {
+	store     *dynamo.JobStore
+	ns        string
+	book      *spotprices.Book
+	dispatch  *Handler
+	reconcile *reconcile.Handler
+	clock     *clock
+}
+
+const region = "us-east-1"
+
+func newRig(t *testing.T, capacity int) rig {
+	tables, db := testenv.Tables(t)
+	ns, kst := testenv.Namespace(t)
+	queueURL, q := testenv.Queue(t, "dispatch")
+	clusters, err := kube.New(config.Config{Regions: map[string]string{region: "sandbox"}, Kubeconfig: kst.Kubeconfig}, aws.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	book := &spotprices.Book{}
+	srv := httptest.NewServer(book.Handler())
+	t.Cleanup(srv.Close)
+	prices := spotgate.NewReader(func(r string) spotgate.Describer {
+		return ec2.New(ec2.Options{Region: r, BaseEndpoint: aws.String(srv.URL), Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")})
+	})
+	store := dynamo.NewJobStore(db, tables)
+	leases := dynamo.NewLeaseStore(db, tables.Control)
+	c := &clock{}
+	log := slog.New(slog.DiscardHandler)
+	return rig{
+		store: store, ns: ns, book: book, clock: c,
+		dispatch: &Handler{
+			Regions: map[string]string{region: "sandbox"}, Capacity: func(string) int { return capacity },
+			Store: store, Leases: leases, Prices: prices, Clusters: clusters, Log: log, Now: c.now,
+		},
+		reconcile: &reconcile.Handler{
+			Regions: []string{region}, Queues: store, Ringer: wake.New(q, queueURL), Jobs: store,
+			Clusters: clusters, Leases: leases, Log: log, Now: c.now,
+		},
+	}
+}
+
+// submit stores a queued job job-<name> running a restricted busybox Job named name.
+func (r rig) submit(t *testing.T, name string, priority int, spot *jobs.Spot) jobs.Job {
+	return r.submitAs(t, "job-"+name, name, priority, spot)
+}
+
+func (r rig) submitAs(t *testing.T, id, name string, priority int, spot *jobs.Spot) jobs.Job {
+	t.Helper()
+	m := map[string]any{
+		"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": name, "namespace": r.ns},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"restartPolicy":   "Never",
+			"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": 1000, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+			"containers": []any{map[string]any{"name": "main", "image": "busybox:1.36", "securityContext": map[string]any{
+				"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}}},
+		}}},
+	}
+	now := r.clock.now()
+	j := jobs.New(id, "ml", r.ns, region, priority, nil, []map[string]any{m}, now)
+	j.Spot = spot
+	if _, _, err := r.store.Create(context.Background(), j, outbox.ForJob(outbox.JobQueued, j, "", now), nil, now); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func (r rig) job(t *testing.T, id string) jobs.Job {
+	t.Helper()
+	j, err := r.store.Job(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// run drains and beats until done says stop, recording the order jobs left the queue.
+func (r rig) run(t *testing.T, ids []string, done func(map[string]jobs.Job) bool) []string {
+	t.Helper()
+	var order []string
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := r.dispatch.Drain(context.Background(), region); err != nil {
+			t.Fatalf("Drain: %v", err)
+		}
+		if err := r.reconcile.HandleBeat(context.Background(), events.EventBridgeEvent{ID: "beat"}); err != nil {
+			t.Fatalf("HandleBeat: %v", err)
+		}
+		now := map[string]jobs.Job{}
+		for _, id := range ids {
+			j := r.job(t, id)
+			now[id] = j
+			if j.Status != jobs.StatusQueued && !slices.Contains(order, id) {
+				order = append(order, id)
+			}
+		}
+		if done(now) {
+			return order
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	t.Fatalf("not done within 90 s; order so far %v", order)
+	return nil
+}
+
+func allEnded(ids ...string) func(map[string]jobs.Job) bool {
+	return func(js map[string]jobs.Job) bool {
+		for _, id := range ids {
+			if !js[id].Status.Terminal() {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// TestPriorityOrderAndSpotGate is the scenario: capacity 1, jobs of priorities 10, 90
+// and 50 run in the order 90, 50, 10, while a priority-100 job capped under the spot price waits
+// without holding them up; once the price drops it runs too.
+func TestPriorityOrderAndSpotGate(t *testing.T) {
+	r := newRig(t, 1)
+	if err := r.book.Set(region, "g5.xlarge", 0.55, r.clock.now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	low, high, mid := r.submit(t, "p10", 10, nil), r.submit(t, "p90", 90, nil), r.submit(t, "p50", 50, nil)
+	gated := r.submit(t, "p100", 100, &jobs.Spot{InstanceType: "g5.xlarge", MaxPrice: 0.40})
+
+	ids := []string{low.ID, high.ID, mid.ID, gated.ID}
+	order := r.run(t, ids, allEnded(low.ID, high.ID, mid.ID))
+	if want := []string{high.ID, mid.ID, low.ID}; !slices.Equal(order, want) {
+		t.Errorf("dispatch order = %v, want %v", order, want)
+	}
+	for _, id := range []string{low.ID, high.ID, mid.ID} {
+		j := r.job(t, id)
+		var seen []jobs.Status
+		for _, h := range j.StatusHistory {
+			seen = append(seen, h.Status)
+		}
+		if want := []jobs.Status{jobs.StatusQueued, jobs.StatusDispatching, jobs.StatusPending, jobs.StatusRunning, jobs.StatusSucceeded}; !slices.Equal(seen, want) {
+			t.Errorf("job %s went %v, want %v", id, seen, want)
+		}
+		if j.Placement["node_name"] != "kwok-node-0" || j.Placement["node_instance_type"] != "g5.xlarge" {
+			t.Errorf("job %s placement = %v, want kwok-node-0, a g5.xlarge", id, j.Placement)
+		}
+	}
+	g := r.job(t, gated.ID)
+	if g.Status != jobs.StatusQueued || g.PendingReason != "spot_price_above_cap" || g.SpotGate == nil || g.SpotGate.ObservedPrice == nil || *g.SpotGate.ObservedPrice != 0.55 {
+		t.Fatalf("gated job = %s, reason %q, gate %+v; want queued, spot_price_above_cap, observed 0.55", g.Status, g.PendingReason, g.SpotGate)
+	}
+
+	if err := r.book.Set(region, "g5.xlarge", 0.35, r.clock.now()); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.skip(2 * time.Minute) // past the spot gate's cache
+	r.run(t, ids, allEnded(gated.ID))
+	if g := r.job(t, gated.ID); g.Status != jobs.StatusSucceeded {
+		t.Errorf("gated job after the price dropped = %s, want succeeded", g.Status)
+	}
+}
+
+// TestNameCollision: a manifest whose name another job's object holds fails its job clearly.
+func TestNameCollision(t *testing.T) {
+	r := newRig(t, 5)
+	first := r.submit(t, "same", 50, nil)
+	r.run(t, []string{first.ID}, allEnded(first.ID))
+	clash := r.submitAs(t, "job-clash", "same", 50, nil)
+	r.run(t, []string{clash.ID}, allEnded(clash.ID))
+	got := r.job(t, clash.ID)
+	if got.Status != jobs.StatusFailed || !containsAll(got.StatusHistory[len(got.StatusHistory)-1].Reason, "name collision", first.ID) {
+		t.Errorf("colliding job = %s (%v), want failed naming the collision and job %s", got.Status, got.StatusHistory, first.ID)
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,191 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/admission"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/ids"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/spotgate"
+)
+
+const (
+	// drainLease outlasts one drain: the function's 60 s timeout in template.yaml, and half again.
+	drainLease = 90 * time.Second
+	// claimLease is how long a claimed job may sit in dispatching before another drain adopts it:
+	// an apply of a few objects takes well under a second, so two minutes means its drainer died.
+	claimLease = 2 * time.Minute
+	// gateRefresh is how often a waiting job's spot observation is written back, so
+	// GET /api/v1/jobs/{id} shows why it waits without a write per job per drain.
+	gateRefresh = time.Minute
+)
+
+// Drain dispatches what region's capacity and spot prices allow now, in priority order, and
+// records why every other queued job waits.
+func (h *Handler) Drain(ctx context.Context, region string) error {
+	owner := ids.New("drain-", h.now())
+	ok, err := h.Leases.Acquire(ctx, "dispatch#"+region, owner, h.now(), h.now().Add(drainLease))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// Another drain of this region is running; it reads the queue after taking its lease,
+		// and the sweep wakes the region again, so nothing waits on this one.
+		h.Log.InfoContext(ctx, "region already draining", "region", region)
+		return nil
+	}
+	defer func() {
+		if err := h.Leases.Release(context.WithoutCancel(ctx), "dispatch#"+region, owner); err != nil {
+			h.Log.WarnContext(ctx, "releasing drain lease", "region", region, "err", err)
+		}
+	}()
+
+	active, err := h.Store.Active(ctx, region)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, j := range active {
+		if j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now()) {
+			errs = append(errs, h.dispatch(ctx, region, j.ID))
+		}
+	}
+	queued, err := h.Store.Queued(ctx, region)
+	if err != nil {
+		return err
+	}
+	observed := h.observe(ctx, region, queued)
+	decision := admission.Decide(candidates(queued), h.capacity(region, active), prices(observed))
+	for _, id := range decision.Admit {
+		errs = append(errs, h.dispatch(ctx, region, id))
+	}
+	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
+	return errors.Join(errs...)
+}
+
+func (h *Handler) capacity(region string, active []jobs.Job) admission.Capacity {
+	c := admission.Capacity{MaxActive: h.Capacity(region), ActiveJobs: len(active)}
+	for _, j := range active {
+		c.ActiveGPUs += j.GPUs
+	}
+	return c
+}
+
+func candidates(queued []jobs.Job) []admission.Candidate {
+	out := make([]admission.Candidate, len(queued))
+	for i, j := range queued {
+		out[i] = admission.Candidate{ID: j.ID, Priority: j.Priority, CreatedAt: j.CreatedAt, GPUs: j.GPUs, Spot: j.Spot}
+	}
+	return out
+}
+
+// observe reads the spot price of every instance type the queued jobs cap, once each.
+func (h *Handler) observe(ctx context.Context, region string, queued []jobs.Job) map[string]spotgate.Observation {
+	out := map[string]spotgate.Observation{}
+	for _, j := range queued {
+		if j.Spot == nil {
+			continue
+		}
+		if _, done := out[j.Spot.InstanceType]; !done {
+			out[j.Spot.InstanceType] = h.Prices.Observe(ctx, region, j.Spot.InstanceType, h.now())
+		}
+	}
+	return out
+}
+
+func prices(observed map[string]spotgate.Observation) map[string]admission.SpotPrice {
+	out := make(map[string]admission.SpotPrice, len(observed))
+	for t, o := range observed {
+		out[t] = admission.SpotPrice{Price: o.Price, Known: o.Known}
+	}
+	return out
+}
+
+// dispatch claims one job, applies it to the region's cluster and records it pending with its
+// job.dispatched event. A job another drain took first is skipped. A failed apply leaves the
+// claim to run out, so the next drain adopts and retries it; a name collision fails the job.
+func (h *Handler) dispatch(ctx context.Context, region, id string) error {
+	token := ids.New("claim-", h.now())
+	j, err := h.Store.Claim(ctx, id, token, h.now(), h.now().Add(claimLease))
+	if errors.Is(err, dynamo.ErrStale) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if h.afterClaim != nil {
+		h.afterClaim(j)
+	}
+	dc, err := h.Clusters.Dynamic(ctx, region)
+	if err != nil {
+		return fmt.Errorf("reaching %s's cluster: %w", region, err)
+	}
+	applyErr := applyJob(ctx, dc, j)
+	if applyErr != nil && !errors.Is(applyErr, ErrNameCollision) {
+		return fmt.Errorf("dispatching job %s: %w", id, applyErr)
+	}
+	if h.afterApply != nil {
+		h.afterApply(j)
+	}
+	now := h.now()
+	c := dynamo.Change{From: jobs.StatusDispatching, To: jobs.StatusPending, At: now, Claim: token, Set: map[string]any{"claim": nil}}
+	if applyErr != nil {
+		c.To, c.Reason = jobs.StatusFailed, applyErr.Error()
+	}
+	next := j
+	next.Status = c.To
+	ev := outbox.ForJob(outbox.JobDispatched, next, c.Reason, now)
+	if c.To == jobs.StatusFailed {
+		ev = outbox.ForJob(outbox.JobFailed, next, c.Reason, now)
+	}
+	c.Event = &ev
+	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, dynamo.ErrStale) {
+		return err
+	}
+	h.Log.InfoContext(ctx, "dispatched", "job_id", id, "region", region, "status", c.To)
+	return nil
+}
+
+// recordWaits writes each waiting job's reason, queue position and spot observation where they
+// changed, and a capped job's observation at most every gateRefresh.
+func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []admission.Wait, observed map[string]spotgate.Observation) error {
+	byID := make(map[string]jobs.Job, len(queued))
+	for _, j := range queued {
+		byID[j.ID] = j
+	}
+	now := h.now()
+	var errs []error
+	for _, w := range waits {
+		j := byID[w.ID]
+		set := map[string]any{}
+		if j.PendingReason != string(w.Reason) || j.QueuePosition != w.Position {
+			set["pending_reason"], set["queue_position"] = string(w.Reason), w.Position
+		}
+		if j.Spot != nil && (j.SpotGate == nil || now.Sub(j.SpotGate.CheckedAt) >= gateRefresh) {
+			set["spot_gate"] = gateOf(j.Spot, observed[j.Spot.InstanceType], now)
+		}
+		if len(set) == 0 {
+			continue
+		}
+		err := h.Store.Apply(ctx, j, dynamo.Change{From: jobs.StatusQueued, To: jobs.StatusQueued, At: now, Set: set})
+		if err != nil && !errors.Is(err, dynamo.ErrStale) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func gateOf(s *jobs.Spot, o spotgate.Observation, now time.Time) jobs.SpotGate {
+	g := jobs.SpotGate{InstanceType: s.InstanceType, MaxPrice: s.MaxPrice, CheckedAt: now.UTC()}
+	if o.Known {
+		p := o.Price
+		g.ObservedPrice = &p
+		g.CheckedAt = o.CheckedAt.UTC()
+	}
+	return g
+}

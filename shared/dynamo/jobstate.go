@@ -1,0 +1,195 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
+)
+
+// ErrStale is what a state change answers when the job is no longer in the state it expected:
+// another worker moved it first. The caller drops its step; nothing is lost.
+var ErrStale = errors.New("the job changed under us")
+
+// summaryAttrs are what a drain or a reconcile needs of a job: everything but its manifests.
+var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created_at, updated_at, gpus, spot, pending_reason, queue_position, spot_gate, claim"
+
+var summaryNames = map[string]string{"#ns": "namespace", "#region": "region", "#status": "status"}
+
+// Queued reads every queued job of region, in dispatch order, without manifests: the whole
+// candidate set, page after page.
+func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error) {
+	return s.byQueueKey(ctx, "queue#"+region)
+}
+
+// Active reads every job of region that holds capacity: dispatching, pending or running.
+func (s *JobStore) Active(ctx context.Context, region string) ([]jobs.Job, error) {
+	return s.byQueueKey(ctx, "active#"+region)
+}
+
+func (s *JobStore) byQueueKey(ctx context.Context, pk string) ([]jobs.Job, error) {
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:                 &s.tables.Jobs,
+		IndexName:                 aws.String(indexGSI2),
+		KeyConditionExpression:    aws.String("gsi2pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		ProjectionExpression:      &summaryAttrs,
+		ExpressionAttributeNames:  summaryNames,
+	})
+	var out []jobs.Job
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", pk, err)
+		}
+		var items []jobs.Job
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", pk, err)
+		}
+		out = append(out, items...)
+	}
+	return out, nil
+}
+
+// Change is one state change of a job: the new status (or the same, to update fields alone), the
+// fields to set, and the event to write with it.
+type Change struct {
+	From, To jobs.Status
+	Reason   string
+	At       time.Time
+	// Set are further attributes to set, by name (pending_reason, placement, log_tail, claim, …);
+	// a nil value removes the attribute.
+	Set   map[string]any
+	Event *outbox.Event
+	// Claim, when set, must be the claim token on the job: only the claim's holder may record.
+	Claim string
+}
+
+// Apply makes the change in one transaction with its event, if the job is still in From (and
+// held by Claim). ErrStale when it is not.
+func (s *JobStore) Apply(ctx context.Context, j jobs.Job, c Change) error {
+	pk, sk := jobKey(j.ID)
+	names := map[string]string{"#status": "status", "#updated": "updated_at"}
+	vals := map[string]types.AttributeValue{}
+	set := []string{"#status = :to", "#updated = :at"}
+	var remove []string
+	put := func(name string, v any) error {
+		av, err := attributevalue.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encoding %s: %w", name, err)
+		}
+		vals[":"+name] = av
+		return nil
+	}
+	if err := put("to", c.To); err != nil {
+		return err
+	}
+	if err := put("at", c.At.UTC()); err != nil {
+		return err
+	}
+	if c.To != c.From {
+		set = append(set, "status_history = list_append(status_history, :hist)")
+		if err := put("hist", []jobs.Transition{{Status: c.To, At: c.At.UTC(), Reason: c.Reason}}); err != nil {
+			return err
+		}
+		moved := j
+		moved.Status = c.To
+		if qpk, qsk := queueKeys(moved); qpk != "" {
+			set = append(set, "gsi2pk = :qpk", "gsi2sk = :qsk")
+			_ = put("qpk", qpk)
+			_ = put("qsk", qsk)
+		} else {
+			remove = append(remove, "gsi2pk", "gsi2sk")
+		}
+	}
+	for name, v := range c.Set {
+		names["#"+name] = name
+		if v == nil {
+			remove = append(remove, "#"+name)
+			continue
+		}
+		set = append(set, fmt.Sprintf("#%s = :%s", name, name))
+		if err := put(name, v); err != nil {
+			return err
+		}
+	}
+	expr := "SET " + join(set)
+	if len(remove) > 0 {
+		expr += " REMOVE " + join(remove)
+	}
+	cond := "#status = :from"
+	if err := put("from", c.From); err != nil {
+		return err
+	}
+	if c.Claim != "" {
+		cond += " AND claim.#token = :claim"
+		names["#token"] = "token"
+		_ = put("claim", c.Claim)
+	}
+	writes := []types.TransactWriteItem{{Update: &types.Update{
+		TableName: &s.tables.Jobs, Key: keyOf(pk, sk), UpdateExpression: &expr,
+		ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
+	}}}
+	if c.Event != nil {
+		ev, err := s.tables.eventPut(*c.Event)
+		if err != nil {
+			return err
+		}
+		writes = append(writes, ev)
+	}
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
+	if _, failed := isConditionFailed(err, 0); failed {
+		return ErrStale
+	}
+	if err != nil {
+		return fmt.Errorf("recording job %s %s → %s: %w", j.ID, c.From, c.To, err)
+	}
+	return nil
+}
+
+func join(parts []string) string {
+	out := ""
+	for i, p := range parts {
+		if i > 0 {
+			out += ", "
+		}
+		out += p
+	}
+	return out
+}
+
+// Claim takes a queued job for dispatch, or adopts one whose previous claim ran out (its
+// dispatcher died mid-apply), and answers it with its manifests. ErrStale when another
+// dispatcher holds it or it has moved on.
+func (s *JobStore) Claim(ctx context.Context, id, token string, now, until time.Time) (jobs.Job, error) {
+	j, err := s.Job(ctx, id)
+	if err != nil {
+		return j, err
+	}
+	claim := jobs.Claim{Token: token, Until: until.UTC()}
+	c := Change{From: j.Status, To: jobs.StatusDispatching, At: now, Set: map[string]any{"claim": claim, "pending_reason": nil, "queue_position": nil}}
+	switch {
+	case j.Status == jobs.StatusQueued:
+	case j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(now):
+		// Adopting: only if the dead claim is still the one on the job, so two adopters cannot both win.
+		c.Claim = j.Claim.Token
+	default:
+		return j, ErrStale
+	}
+	if err := s.Apply(ctx, j, c); err != nil {
+		return j, err
+	}
+	if j.Status != jobs.StatusDispatching {
+		j.StatusHistory = append(j.StatusHistory, jobs.Transition{Status: jobs.StatusDispatching, At: now.UTC()})
+	}
+	j.Status, j.Claim, j.PendingReason, j.QueuePosition = jobs.StatusDispatching, &claim, "", 0
+	return j, nil
+}

@@ -1,0 +1,71 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// LeaseStore hands out named, expiring, exclusive leases from the control table: one reconcile
+// beat at a time, one drain of a region at a time. A holder that dies loses its lease when it
+// expires.
+type LeaseStore struct {
+	db    *dynamodb.Client
+	table string
+}
+
+// NewLeaseStore returns a store on the control table.
+func NewLeaseStore(db *dynamodb.Client, controlTable string) *LeaseStore {
+	return &LeaseStore{db: db, table: controlTable}
+}
+
+// Acquire takes the lease name for owner until until, if it is free, expired, or already owner's.
+// It answers false, with no error, when another holder has it.
+func (s *LeaseStore) Acquire(ctx context.Context, name, owner string, now, until time.Time) (bool, error) {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table,
+		Item: map[string]types.AttributeValue{
+			attrPK:      &types.AttributeValueMemberS{Value: "lease#" + name},
+			attrSK:      &types.AttributeValueMemberS{Value: "lease"},
+			"owner":     &types.AttributeValueMemberS{Value: owner},
+			"until_ms":  &types.AttributeValueMemberN{Value: strconv.FormatInt(until.UnixMilli(), 10)},
+			attrExpires: &types.AttributeValueMemberN{Value: strconv.FormatInt(until.Add(time.Hour).Unix(), 10)},
+		},
+		ConditionExpression:      aws.String("attribute_not_exists(pk) OR until_ms < :now OR #owner = :owner"),
+		ExpressionAttributeNames: map[string]string{"#owner": "owner"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":now":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)},
+			":owner": &types.AttributeValueMemberS{Value: owner},
+		},
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("taking lease %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// Release gives the lease up, if owner still holds it.
+func (s *LeaseStore) Release(ctx context.Context, name, owner string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 &s.table,
+		Key:                       keyOf("lease#"+name, "lease"),
+		ConditionExpression:       aws.String("#owner = :owner"),
+		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":owner": &types.AttributeValueMemberS{Value: owner}},
+	})
+	var failed *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &failed) {
+		return fmt.Errorf("releasing lease %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tidegate/tidegate/shared/dispatch"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
+)
+
+// Clusters reaches each region's cluster; kube.Clusters is the real one.
+type Clusters interface {
+	Client(ctx context.Context, region string) (kubernetes.Interface, error)
+	Dynamic(ctx context.Context, region string) (dynamic.Interface, error)
+}
+
+// cancelJob is DELETE /api/v1/jobs/{id}: a queued job is cancelled; a dispatched one is deleted
+// from its cluster (foreground: its pods go first) and then cancelled.
+func (a *api) cancelJob(w http.ResponseWriter, r *http.Request) error {
+	j, err := a.visibleJob(r)
+	if err != nil {
+		return err
+	}
+	if err := a.cancel(r.Context(), j); err != nil {
+		return err
+	}
+	j, err = a.jobs.Job(r.Context(), j.ID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"job": j})
+}
+
+// cancel ends job j, whatever it was doing, or says why it cannot.
+func (a *api) cancel(ctx context.Context, j jobs.Job) error {
+	switch {
+	case j.Status.Terminal():
+		return Errorf(CodeConflict, "job %s is already %s", j.ID, j.Status)
+	case j.Status == jobs.StatusDispatching:
+		return Errorf(CodeConflict, "job %s is being dispatched right now; cancel it again in a few seconds", j.ID)
+	case j.Status != jobs.StatusQueued:
+		if a.clusters == nil {
+			return Errorf(CodeUnavailable, "no cluster access is configured to delete job %s's objects", j.ID)
+		}
+		dc, err := a.clusters.Dynamic(ctx, j.Region)
+		if err != nil {
+			return err
+		}
+		if err := dispatch.DeleteJob(ctx, dc, j); err != nil {
+			return err
+		}
+	}
+	now := a.now()
+	next := j
+	next.Status = jobs.StatusCancelled
+	ev := outbox.ForJob(outbox.JobCancelled, next, "cancelled by "+principalOf(ctx).Subject, now)
+	err := a.jobs.Apply(ctx, j, dynamo.Change{From: j.Status, To: jobs.StatusCancelled, Reason: "cancelled by " + principalOf(ctx).Subject, At: now, Event: &ev})
+	if errors.Is(err, dynamo.ErrStale) {
+		return Errorf(CodeConflict, "job %s changed while it was being cancelled; look at it and try again", j.ID)
+	}
+	return err
+}
+
+// retryJob is POST /api/v1/jobs/{id}/retry: a new job from the same manifests and settings,
+// admitted afresh (the policy may have changed since).
+func (a *api) retryJob(w http.ResponseWriter, r *http.Request) error {
+	j, err := a.visibleJob(r)
+	if err != nil {
+		return err
+	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	s := submission{
+		manifests: j.Manifests, namespace: j.Namespace, region: j.Region, priority: j.Priority, labels: j.Labels,
+		template: j.Template, retryOf: j.ID, idempotencyKey: key, body: []byte("retry " + j.ID),
+	}
+	if j.Spot != nil {
+		s.maxSpotPrice, s.spotType = &j.Spot.MaxPrice, j.Spot.InstanceType
+	}
+	if err := a.admit(r.Context(), &s); err != nil {
+		return err
+	}
+	return a.store(w, r, s)
+}
+
+type bulkDeleteRequest struct {
+	Namespace     string `json:"namespace"`
+	Region        string `json:"region"`
+	Status        string `json:"status"`
+	OlderThanDays *int   `json:"older_than_days"`
+	LabelSelector string `json:"label_selector"`
+	DryRun        bool   `json:"dry_run"`
+}
+
+// maxBulk bounds one bulk delete: each dispatched job costs cluster calls, and the API function
+// has 30 s. Run it again for the rest.
+const maxBulk = 500
+
+// bulkDelete is POST /api/v1/jobs/bulk-delete: cancel every matching job of the caller's, or with
+// dry_run just say which.
+func (a *api) bulkDelete(w http.ResponseWriter, r *http.Request) error {
+	var req bulkDeleteRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	q := map[string][]string{}
+	for k, v := range map[string]string{"namespace": req.Namespace, "region": req.Region, "status": req.Status, "label_selector": req.LabelSelector} {
+		if v != "" {
+			q[k] = []string{v}
+		}
+	}
+	f, err := a.jobFilter(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	var before time.Time
+	if req.OlderThanDays != nil {
+		if d := *req.OlderThanDays; d < 1 || d > 365 {
+			return Invalid("older_than_days is out of range", FieldProblem{"older_than_days", "a whole number from 1 to 365"})
+		}
+		before = a.now().Add(-time.Duration(*req.OlderThanDays) * 24 * time.Hour)
+	}
+	var matched []jobs.Job
+	for cursor := ""; len(matched) < maxBulk; {
+		page, err := a.jobs.List(r.Context(), f, maxLimit, cursor)
+		if err != nil {
+			return err
+		}
+		for _, j := range page.Jobs {
+			if (before.IsZero() || j.CreatedAt.Before(before)) && !j.Status.Terminal() && len(matched) < maxBulk {
+				matched = append(matched, j)
+			}
+		}
+		if cursor = page.Next; cursor == "" {
+			break
+		}
+	}
+	out := map[string]any{"matched": len(matched), "deleted": 0, "jobs": matched, "dry_run": req.DryRun}
+	if req.DryRun {
+		return writeJSON(w, http.StatusOK, out)
+	}
+	deleted := 0
+	var failed []FieldProblem
+	for _, j := range matched {
+		full, err := a.jobs.Job(r.Context(), j.ID)
+		if err == nil {
+			err = a.cancel(r.Context(), full)
+		}
+		if err != nil {
+			failed = append(failed, FieldProblem{Field: j.ID, Problem: err.Error()})
+			continue
+		}
+		deleted++
+	}
+	out["deleted"] = deleted
+	if len(failed) > 0 {
+		out["failed"] = failed
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// queueStats is GET /api/v1/queue/stats: per region, the caller's live jobs by status, how many
+// are held by their spot cap, and the region's capacity in use.
+func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
+	tenant := principalOf(r.Context()).Tenant
+	type regionStats struct {
+		Region        string         `json:"region"`
+		Counts        map[string]int `json:"counts"`
+		Gated         int            `json:"gated"`
+		CapacityLimit int            `json:"capacity_limit"`
+		CapacityInUse int            `json:"capacity_in_use"`
+	}
+	var out []regionStats
+	for _, region := range a.regions {
+		queued, err := a.jobs.Queued(r.Context(), region)
+		if err != nil {
+			return err
+		}
+		active, err := a.jobs.Active(r.Context(), region)
+		if err != nil {
+			return err
+		}
+		st := regionStats{Region: region, Counts: map[string]int{}, CapacityInUse: len(active)}
+		if a.capacity != nil {
+			st.CapacityLimit = a.capacity(region)
+		}
+		for _, j := range append(queued, active...) {
+			if !tenant.Allows(j.Namespace) {
+				continue
+			}
+			st.Counts[string(j.Status)]++
+			if j.PendingReason == "spot_price_above_cap" || j.PendingReason == "spot_price_unknown" {
+				st.Gated++
+			}
+		}
+		out = append(out, st)
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"regions": out})
+}

@@ -1,0 +1,168 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
+)
+
+// Jobs is what following reads and writes of job records; dynamo.JobStore is the real one.
+type Jobs interface {
+	Active(ctx context.Context, region string) ([]jobs.Job, error)
+	Apply(ctx context.Context, j jobs.Job, c dynamo.Change) error
+}
+
+// Clusters reaches each region's cluster.
+type Clusters interface {
+	Client(ctx context.Context, region string) (kubernetes.Interface, error)
+}
+
+const (
+	// jobIDLabel is what dispatch stamps on every object of a job.
+	jobIDLabel = "tidegate.io/job-id"
+	// listPage is how many objects one LIST page holds: the apiserver's own default chunk size
+	// for kubectl, large enough that 5,000 jobs take ten pages.
+	listPage = 500
+	// logTailLines are kept on a finished job's record, to outlive its pods.
+	logTailLines = 50
+)
+
+var eventOf = map[jobs.Status]outbox.Type{
+	jobs.StatusRunning:   outbox.JobStarted,
+	jobs.StatusSucceeded: outbox.JobCompleted,
+	jobs.StatusFailed:    outbox.JobFailed,
+}
+
+// follow mirrors the cluster's view of region's dispatched jobs into their records: one
+// label-selected LIST of Jobs and one of pods, then each job's steps in order.
+func (h *Handler) follow(ctx context.Context, region string) error {
+	active, err := h.Jobs.Active(ctx, region)
+	if err != nil || len(active) == 0 {
+		return err
+	}
+	kc, err := h.Clusters.Client(ctx, region)
+	if err != nil {
+		return fmt.Errorf("reaching %s's cluster: %w", region, err)
+	}
+	kjobs, pods, err := listOwned(ctx, kc)
+	if err != nil {
+		return fmt.Errorf("listing %s's jobs: %w", region, err)
+	}
+	var errs []error
+	for _, j := range active {
+		if j.Status == jobs.StatusDispatching {
+			continue // dispatch's to finish, or to adopt
+		}
+		if err := h.followOne(ctx, kc, j, kjobs[j.ID], pods[j.ID]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, j jobs.Job, kjobs []batchv1.Job, pods []corev1.Pod) error {
+	for _, st := range Follow(j.Status, kjobs, pods) {
+		now := h.now()
+		next := j
+		next.Status = st.To
+		ev := outbox.ForJob(eventOf[st.To], next, st.Reason, now)
+		c := dynamo.Change{From: j.Status, To: st.To, Reason: st.Reason, At: now, Event: &ev}
+		if st.To.Terminal() {
+			c.Set = map[string]any{"placement": Placement(pods, nodesOf(ctx, kc, pods)), "log_tail": logTail(ctx, kc, pods)}
+		}
+		if err := h.Jobs.Apply(ctx, j, c); err != nil {
+			if errors.Is(err, dynamo.ErrStale) {
+				return nil // another beat recorded it, or the job was cancelled
+			}
+			return err
+		}
+		j = next
+	}
+	return nil
+}
+
+// listOwned LISTs every Job and pod carrying a job id, page by page, grouped by job id.
+func listOwned(ctx context.Context, kc kubernetes.Interface) (map[string][]batchv1.Job, map[string][]corev1.Pod, error) {
+	kjobs := map[string][]batchv1.Job{}
+	opts := metav1.ListOptions{LabelSelector: jobIDLabel, Limit: listPage}
+	for {
+		l, err := kc.BatchV1().Jobs("").List(ctx, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, kj := range l.Items {
+			kjobs[kj.Labels[jobIDLabel]] = append(kjobs[kj.Labels[jobIDLabel]], kj)
+		}
+		if opts.Continue = l.Continue; opts.Continue == "" {
+			break
+		}
+	}
+	pods := map[string][]corev1.Pod{}
+	opts.Continue = ""
+	for {
+		l, err := kc.CoreV1().Pods("").List(ctx, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range l.Items {
+			pods[p.Labels[jobIDLabel]] = append(pods[p.Labels[jobIDLabel]], p)
+		}
+		if opts.Continue = l.Continue; opts.Continue == "" {
+			break
+		}
+	}
+	return kjobs, pods, nil
+}
+
+// logTail is the last lines of the job's newest pod's first container, or nothing if the logs
+// cannot be read: a missing tail never holds a job's end.
+func logTail(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod) []string {
+	if len(pods) == 0 || len(pods[0].Spec.Containers) == 0 {
+		return nil
+	}
+	p := pods[0]
+	for _, q := range pods[1:] {
+		if q.CreationTimestamp.After(p.CreationTimestamp.Time) {
+			p = q
+		}
+	}
+	tail := int64(logTailLines)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rc, err := kc.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: p.Spec.Containers[0].Name, TailLines: &tail}).Stream(ctx)
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, 64<<10))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+}
+
+// nodesOf reads the nodes the pods ran on, for their labels; a node that cannot be read is left out.
+func nodesOf(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod) map[string]corev1.Node {
+	out := map[string]corev1.Node{}
+	for _, p := range pods {
+		if _, done := out[p.Spec.NodeName]; done || p.Spec.NodeName == "" {
+			continue
+		}
+		if n, err := kc.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{}); err == nil {
+			out[p.Spec.NodeName] = *n
+		}
+	}
+	return out
+}
