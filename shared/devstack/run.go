@@ -56,8 +56,14 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	defer ln.Close()
 
 	start := time.Now()
+	// DynamoDB Local keeps nothing between runs, so neither does the cluster: every run starts
+	// from an empty etcd, not one that remembers objects of jobs the tables no longer know.
+	sandboxDir := filepath.Join(opt.Dir, "sandbox")
+	if err := os.RemoveAll(sandboxDir); err != nil {
+		return fmt.Errorf("clearing the last run's sandbox: %w", err)
+	}
 	sb, err := sandbox.Start(ctx, sandbox.Options{
-		Dir:      filepath.Join(opt.Dir, "sandbox"),
+		Dir:      sandboxDir,
 		Kube:     opt.Kubeconfig == "",
 		Progress: func(m string) { fmt.Fprintf(say, "tidegate dev: %s\n", m) },
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,16 +65,69 @@ func applyJob(ctx context.Context, dc dynamic.Interface, j jobs.Job) error {
 		if getErr != nil {
 			return fmt.Errorf("reading the existing %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), getErr)
 		}
-		if owner := existing.GetAnnotations()[JobIDKey]; owner != j.ID {
-			who := "an object Tidegate did not create"
-			if owner != "" {
-				who = "job " + owner
-			}
-			return fmt.Errorf("%w: %s %s/%s already exists, made by %s; rename it in the manifest or delete the old one",
-				ErrNameCollision, gvk.Kind, j.Namespace, obj.GetName(), who)
+		owner := existing.GetAnnotations()[JobIDKey]
+		if owner == j.ID {
+			continue
 		}
+		if owner != "" && finished(existing) {
+			// A finished Job of an earlier Tidegate job holds the name: its record keeps what
+			// mattered of it (status, placement, log tail), so it makes way, as a rerun expects.
+			if err := replace(ctx, ri, existing, obj); err != nil {
+				return err
+			}
+			continue
+		}
+		who := "an object Tidegate did not create"
+		if owner != "" {
+			who = "job " + owner + ", which is still running"
+		}
+		return fmt.Errorf("%w: %s %s/%s already exists, made by %s; rename it in the manifest or delete the old one",
+			ErrNameCollision, gvk.Kind, j.Namespace, obj.GetName(), who)
 	}
 	return nil
+}
+
+// finished reports whether obj is a batch Job that has completed or failed.
+func finished(obj *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if (m["type"] == "Complete" || m["type"] == "Failed") && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceWait bounds waiting for a finished object to go: foreground deletion removes its pods
+// first, which takes the kubelet a grace period; a finished Job's pods have already exited.
+const replaceWait = 30 * time.Second
+
+// replace deletes old (this very object: a UID precondition) in the foreground, waits until it is
+// gone, and creates obj in its place.
+func replace(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstructured.Unstructured) error {
+	foreground := metav1.DeletePropagationForeground
+	uid := old.GetUID()
+	err := ri.Delete(ctx, old.GetName(), metav1.DeleteOptions{PropagationPolicy: &foreground, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting the finished %s %s: %w", old.GetKind(), old.GetName(), err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, replaceWait)
+	defer cancel()
+	for {
+		_, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: "tidegate"})
+		if err == nil || !apierrors.IsAlreadyExists(err) {
+			if err != nil {
+				return fmt.Errorf("creating %s %s in place of a finished one: %w", obj.GetKind(), obj.GetName(), err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the finished %s %s was not gone after %s: %w", old.GetKind(), old.GetName(), replaceWait, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // stamped is a copy of manifest m ready to create: the job's namespace, and the job id as label

@@ -13,7 +13,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
@@ -42,6 +45,9 @@ func (c *clock) skip(d time.Duration) { c.mu.Lock(); c.off += d; c.mu.Unlock() }
 // endpoint, and a dispatch and a reconcile handler sharing one clock.
 type rig struct {
 	store     *dynamo.JobStore
+	db        *dynamodb.Client
+	tables    dynamo.Tables
+	clusters  *kube.Clusters
 	ns        string
 	book      *spotprices.Book
 	dispatch  *Handler
@@ -70,7 +76,7 @@ func newRig(t *testing.T, capacity int) rig {
 	c := &clock{}
 	log := slog.New(slog.DiscardHandler)
 	return rig{
-		store: store, ns: ns, book: book, clock: c,
+		store: store, db: db, tables: tables, clusters: clusters, ns: ns, book: book, clock: c,
 		dispatch: &Handler{
 			Regions: map[string]string{region: "sandbox"}, Capacity: func(string) int { return capacity },
 			Store: store, Leases: leases, Prices: prices, Clusters: clusters, Log: log, Now: c.now,
@@ -89,6 +95,16 @@ func (r rig) submit(t *testing.T, name string, priority int, spot *jobs.Spot) jo
 
 func (r rig) submitAs(t *testing.T, id, name string, priority int, spot *jobs.Spot) jobs.Job {
 	t.Helper()
+	j, err := r.create(id, name, priority, spot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// create stores queued job id, running a restricted busybox Job named name, with its job.queued
+// event; it is submitAs for callers off the test's goroutine.
+func (r rig) create(id, name string, priority int, spot *jobs.Spot) (jobs.Job, error) {
 	m := map[string]any{
 		"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": name, "namespace": r.ns},
 		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
@@ -101,10 +117,8 @@ func (r rig) submitAs(t *testing.T, id, name string, priority int, spot *jobs.Sp
 	now := r.clock.now()
 	j := jobs.New(id, "ml", r.ns, region, priority, nil, []map[string]any{m}, now)
 	j.Spot = spot
-	if _, _, err := r.store.Create(context.Background(), j, outbox.ForJob(outbox.JobQueued, j, "", now), nil, now); err != nil {
-		t.Fatal(err)
-	}
-	return j
+	_, _, err := r.store.Create(context.Background(), j, outbox.ForJob(outbox.JobQueued, j, "", now), nil, now)
+	return j, err
 }
 
 func (r rig) job(t *testing.T, id string) jobs.Job {
@@ -200,16 +214,36 @@ func TestPriorityOrderAndSpotGate(t *testing.T) {
 	}
 }
 
-// TestNameCollision: a manifest whose name another job's object holds fails its job clearly.
-func TestNameCollision(t *testing.T) {
+// TestNames: a rerun under the name of a finished job's object replaces it; a name held by an
+// object Tidegate did not make fails the job clearly.
+func TestNames(t *testing.T) {
 	r := newRig(t, 5)
 	first := r.submit(t, "same", 50, nil)
 	r.run(t, []string{first.ID}, allEnded(first.ID))
-	clash := r.submitAs(t, "job-clash", "same", 50, nil)
+	rerun := r.submitAs(t, "job-rerun", "same", 50, nil)
+	r.run(t, []string{rerun.ID}, allEnded(rerun.ID))
+	if got := r.job(t, rerun.ID); got.Status != jobs.StatusSucceeded {
+		t.Errorf("a rerun under a finished job's name = %s (%v), want succeeded", got.Status, got.StatusHistory)
+	}
+
+	kc, err := r.dispatch.Clusters.(*kube.Clusters).Client(context.Background(), region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: r.ns}}
+	if _, err := kc.CoreV1().ConfigMaps(r.ns).Create(context.Background(), foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	now := r.clock.now()
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "taken"}, "data": map[string]any{"k": "v"}}
+	clash := jobs.New("job-clash", "ml", r.ns, region, 50, nil, []map[string]any{cm}, now)
+	if _, _, err := r.store.Create(context.Background(), clash, outbox.ForJob(outbox.JobQueued, clash, "", now), nil, now); err != nil {
+		t.Fatal(err)
+	}
 	r.run(t, []string{clash.ID}, allEnded(clash.ID))
 	got := r.job(t, clash.ID)
-	if got.Status != jobs.StatusFailed || !containsAll(got.StatusHistory[len(got.StatusHistory)-1].Reason, "name collision", first.ID) {
-		t.Errorf("colliding job = %s (%v), want failed naming the collision and job %s", got.Status, got.StatusHistory, first.ID)
+	if got.Status != jobs.StatusFailed || !containsAll(got.StatusHistory[len(got.StatusHistory)-1].Reason, "name collision", "did not create") {
+		t.Errorf("a job whose name a foreign object holds = %s (%v), want failed naming the collision", got.Status, got.StatusHistory)
 	}
 }
 

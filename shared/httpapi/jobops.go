@@ -129,7 +129,7 @@ func (a *api) bulkDelete(w http.ResponseWriter, r *http.Request) error {
 		}
 		before = a.now().Add(-time.Duration(*req.OlderThanDays) * 24 * time.Hour)
 	}
-	var matched []jobs.Job
+	matched := []jobs.Job{}
 	for cursor := ""; len(matched) < maxBulk; {
 		page, err := a.jobs.List(r.Context(), f, maxLimit, cursor)
 		if err != nil {
