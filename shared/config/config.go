@@ -33,6 +33,8 @@ type Config struct {
 	HostingRegion string
 	// RegionCapacity caps concurrently active jobs per region; a region not named has DefaultCapacity.
 	RegionCapacity map[string]int
+	// RegionGPUs caps the GPUs a region's active jobs may ask for in all; a region not named has no GPU cap.
+	RegionGPUs map[string]int
 
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
@@ -74,6 +76,7 @@ const (
 	EnvRegions              = "TIDEGATE_REGIONS"
 	EnvHostingRegion        = "TIDEGATE_HOSTING_REGION"
 	EnvRegionCapacity       = "TIDEGATE_REGION_CAPACITY"
+	EnvRegionGPUs           = "TIDEGATE_REGION_GPUS"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -134,6 +137,9 @@ func Parse(getenv func(string) string) (Config, error) {
 	if c.RegionCapacity, err = ParseCapacity(getenv(EnvRegionCapacity)); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvRegionCapacity, err))
 	}
+	if c.RegionGPUs, err = ParseCapacity(getenv(EnvRegionGPUs)); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", EnvRegionGPUs, err))
+	}
 	if c.WebhooksAllowPrivate, err = parseBool(getenv(EnvWebhooksAllowPrivate)); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvWebhooksAllowPrivate, err))
 	}
@@ -166,6 +172,9 @@ func (c Config) Capacity(region string) int {
 	}
 	return DefaultCapacity
 }
+
+// GPUCapacity is how many GPUs region's active jobs may ask for in all; 0 is no cap.
+func (c Config) GPUCapacity(region string) int64 { return int64(c.RegionGPUs[region]) }
 
 // ParseRegions reads "us-east-1=cluster-a,us-west-2=cluster-b". In dev the cluster names are
 // labels only: every region reaches the one sandbox through the kubeconfig.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
@@ -23,6 +24,11 @@ const (
 	// gateRefresh is how often a waiting job's spot observation is written back, so
 	// GET /api/v1/jobs/{id} shows why it waits without a write per job per drain.
 	gateRefresh = time.Minute
+	// dispatchers is how many admitted jobs a drain dispatches at once. One dispatch waits on
+	// three DynamoDB calls and a create, about 20 ms on the stand-ins (bench_test.go) and more
+	// against AWS, so one at a time a drain makes under 50 jobs/s; eight reach the client's own
+	// 50 QPS (shared/kube) with room for AWS's slower calls, and hold at most eight requests open.
+	dispatchers = 8
 )
 
 // Drain dispatches what region's capacity and spot prices allow now, in priority order, and
@@ -61,15 +67,16 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	}
 	observed := h.observe(ctx, region, queued)
 	decision := admission.Decide(candidates(queued), h.capacity(region, active), prices(observed))
-	for _, id := range decision.Admit {
-		errs = append(errs, h.dispatch(ctx, region, id))
-	}
+	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit)...)
 	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
 	return errors.Join(errs...)
 }
 
 func (h *Handler) capacity(region string, active []jobs.Job) admission.Capacity {
 	c := admission.Capacity{MaxActive: h.Capacity(region), ActiveJobs: len(active)}
+	if h.GPUs != nil {
+		c.MaxGPUs = h.GPUs(region)
+	}
 	for _, j := range active {
 		c.ActiveGPUs += j.GPUs
 	}
@@ -149,6 +156,51 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	}
 	h.Log.InfoContext(ctx, "dispatched", "job_id", id, "region", region, "status", c.To)
 	return nil
+}
+
+// dispatchAll dispatches ids, dispatchers at a time, starting them in the order given, and answers
+// each one's error in that order. A panic in one dispatch (a fault hook's crash, say) stops the
+// rest from starting and is raised again here once those under way have finished, so it ends the
+// drain on the drain's own goroutine, as it did when jobs were dispatched one at a time.
+func (h *Handler) dispatchAll(ctx context.Context, region string, ids []string) []error {
+	errs := make([]error, len(ids))
+	next, stop := make(chan int), make(chan struct{})
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		crash any
+	)
+	for range min(dispatchers, len(ids)) {
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					once.Do(func() { crash = p; close(stop) })
+				}
+			}()
+			for i := range next {
+				select {
+				case <-stop:
+					continue // a crash: start nothing more
+				default:
+				}
+				errs[i] = h.dispatch(ctx, region, ids[i])
+			}
+		})
+	}
+feed:
+	for i := range ids {
+		select {
+		case next <- i:
+		case <-stop:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if crash != nil {
+		panic(crash)
+	}
+	return errs
 }
 
 // recordWaits writes each waiting job's reason, queue position and spot observation where they

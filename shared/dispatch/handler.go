@@ -56,6 +56,8 @@ var (
 type Handler struct {
 	Regions  map[string]string // region → cluster, from config
 	Capacity func(region string) int
+	// GPUs is each region's GPU budget; nil or 0 is no GPU cap.
+	GPUs     func(region string) int64
 	Store    Store
 	Leases   Leases
 	Prices   Prices

@@ -116,8 +116,10 @@ func (s *JobStore) Apply(ctx context.Context, j jobs.Job, c Change) error {
 			remove = append(remove, "#"+name)
 			continue
 		}
-		set = append(set, fmt.Sprintf("#%s = :%s", name, name))
-		if err := put(name, v); err != nil {
+		// Set's values get placeholders of their own: a Set name must never overwrite a fixed one
+		// (":claim" of the claim condition, say, when a Change both sets and checks the claim).
+		set = append(set, fmt.Sprintf("#%s = :set_%s", name, name))
+		if err := put("set_"+name, v); err != nil {
 			return err
 		}
 	}

@@ -100,6 +100,7 @@ func Dispatch(cfg config.Config, c Clients, log *slog.Logger) *dispatch.Handler 
 	return &dispatch.Handler{
 		Regions:  cfg.Regions,
 		Capacity: cfg.Capacity,
+		GPUs:     cfg.GPUCapacity,
 		Store:    dynamo.NewJobStore(c.DynamoDB, tables(cfg)),
 		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
 		Prices:   c.Prices,

@@ -43,6 +43,7 @@ type submission struct {
 	retryOf        string
 	idempotencyKey string
 	body           []byte // the raw request, for the idempotency digest
+	gpus           int64  // what the pods ask for in all, as the policy counted them
 }
 
 // admit checks the submission's fields and its manifests against the policy, and answers the
@@ -79,7 +80,7 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	if !res.Allowed() {
 		return policyError(res.Violations)
 	}
-	s.manifests = res.Manifests
+	s.manifests, s.gpus = res.Manifests, res.GPUs
 	return a.oneNamespace(s)
 }
 
@@ -114,7 +115,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	p := principalOf(r.Context())
 	now := a.now()
 	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
-	j.Template, j.RetryOf = s.template, s.retryOf
+	j.Template, j.RetryOf, j.GPUs = s.template, s.retryOf, s.gpus
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
 	}

@@ -47,6 +47,10 @@ type Result struct {
 	// was missing. A filled-in manifest is a shallow copy; the request's maps are not changed,
 	// and the result shares everything below metadata with them.
 	Manifests []map[string]any
+	// GPUs is what the manifests' pods ask for in all: each pod's effective GPU request times the
+	// pods its workload runs at once (a Job's parallelism, a Deployment's replicas). Dispatch
+	// holds a region's GPU budget with it.
+	GPUs int64
 	// Violations are every problem found, by document and, within one, in the order the checks
 	// run: kind, namespace, name, schema (by field), the kind's own rules, Pod Security (in
 	// the upstream evaluator's order), caps, registries. The same request always gives the
@@ -102,7 +106,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 func (c *Checker) Check(req Request) Result {
 	res := Result{Manifests: make([]map[string]any, len(req.Manifests))}
 	for i, m := range req.Manifests {
-		res.Manifests[i] = c.checkDocument(i, m, req, &res.Violations)
+		res.Manifests[i] = c.checkDocument(i, m, req, &res.Violations, &res.GPUs)
 	}
 	return res
 }
@@ -112,6 +116,7 @@ type report struct {
 	doc        int
 	kind, name string
 	out        *[]Violation
+	gpus       *int64
 }
 
 func (r *report) add(field, message string) {
@@ -123,8 +128,8 @@ func (r *report) addf(field, format string, args ...any) {
 }
 
 // checkDocument checks one manifest and returns it normalised.
-func (c *Checker) checkDocument(doc int, m map[string]any, req Request, out *[]Violation) map[string]any {
-	r := &report{doc: doc, out: out}
+func (c *Checker) checkDocument(doc int, m map[string]any, req Request, out *[]Violation, gpus *int64) map[string]any {
+	r := &report{doc: doc, out: out, gpus: gpus}
 	k, ok := identify(m, r)
 	if !ok {
 		return m
@@ -191,7 +196,39 @@ func (c *Checker) checkObject(rule kindRule, m map[string]any, r *report) {
 		c.podSecurity(p, r)
 		c.checkCaps(p, r)
 		c.checkImages(p, r)
+		gpus := podAmount(p.spec, gpuResource).total
+		*r.gpus += gpus.Value() * podsAtOnce(m)
 	}
+}
+
+// podsAtOnce is how many pods of its template a workload runs at once: a Job's (or a CronJob's
+// jobs') parallelism, a Deployment's or StatefulSet's replicas, 1 when unset or unreadable.
+func podsAtOnce(m map[string]any) int64 {
+	spec, _ := m["spec"].(map[string]any)
+	if jt, ok := spec["jobTemplate"].(map[string]any); ok {
+		spec, _ = jt["spec"].(map[string]any)
+	}
+	for _, field := range []string{"parallelism", "replicas"} {
+		switch v := spec[field].(type) {
+		case interface{ Int64() (int64, error) }:
+			if n, err := v.Int64(); err == nil && n >= 0 {
+				return n
+			}
+		case float64:
+			if v >= 0 {
+				return int64(v)
+			}
+		case int64:
+			if v >= 0 {
+				return v
+			}
+		case int:
+			if v >= 0 {
+				return int64(v)
+			}
+		}
+	}
+	return 1
 }
 
 // namespace returns m with metadata.namespace filled in from the request's default if it has

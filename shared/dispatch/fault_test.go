@@ -1,0 +1,571 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/reconcile"
+)
+
+// The suite's knobs. `make test` runs the default size; the issue's bar is
+//
+//	TIDEGATE_FAULT_JOBS=1000 go test -count=1 -run TestFaults -timeout 30m -v ./shared/dispatch/
+//
+// and a failing run is replayed with TIDEGATE_FAULT_SEED set to the seed it printed (the faults
+// are drawn from that seed; the interleaving of the concurrent workers is not).
+const (
+	envFaultJobs = "TIDEGATE_FAULT_JOBS"
+	envFaultSeed = "TIDEGATE_FAULT_SEED"
+	// 60 jobs at capacity 50 finish in about half a minute on the stand-ins.
+	defaultFaultJobs = 60
+	// faultCapacity lets 50 jobs run at once: kwok completes a Job about a second after it is
+	// made, so 1,000 jobs take some twenty dispatch-and-follow cycles.
+	faultCapacity = 50
+	// dispatchDeadline and beatDeadline are the functions' timeouts in template.yaml.
+	dispatchDeadline = 60 * time.Second
+	beatDeadline     = 55 * time.Second
+	// requestDeadline is the short per-request deadline the suite's clients run under, so a
+	// request the API server never answers ends as a timeout in seconds, not at the Lambda's end.
+	requestDeadline = 2 * time.Second
+	// roundPause spaces the rounds; kwok needs about a second to run a Job anyway.
+	roundPause = 200 * time.Millisecond
+)
+
+// Fault rates. A crash is drawn at each hook; an API fault at each HTTP request to the API server;
+// a lease overrun at each invocation.
+const (
+	crashAfterClaim   = 0.03
+	crashBeforeRecord = 0.03
+	// leaseOverrun: the invocation runs as if its lease had run out under it, alongside whoever
+	// holds it. The leases only save work; claims and conditional records are what must keep
+	// dispatch exactly-once, so the suite lets drains and beats truly overlap.
+	leaseOverrun = 0.2
+)
+
+// apiFault is one way a request to the API server goes wrong.
+type apiFault struct {
+	name string
+	rate float64
+	// committed: the API server carried the request out; only its answer is lost or replaced.
+	committed bool
+	// code is the synthetic answer's status; 0 means no answer until the request's deadline.
+	code       int
+	retryAfter string
+}
+
+var apiFaults = []apiFault{
+	{name: "429 Retry-After: 0 (client-go retries)", rate: 0.04, code: http.StatusTooManyRequests, retryAfter: "0"},
+	{name: "429", rate: 0.02, code: http.StatusTooManyRequests},
+	{name: "500", rate: 0.02, code: http.StatusInternalServerError},
+	{name: "500 after the server did it", rate: 0.02, committed: true, code: http.StatusInternalServerError},
+	{name: "500 Retry-After: 0 after the server did it (client-go sends it again)", rate: 0.01, committed: true, code: http.StatusInternalServerError, retryAfter: "0"},
+	{name: "timeout", rate: 0.005},
+	{name: "timeout after the server did it", rate: 0.005, committed: true},
+}
+
+// faults draws every fault from one seeded source and counts what it injected.
+type faults struct {
+	mu    sync.Mutex
+	rnd   *rand.Rand
+	tally map[string]int
+}
+
+func newFaults(seed uint64) *faults {
+	return &faults{rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tally: map[string]int{}}
+}
+
+func (f *faults) chance(p float64, what string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	hit := f.rnd.Float64() < p
+	if hit && what != "" {
+		f.tally[what]++
+	}
+	return hit
+}
+
+func (f *faults) count(what string) {
+	f.mu.Lock()
+	f.tally[what]++
+	f.mu.Unlock()
+}
+
+// api draws the fault of a request with method, nil for none.
+func (f *faults) api(method string) *apiFault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	x := f.rnd.Float64()
+	for i := range apiFaults {
+		if x < apiFaults[i].rate {
+			f.tally["api "+method+" "+apiFaults[i].name]++
+			return &apiFaults[i]
+		}
+		x -= apiFaults[i].rate
+	}
+	return nil
+}
+
+func (f *faults) intn(n int) int { f.mu.Lock(); defer f.mu.Unlock(); return f.rnd.IntN(n) }
+
+func (f *faults) String() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var lines []string
+	for k, n := range f.tally {
+		lines = append(lines, fmt.Sprintf("%6d  %s", n, k))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// faultTransport sits under client-go's retries and answers for the API server at random.
+type faultTransport struct {
+	next   http.RoundTripper
+	faults *faults
+}
+
+func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	f := t.faults.api(req.Method)
+	if f == nil {
+		return t.next.RoundTrip(req)
+	}
+	if f.committed {
+		resp, err := t.next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	} else if req.Body != nil {
+		req.Body.Close()
+	}
+	if f.code == 0 {
+		<-req.Context().Done()
+		return nil, req.Context().Err()
+	}
+	return synthetic(req, f.code, f.retryAfter), nil
+}
+
+// CancelRequest passes a cancel on, so the client-go wrappers above do not warn that they cannot.
+func (t *faultTransport) CancelRequest(req *http.Request) {
+	if c, ok := t.next.(interface{ CancelRequest(*http.Request) }); ok {
+		c.CancelRequest(req)
+	}
+}
+
+// synthetic is the Status an API server answers code with.
+func synthetic(req *http.Request, code int, retryAfter string) *http.Response {
+	reason := metav1.StatusReasonInternalError
+	if code == http.StatusTooManyRequests {
+		reason = metav1.StatusReasonTooManyRequests
+	}
+	body, _ := json.Marshal(metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+		Message: "injected by the fault suite", Reason: reason, Code: int32(code),
+	})
+	h := http.Header{"Content-Type": {"application/json"}}
+	if retryAfter != "" {
+		h.Set("Retry-After", retryAfter)
+	}
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), StatusCode: code,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Request: req,
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)),
+	}
+}
+
+// faultClusters is one process's clients to the sandbox cluster, through a faultTransport: the
+// Clusters of both dispatch and reconcile.
+type faultClusters struct {
+	client  kubernetes.Interface
+	dynamic dynamic.Interface
+}
+
+var (
+	_ Clusters           = (*faultClusters)(nil)
+	_ reconcile.Clusters = (*faultClusters)(nil)
+)
+
+func newFaultClusters(t *testing.T, base *kube.Clusters, f *faults) *faultClusters {
+	t.Helper()
+	_, rc, err := base.For(context.Background(), region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Timeout = requestDeadline
+	rc.WrapTransport = func(next http.RoundTripper) http.RoundTripper { return &faultTransport{next: next, faults: f} }
+	c := &faultClusters{}
+	if c.client, err = kubernetes.NewForConfig(rc); err != nil {
+		t.Fatal(err)
+	}
+	if c.dynamic, err = dynamic.NewForConfig(rc); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *faultClusters) Client(context.Context, string) (kubernetes.Interface, error) {
+	return c.client, nil
+}
+
+func (c *faultClusters) Dynamic(context.Context, string) (dynamic.Interface, error) {
+	return c.dynamic, nil
+}
+
+// process is one Lambda instance: one invocation at a time, and a lease store seen through what
+// happens to the process. A crashed process never releases its lease (it runs out instead); an
+// overrunning one neither respects nor releases it.
+type process struct {
+	leases            Leases
+	crashing, overrun atomic.Bool
+}
+
+func (p *process) Acquire(ctx context.Context, name, owner string, now, until time.Time) (bool, error) {
+	if p.overrun.Load() {
+		return true, nil
+	}
+	return p.leases.Acquire(ctx, name, owner, now, until)
+}
+
+func (p *process) Release(ctx context.Context, name, owner string) error {
+	if p.crashing.Load() || p.overrun.Load() {
+		return nil
+	}
+	return p.leases.Release(ctx, name, owner)
+}
+
+// dispatcher is one dispatch Lambda instance.
+type dispatcher struct {
+	process
+	h      Handler
+	faults *faults
+}
+
+func newDispatcher(t *testing.T, r rig, f *faults) *dispatcher {
+	d := &dispatcher{h: *r.dispatch, faults: f}
+	d.leases = r.dispatch.Leases
+	d.h.Leases, d.h.Clusters = &d.process, newFaultClusters(t, r.clusters, f)
+	d.h.afterClaim = func(jobs.Job) { d.maybeCrash(crashAfterClaim, "crash after claim") }
+	d.h.afterApply = func(jobs.Job) { d.maybeCrash(crashBeforeRecord, "crash after apply, before record") }
+	return d
+}
+
+func (d *dispatcher) maybeCrash(p float64, what string) {
+	if d.faults.chance(p, what) {
+		d.crashing.Store(true)
+		panic(errStopped)
+	}
+}
+
+// invoke is one invocation of the function on ev; a crash ends it as the process's death would.
+func (d *dispatcher) invoke(ev events.SQSEvent) {
+	d.overrun.Store(d.faults.chance(leaseOverrun, "dispatch lease overrun"))
+	defer func() {
+		if p := recover(); p != nil && p != errStopped {
+			panic(p)
+		}
+		d.crashing.Store(false)
+		d.overrun.Store(false)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), dispatchDeadline)
+	defer cancel()
+	resp, _ := d.h.HandleSQS(ctx, ev)
+	if len(resp.BatchItemFailures) > 0 {
+		d.faults.count("dispatch batch item failures (SQS redelivers)")
+	}
+}
+
+// beater is one reconcile Lambda instance.
+type beater struct {
+	process
+	h      reconcile.Handler
+	faults *faults
+}
+
+func newBeater(t *testing.T, r rig, f *faults) *beater {
+	b := &beater{h: *r.reconcile, faults: f}
+	b.leases = r.reconcile.Leases
+	b.h.Leases, b.h.Clusters = &b.process, newFaultClusters(t, r.clusters, f)
+	return b
+}
+
+func (b *beater) invoke(ev events.EventBridgeEvent) {
+	b.overrun.Store(b.faults.chance(leaseOverrun, "beat lease overrun"))
+	defer b.overrun.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), beatDeadline)
+	defer cancel()
+	if err := b.h.HandleBeat(ctx, ev); err != nil {
+		b.faults.count("beat errors (the next beat retries)")
+	}
+}
+
+// TestFaults is issue 4's fault suite: N jobs through two dispatch workers and two reconcile
+// workers at once, each wake delivered twice in each of two concurrent batches, each beat
+// delivered twice, under random crashes after a claim and between apply and record, API-server
+// 429s, 500s and timeouts, and leases overrun. Leases run out by moving the shared clock, not by
+// sleeping. Every job must end in exactly one Kubernetes Job, one terminal status (succeeded: every
+// injected fault is transient, so none may fail a job), a history without repeats, and exactly
+// one queued, dispatched, started and completed event.
+func TestFaults(t *testing.T) {
+	n, seed := faultJobs(t), faultSeed(t)
+	t.Logf("fault suite seed %d (replay with %s=%d), %d jobs", seed, envFaultSeed, seed, n)
+	start := time.Now()
+	r := newRig(t, faultCapacity)
+	f := newFaults(seed)
+	ids := submitMany(t, r, f, n)
+	t.Logf("submitted %d jobs in %s", n, time.Since(start).Round(time.Millisecond))
+
+	dispatchers := []*dispatcher{newDispatcher(t, r, f), newDispatcher(t, r, f)}
+	beaters := []*beater{newBeater(t, r, f), newBeater(t, r, f)}
+	deadline := time.Now().Add(time.Minute + time.Duration(n)*time.Second/2)
+	if d, ok := t.Deadline(); ok && d.Add(-time.Minute).Before(deadline) {
+		deadline = d.Add(-time.Minute)
+	}
+	rounds, skips, last, idle := 0, 0, -1, 0
+	for time.Now().Before(deadline) {
+		rounds++
+		// The same message twice in a batch, and that batch to both workers at once; the same
+		// beat to both reconcile workers at once.
+		wake := events.SQSMessage{MessageId: fmt.Sprintf("wake-%d", rounds), Body: `{"region":"` + region + `"}`}
+		batch := events.SQSEvent{Records: []events.SQSMessage{wake, wake}}
+		beat := events.EventBridgeEvent{ID: fmt.Sprintf("beat-%d", rounds)}
+		var wg sync.WaitGroup
+		for _, d := range dispatchers {
+			wg.Go(func() { d.invoke(batch) })
+		}
+		for _, b := range beaters {
+			wg.Go(func() { b.invoke(beat) })
+		}
+		wg.Wait()
+
+		queued, err := r.store.Queued(context.Background(), region)
+		if err != nil {
+			t.Fatalf("Queued: %v", err)
+		}
+		active, err := r.store.Active(context.Background(), region)
+		if err != nil {
+			t.Fatalf("Active: %v", err)
+		}
+		left := len(queued) + len(active)
+		if left == 0 {
+			break
+		}
+		if left == last {
+			idle++
+		} else {
+			last, idle = left, 0
+		}
+		// With every worker finished, a job still dispatching was left by a crash or a failed
+		// apply: run its claim (and any lease a crash kept) out so the next drain adopts it.
+		stranded := slices.ContainsFunc(active, func(j jobs.Job) bool { return j.Status == jobs.StatusDispatching })
+		if stranded || idle >= 10 {
+			r.clock.skip(claimLease + time.Second)
+			skips++
+		}
+		time.Sleep(roundPause)
+	}
+	elapsed := time.Since(start)
+
+	v := verify(t, r, ids)
+	t.Logf("fault suite: %d jobs, %d lost, %d duplicated, seed %d", n, len(v.lost), len(v.duplicated), seed)
+	t.Logf("%s in %d rounds, the clock moved on %d times; injected:\n%s", elapsed.Round(time.Second), rounds, skips, f)
+	for _, what := range []struct {
+		name string
+		ids  []string
+	}{{"lost", v.lost}, {"duplicated", v.duplicated}, {"wrong", v.wrong}} {
+		if len(what.ids) > 0 {
+			t.Errorf("%d jobs %s (seed %d), for example:\n%s", len(what.ids), what.name, seed, strings.Join(what.ids[:min(len(what.ids), 10)], "\n"))
+		}
+	}
+}
+
+func faultJobs(t *testing.T) int {
+	s := os.Getenv(envFaultJobs)
+	if s == "" {
+		return defaultFaultJobs
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q, want a positive number of jobs", envFaultJobs, s)
+	}
+	return n
+}
+
+func faultSeed(t *testing.T) uint64 {
+	s := os.Getenv(envFaultSeed)
+	if s == "" {
+		return uint64(time.Now().UnixNano())
+	}
+	seed, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q, want an unsigned integer", envFaultSeed, s)
+	}
+	return seed
+}
+
+// submitMany stores n queued jobs of random priorities, eight at a time.
+func submitMany(t *testing.T, r rig, f *faults, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	errs := make([]error, n)
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				ids[i] = fmt.Sprintf("fault-%05d", i)
+				_, errs[i] = r.create(ids[i], fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1), nil)
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("submitting job %d: %v", i, err)
+		}
+	}
+	return ids
+}
+
+// verdict sorts the jobs that broke a promise: lost (not finished, or something of it missing),
+// duplicated (something of it twice), wrong (finished, once, but not as it should have).
+type verdict struct{ lost, duplicated, wrong []string }
+
+// journey is the one history a job has on the stand-ins, whatever faults it met.
+var journey = []jobs.Status{jobs.StatusQueued, jobs.StatusDispatching, jobs.StatusPending, jobs.StatusRunning, jobs.StatusSucceeded}
+
+var wantEvents = []outbox.Type{outbox.JobQueued, outbox.JobDispatched, outbox.JobStarted, outbox.JobCompleted}
+
+func verify(t *testing.T, r rig, ids []string) verdict {
+	t.Helper()
+	kjobs := kubeJobsByID(t, r)
+	evs := eventsByJob(t, r)
+	var v verdict
+	for _, id := range ids {
+		j := r.job(t, id)
+		var seen []jobs.Status
+		terminal := 0
+		for _, h := range j.StatusHistory {
+			seen = append(seen, h.Status)
+			if h.Status.Terminal() {
+				terminal++
+			}
+		}
+		var lost, dup []string
+		if !j.Status.Terminal() {
+			lost = append(lost, "status "+string(j.Status))
+		}
+		switch k := kjobs[id]; {
+		case k == 0:
+			lost = append(lost, "no Kubernetes Job")
+		case k > 1:
+			dup = append(dup, fmt.Sprintf("%d Kubernetes Jobs", k))
+		}
+		if terminal > 1 || hasRepeat(seen) {
+			dup = append(dup, fmt.Sprintf("history %v", seen))
+		}
+		for typ, k := range evs[id] {
+			if k > 1 {
+				dup = append(dup, fmt.Sprintf("%d %s events", k, typ))
+			}
+		}
+		for _, typ := range wantEvents {
+			if evs[id][typ] == 0 && j.Status.Terminal() {
+				lost = append(lost, "no "+string(typ)+" event")
+			}
+		}
+		switch {
+		case len(lost) > 0:
+			v.lost = append(v.lost, id+": "+strings.Join(append(lost, dup...), "; "))
+		case len(dup) > 0:
+			v.duplicated = append(v.duplicated, id+": "+strings.Join(dup, "; "))
+		case !slices.Equal(seen, journey) || len(evs[id]) != len(wantEvents):
+			v.wrong = append(v.wrong, fmt.Sprintf("%s: history %v, events %v", id, seen, evs[id]))
+		}
+	}
+	return v
+}
+
+func hasRepeat(s []jobs.Status) bool {
+	seen := map[jobs.Status]bool{}
+	for _, st := range s {
+		if seen[st] {
+			return true
+		}
+		seen[st] = true
+	}
+	return false
+}
+
+// kubeJobsByID counts the batch/v1 Jobs in the rig's namespace by their job-id label.
+func kubeJobsByID(t *testing.T, r rig) map[string]int {
+	t.Helper()
+	kc, err := r.clusters.Client(context.Background(), region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	opts := metav1.ListOptions{LabelSelector: JobIDKey, Limit: 500}
+	for {
+		l, err := kc.BatchV1().Jobs(r.ns).List(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("listing Jobs in %s: %v", r.ns, err)
+		}
+		for _, kj := range l.Items {
+			out[kj.Labels[JobIDKey]]++
+		}
+		if opts.Continue = l.Continue; opts.Continue == "" {
+			return out
+		}
+	}
+}
+
+// eventsByJob counts the outbox's events by job and type: the whole events table, since nothing
+// in the suite delivers (and so removes from gsi1's "undelivered") any of them.
+func eventsByJob(t *testing.T, r rig) map[string]map[outbox.Type]int {
+	t.Helper()
+	out := map[string]map[outbox.Type]int{}
+	p := dynamodb.NewScanPaginator(r.db, &dynamodb.ScanInput{TableName: &r.tables.Events})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("scanning the outbox: %v", err)
+		}
+		var evs []outbox.Event
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &evs); err != nil {
+			t.Fatalf("decoding the outbox: %v", err)
+		}
+		for _, ev := range evs {
+			id, _ := ev.Data["job_id"].(string)
+			if out[id] == nil {
+				out[id] = map[outbox.Type]int{}
+			}
+			out[id][ev.Type]++
+		}
+	}
+	return out
+}
