@@ -103,15 +103,32 @@ func violationsOrEmpty(vs []policy.Violation) []policy.Violation {
 	return vs
 }
 
-// jobRequest is POST /api/v1/jobs' body.
-type jobRequest struct {
-	Manifest         json.RawMessage   `json:"manifest"`
+// jobSettings are the fields every route that makes one job takes besides its manifest.
+type jobSettings struct {
 	Region           string            `json:"region"`
 	Namespace        string            `json:"namespace"`
 	Priority         *int              `json:"priority"`
 	Labels           map[string]string `json:"labels"`
 	MaxSpotPrice     *float64          `json:"max_spot_price"`
 	SpotInstanceType string            `json:"spot_instance_type"`
+}
+
+// submission starts a job's submission from the settings, the rest to be filled by the route.
+func (js jobSettings) submission(ms []map[string]any, idempotencyKey string, body []byte) submission {
+	s := submission{
+		manifests: ms, namespace: js.Namespace, region: js.Region, priority: jobs.DefaultPriority, labels: js.Labels,
+		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, idempotencyKey: idempotencyKey, body: body,
+	}
+	if js.Priority != nil {
+		s.priority = *js.Priority
+	}
+	return s
+}
+
+// jobRequest is POST /api/v1/jobs' body.
+type jobRequest struct {
+	Manifest json.RawMessage `json:"manifest"`
+	jobSettings
 }
 
 // submitJob is POST /api/v1/jobs: one manifest with a priority, labels and an optional spot cap.
@@ -135,13 +152,7 @@ func (a *api) submitJob(w http.ResponseWriter, r *http.Request) error {
 	if req.Namespace == "" {
 		return Invalid("namespace is required", FieldProblem{"namespace", "required"})
 	}
-	s := submission{
-		manifests: ms, namespace: req.Namespace, region: req.Region, priority: jobs.DefaultPriority, labels: req.Labels,
-		maxSpotPrice: req.MaxSpotPrice, spotType: req.SpotInstanceType, idempotencyKey: key, body: body,
-	}
-	if req.Priority != nil {
-		s.priority = *req.Priority
-	}
+	s := req.submission(ms, key, body)
 	if err := a.admit(r.Context(), &s); err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
-	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/templating"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -165,14 +164,9 @@ func (a *api) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
 
 // templateJobRequest is POST /api/v1/templates/{name}/jobs' body.
 type templateJobRequest struct {
-	Name             string            `json:"name"`
-	Namespace        string            `json:"namespace"`
-	Region           string            `json:"region"`
-	Parameters       map[string]any    `json:"parameters"`
-	Priority         *int              `json:"priority"`
-	Labels           map[string]string `json:"labels"`
-	MaxSpotPrice     *float64          `json:"max_spot_price"`
-	SpotInstanceType string            `json:"spot_instance_type"`
+	Name       string         `json:"name"`
+	Parameters map[string]any `json:"parameters"`
+	jobSettings
 }
 
 // runTemplate fills the template's placeholders on its decoded manifest, names the result, and
@@ -216,13 +210,8 @@ func (a *api) runTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	meta, _ := ms[0]["metadata"].(map[string]any)
 	meta["name"] = req.Name
-	s := submission{
-		manifests: ms, namespace: req.Namespace, region: req.Region, priority: jobs.DefaultPriority, labels: req.Labels,
-		maxSpotPrice: req.MaxSpotPrice, spotType: req.SpotInstanceType, template: t.Name, idempotencyKey: key, body: body,
-	}
-	if req.Priority != nil {
-		s.priority = *req.Priority
-	}
+	s := req.submission(ms, key, body)
+	s.template = t.Name
 	if err := a.admit(r.Context(), &s); err != nil {
 		return err
 	}
