@@ -46,19 +46,20 @@ var eventOf = map[jobs.Status]outbox.Type{
 }
 
 // follow mirrors the cluster's view of region's dispatched jobs into their records: one
-// label-selected LIST of Jobs and one of pods, then each job's steps in order.
-func (h *Handler) follow(ctx context.Context, region string) error {
+// label-selected LIST of Jobs and one of pods, then each job's steps in order. It answers the
+// active jobs it read, for the sweep.
+func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error) {
 	active, err := h.Jobs.Active(ctx, region)
 	if err != nil || len(active) == 0 {
-		return err
+		return active, err
 	}
 	kc, err := h.Clusters.Client(ctx, region)
 	if err != nil {
-		return fmt.Errorf("reaching %s's cluster: %w", region, err)
+		return active, fmt.Errorf("reaching %s's cluster: %w", region, err)
 	}
 	kjobs, pods, err := listOwned(ctx, kc)
 	if err != nil {
-		return fmt.Errorf("listing %s's jobs: %w", region, err)
+		return active, fmt.Errorf("listing %s's jobs: %w", region, err)
 	}
 	var errs []error
 	for _, j := range active {
@@ -69,7 +70,7 @@ func (h *Handler) follow(ctx context.Context, region string) error {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return active, errors.Join(errs...)
 }
 
 func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, j jobs.Job, kjobs []batchv1.Job, pods []corev1.Pod) error {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -60,9 +61,9 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 	defer func() { _ = h.Leases.Release(context.WithoutCancel(ctx), "reconcile", owner) }()
 	var errs []error
 	for _, r := range h.Regions {
-		errs = append(errs, h.follow(ctx, r))
+		active, err := h.follow(ctx, r)
+		errs = append(errs, err, h.sweep(ctx, r, active))
 	}
-	errs = append(errs, h.sweep(ctx))
 	return errors.Join(errs...)
 }
 
@@ -73,36 +74,22 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
-// sweep rings dispatch for every region with queued jobs or a claim whose dispatcher died, so a
-// job whose submission's ring was lost waits one beat at most. Ringing a region with nothing to
-// admit costs one empty drain.
-func (h *Handler) sweep(ctx context.Context) error {
-	var errs []error
-	for _, r := range h.Regions {
-		queued, err := h.Queues.HasQueued(ctx, r)
-		if err == nil && !queued {
-			queued, err = h.strandedClaim(ctx, r)
-		}
-		if err == nil && queued {
-			err = h.Ringer.Ring(ctx, r)
-		}
+// sweep rings dispatch for region if it has queued jobs or a claim whose dispatcher died (active
+// is the region's active jobs as the beat read them), so a job whose submission's ring was lost
+// waits one beat at most. Ringing a region with nothing to admit costs one empty drain.
+func (h *Handler) sweep(ctx context.Context, region string, active []jobs.Job) error {
+	ring := slices.ContainsFunc(active, func(j jobs.Job) bool {
+		return j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now())
+	})
+	if !ring {
+		queued, err := h.Queues.HasQueued(ctx, region)
 		if err != nil {
-			errs = append(errs, err)
+			return err
 		}
+		ring = queued
 	}
-	return errors.Join(errs...)
-}
-
-// strandedClaim reports whether region has a job claimed by a dispatcher whose claim ran out.
-func (h *Handler) strandedClaim(ctx context.Context, region string) (bool, error) {
-	active, err := h.Jobs.Active(ctx, region)
-	if err != nil {
-		return false, err
+	if !ring {
+		return nil
 	}
-	for _, j := range active {
-		if j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now()) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return h.Ringer.Ring(ctx, region)
 }
