@@ -20,7 +20,7 @@ import (
 var ErrStale = errors.New("the job changed under us")
 
 // summaryAttrs are what a drain or a reconcile needs of a job: everything but its manifests.
-var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created_at, updated_at, gpus, spot, pending_reason, queue_position, spot_gate, claim"
+var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created_at, updated_at, gpus, podless, spot, pending_reason, queue_position, spot_gate, claim"
 
 var summaryNames = map[string]string{"#ns": "namespace", "#region": "region", "#status": "status"}
 

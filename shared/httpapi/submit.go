@@ -44,6 +44,7 @@ type submission struct {
 	idempotencyKey string
 	body           []byte // the raw request, for the idempotency digest
 	gpus           int64  // what the pods ask for in all, as the policy counted them
+	podless        bool   // no manifest runs a pod
 }
 
 // admit checks the submission's fields and its manifests against the policy, and answers the
@@ -80,7 +81,7 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	if !res.Allowed() {
 		return policyError(res.Violations)
 	}
-	s.manifests, s.gpus = res.Manifests, res.GPUs
+	s.manifests, s.gpus, s.podless = res.Manifests, res.GPUs, res.Pods == 0
 	return a.oneNamespace(s)
 }
 
@@ -115,7 +116,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	p := principalOf(r.Context())
 	now := a.now()
 	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
-	j.Template, j.RetryOf, j.GPUs = s.template, s.retryOf, s.gpus
+	j.Template, j.RetryOf, j.GPUs, j.Podless = s.template, s.retryOf, s.gpus, s.podless
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
 	}

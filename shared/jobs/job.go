@@ -51,6 +51,8 @@ type Job struct {
 	UpdatedAt     time.Time         `json:"updated_at" dynamodbav:"updated_at"`
 	// GPUs is what the job's pods request in all, for the region's GPU budget.
 	GPUs int64 `json:"gpus" dynamodbav:"gpus"`
+	// Podless marks a job whose manifests run no pods (ConfigMaps, Services): it is done once applied.
+	Podless bool `json:"podless,omitempty" dynamodbav:"podless,omitempty"`
 	// PendingReason says why a queued job waits: capacity, spot_price_above_cap,
 	// spot_price_unknown or queued_behind_higher_priority; empty once dispatched.
 	PendingReason string `json:"pending_reason,omitempty" dynamodbav:"pending_reason,omitempty"`

@@ -24,7 +24,11 @@ func TestResultCountsGPUs(t *testing.T) {
 		"spec": map[string]any{"parallelism": json.Number("4"), "template": map[string]any{"spec": pod(2)}}}
 	bare := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"}, "spec": pod(1)}
 	res := c.Check(Request{Manifests: []map[string]any{job, bare}, Namespaces: []string{"a"}, DefaultNamespace: "a"})
-	if !res.Allowed() || res.GPUs != 4*2+1 {
-		t.Errorf("Check = allowed %v (%v), GPUs %d; want allowed with 9 GPUs (4 pods of 2, and 1)", res.Allowed(), res.Violations, res.GPUs)
+	if !res.Allowed() || res.GPUs != 4*2+1 || res.Pods != 2 {
+		t.Errorf("Check = allowed %v (%v), GPUs %d, Pods %d; want allowed with 9 GPUs (4 pods of 2, and 1) from 2 manifests", res.Allowed(), res.Violations, res.GPUs, res.Pods)
+	}
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}
+	if res := c.Check(Request{Manifests: []map[string]any{cm}, Namespaces: []string{"a"}, DefaultNamespace: "a"}); res.Pods != 0 || res.GPUs != 0 {
+		t.Errorf("a ConfigMap alone: Pods %d, GPUs %d; want none", res.Pods, res.GPUs)
 	}
 }

@@ -51,6 +51,9 @@ type Result struct {
 	// pods its workload runs at once (a Job's parallelism, a Deployment's replicas). Dispatch
 	// holds a region's GPU budget with it.
 	GPUs int64
+	// Pods counts the manifests that run pods (a Pod, or a workload with a pod template); a
+	// job with none (ConfigMaps, Services) is done once applied.
+	Pods int
 	// Violations are every problem found, by document and, within one, in the order the checks
 	// run: kind, namespace, name, schema (by field), the kind's own rules, Pod Security (in
 	// the upstream evaluator's order), caps, registries. The same request always gives the
@@ -106,7 +109,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 func (c *Checker) Check(req Request) Result {
 	res := Result{Manifests: make([]map[string]any, len(req.Manifests))}
 	for i, m := range req.Manifests {
-		res.Manifests[i] = c.checkDocument(i, m, req, &res.Violations, &res.GPUs)
+		res.Manifests[i] = c.checkDocument(i, m, req, &res)
 	}
 	return res
 }
@@ -116,7 +119,7 @@ type report struct {
 	doc        int
 	kind, name string
 	out        *[]Violation
-	gpus       *int64
+	res        *Result
 }
 
 func (r *report) add(field, message string) {
@@ -128,8 +131,8 @@ func (r *report) addf(field, format string, args ...any) {
 }
 
 // checkDocument checks one manifest and returns it normalised.
-func (c *Checker) checkDocument(doc int, m map[string]any, req Request, out *[]Violation, gpus *int64) map[string]any {
-	r := &report{doc: doc, out: out, gpus: gpus}
+func (c *Checker) checkDocument(doc int, m map[string]any, req Request, res *Result) map[string]any {
+	r := &report{doc: doc, out: &res.Violations, res: res}
 	k, ok := identify(m, r)
 	if !ok {
 		return m
@@ -197,7 +200,8 @@ func (c *Checker) checkObject(rule kindRule, m map[string]any, r *report) {
 		c.checkCaps(p, r)
 		c.checkImages(p, r)
 		gpus := podAmount(p.spec, gpuResource).total
-		*r.gpus += gpus.Value() * podsAtOnce(m)
+		r.res.GPUs += gpus.Value() * podsAtOnce(m)
+		r.res.Pods++
 	}
 }
 

@@ -74,7 +74,7 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 }
 
 func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, j jobs.Job, kjobs []batchv1.Job, pods []corev1.Pod) error {
-	for _, st := range Follow(j.Status, kjobs, pods) {
+	for _, st := range Follow(j.Status, j.Podless, kjobs, pods) {
 		now := h.now()
 		next := j
 		next.Status = st.To

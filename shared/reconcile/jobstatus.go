@@ -16,9 +16,13 @@ type Step struct {
 // Follow decides a dispatched job's next statuses from what its cluster objects show: numbers in,
 // steps out. A job moves only forward (pending → running → succeeded | failed); one that finished
 // between two beats still passes through running, so its webhooks see started before completed.
-// A job with no Kubernetes Job among its objects follows its pods; with neither, it stays where it is.
-func Follow(current jobs.Status, kjobs []batchv1.Job, pods []corev1.Pod) []Step {
+// A job with no Kubernetes Job among its objects follows its pods; with neither, it stays where it
+// is, unless it is podless (only ConfigMaps, Services and the like): that one is done once applied.
+func Follow(current jobs.Status, podless bool, kjobs []batchv1.Job, pods []corev1.Pod) []Step {
 	next, reason := observed(kjobs, pods)
+	if podless {
+		next, reason = jobs.StatusSucceeded, ""
+	}
 	var steps []Step
 	if rank(next) <= rank(current) {
 		return nil
