@@ -118,7 +118,7 @@ func prices(observed map[string]spotgate.Observation) map[string]admission.SpotP
 // claim to run out, so the next drain adopts and retries it; a name collision fails the job.
 func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	token := ids.New("claim-", h.now())
-	j, err := h.Store.Claim(ctx, id, token, h.now(), h.now().Add(claimLease))
+	j, err := h.Store.Claim(ctx, id, region, token, h.now(), h.now().Add(claimLease))
 	if errors.Is(err, dynamo.ErrStale) {
 		return nil
 	}

@@ -182,30 +182,62 @@ func join(parts []string) string {
 	return out
 }
 
-// Claim takes a queued job for dispatch, or adopts one whose previous claim ran out (its
-// dispatcher died mid-apply), and answers it with its manifests. ErrStale when another
-// dispatcher holds it or it has moved on.
-func (s *JobStore) Claim(ctx context.Context, id, token string, now, until time.Time) (jobs.Job, error) {
-	j, err := s.Job(ctx, id)
-	if err != nil {
+// Claim takes a queued job of region for dispatch, or adopts one whose previous claim ran out
+// (its dispatcher died mid-apply), and answers it with its manifests. ErrStale when another
+// dispatcher holds it or it has moved on. The common case, a queued job, is one conditional update.
+func (s *JobStore) Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error) {
+	claim := jobs.Claim{Token: token, Until: until.UTC()}
+	j, err := s.claimQueued(ctx, id, region, claim, now)
+	if !errors.Is(err, ErrStale) {
 		return j, err
 	}
-	claim := jobs.Claim{Token: token, Until: until.UTC()}
-	c := Change{From: j.Status, To: jobs.StatusDispatching, At: now, Set: map[string]any{"claim": claim, "pending_reason": nil, "queue_position": nil}}
-	switch {
-	case j.Status == jobs.StatusQueued:
-	case j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(now):
-		// Adopting: only if the dead claim is still the one on the job, so two adopters cannot both win.
-		c.Claim = j.Claim.Token
-	default:
+	// Not queued: perhaps a dead claim to adopt.
+	if j, err = s.Job(ctx, id); err != nil {
+		return j, err
+	}
+	if j.Status != jobs.StatusDispatching || j.Claim == nil || !j.Claim.Until.Before(now) {
 		return j, ErrStale
 	}
+	// Adopting: only if the dead claim is still the one on the job, so two adopters cannot both win.
+	c := Change{From: j.Status, To: jobs.StatusDispatching, At: now, Claim: j.Claim.Token, Set: map[string]any{"claim": claim}}
 	if err := s.Apply(ctx, j, c); err != nil {
 		return j, err
 	}
-	if j.Status != jobs.StatusDispatching {
-		j.StatusHistory = append(j.StatusHistory, jobs.Transition{Status: jobs.StatusDispatching, At: now.UTC()})
-	}
-	j.Status, j.Claim, j.PendingReason, j.QueuePosition = jobs.StatusDispatching, &claim, "", 0
+	j.Claim = &claim
 	return j, nil
+}
+
+// claimQueued moves a queued job to dispatching under claim in one conditional update, answering
+// the whole new record; ErrStale if the job was not queued.
+func (s *JobStore) claimQueued(ctx context.Context, id, region string, claim jobs.Claim, now time.Time) (jobs.Job, error) {
+	pk, sk := jobKey(id)
+	vals := map[string]types.AttributeValue{}
+	for name, v := range map[string]any{
+		":queued": jobs.StatusQueued, ":dispatching": jobs.StatusDispatching, ":claim": claim, ":at": now.UTC(),
+		":hist":   []jobs.Transition{{Status: jobs.StatusDispatching, At: now.UTC()}},
+		":active": "active#" + region, ":id": id,
+	} {
+		av, err := attributevalue.Marshal(v)
+		if err != nil {
+			return jobs.Job{}, fmt.Errorf("encoding claim: %w", err)
+		}
+		vals[name] = av
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.tables.Jobs, Key: keyOf(pk, sk),
+		UpdateExpression: aws.String("SET #status = :dispatching, claim = :claim, updated_at = :at, gsi2pk = :active, gsi2sk = :id, " +
+			"status_history = list_append(status_history, :hist) REMOVE pending_reason, queue_position"),
+		ConditionExpression:       aws.String("#status = :queued"),
+		ExpressionAttributeNames:  map[string]string{"#status": "status"},
+		ExpressionAttributeValues: vals,
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return jobs.Job{}, ErrStale
+	}
+	if err != nil {
+		return jobs.Job{}, fmt.Errorf("claiming job %s: %w", id, err)
+	}
+	return decodeJob(out.Attributes)
 }
