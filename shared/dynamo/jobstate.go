@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,22 +28,37 @@ var summaryNames = map[string]string{"#ns": "namespace", "#region": "region", "#
 // Queued reads every queued job of region, in dispatch order, without manifests: the whole
 // candidate set, page after page.
 func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error) {
-	return s.byQueueKey(ctx, "queue#"+region)
+	return s.byQueueKey(ctx, "queue#"+region, summaryAttrs)
 }
 
 // Active reads every job of region that holds capacity: dispatching, pending or running.
 func (s *JobStore) Active(ctx context.Context, region string) ([]jobs.Job, error) {
-	return s.byQueueKey(ctx, "active#"+region)
+	return s.byQueueKey(ctx, "active#"+region, summaryAttrs)
 }
 
-func (s *JobStore) byQueueKey(ctx context.Context, pk string) ([]jobs.Job, error) {
+// stateAttrs are what following a job needs to decide whether it changed.
+const stateAttrs = "id, #status, claim, podless"
+
+// ActiveStates reads region's active jobs with only their id, status, claim and podless flag:
+// a beat that changes nothing reads no more than that. Read the whole job (Job) to change one.
+func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
+	return s.byQueueKey(ctx, "active#"+region, stateAttrs)
+}
+
+func (s *JobStore) byQueueKey(ctx context.Context, pk, attrs string) ([]jobs.Job, error) {
+	names := map[string]string{}
+	for k, v := range summaryNames {
+		if strings.Contains(attrs, k) {
+			names[k] = v
+		}
+	}
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:                 &s.tables.Jobs,
 		IndexName:                 aws.String(indexGSI2),
 		KeyConditionExpression:    aws.String("gsi2pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
-		ProjectionExpression:      &summaryAttrs,
-		ExpressionAttributeNames:  summaryNames,
+		ProjectionExpression:      &attrs,
+		ExpressionAttributeNames:  names,
 	})
 	var out []jobs.Job
 	for p.HasMorePages() {

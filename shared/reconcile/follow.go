@@ -20,7 +20,8 @@ import (
 
 // Jobs is what following reads and writes of job records; dynamo.JobStore is the real one.
 type Jobs interface {
-	Active(ctx context.Context, region string) ([]jobs.Job, error)
+	ActiveStates(ctx context.Context, region string) ([]jobs.Job, error)
+	Job(ctx context.Context, id string) (jobs.Job, error)
 	Apply(ctx context.Context, j jobs.Job, c dynamo.Change) error
 }
 
@@ -45,11 +46,11 @@ var eventOf = map[jobs.Status]outbox.Type{
 	jobs.StatusFailed:    outbox.JobFailed,
 }
 
-// follow mirrors the cluster's view of region's dispatched jobs into their records: one
-// label-selected LIST of Jobs and one of pods, then each job's steps in order. It answers the
-// active jobs it read, for the sweep.
+// follow mirrors the cluster's view of region's dispatched jobs into their records: the records'
+// states, then (if any is active) one label-selected LIST of Jobs and one of pods, then each
+// changed job's steps in order. It answers the active jobs' states, for the sweep.
 func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error) {
-	active, err := h.Jobs.Active(ctx, region)
+	active, err := h.Jobs.ActiveStates(ctx, region)
 	if err != nil || len(active) == 0 {
 		return active, err
 	}
@@ -73,8 +74,20 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 	return active, errors.Join(errs...)
 }
 
-func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, j jobs.Job, kjobs []batchv1.Job, pods []corev1.Pod) error {
-	for _, st := range Follow(j.Status, j.Podless, kjobs, pods) {
+func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, state jobs.Job, kjobs []batchv1.Job, pods []corev1.Pod) error {
+	steps := Follow(state.Status, state.Podless, kjobs, pods)
+	if len(steps) == 0 {
+		return nil
+	}
+	// Only a job that changes is read whole, for its event's data.
+	j, err := h.Jobs.Job(ctx, state.ID)
+	if err != nil {
+		return err
+	}
+	if j.Status != state.Status {
+		return nil // moved since the states were read; the next beat sees it afresh
+	}
+	for _, st := range steps {
 		now := h.now()
 		next := j
 		next.Status = st.To
