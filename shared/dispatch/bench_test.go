@@ -112,7 +112,7 @@ type dispatchBench struct {
 	leases      *dynamo.LeaseStore
 	ns, rawNS   string
 	rc          *rest.Config
-	kube, dyndb *meter
+	kube, dyndb *testenv.Meter
 }
 
 func newDispatchBench(b *testing.B) *dispatchBench {
@@ -128,20 +128,20 @@ func newDispatchBench(b *testing.B) *dispatchBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	km, dm := &meter{}, &meter{}
+	km, dm := &testenv.Meter{}, &testenv.Meter{}
 	wrap := rc.WrapTransport
 	rc.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
 		if wrap != nil {
 			next = wrap(next)
 		}
-		return meteredTransport{next: next, m: km}
+		return km.Transport(next)
 	}
 	metered := dynamodb.New(db.Options(), func(o *dynamodb.Options) {
 		next := o.HTTPClient
 		if next == nil {
 			next = http.DefaultClient
 		}
-		o.HTTPClient = meteredDynamo{next: next, m: dm}
+		o.HTTPClient = dm.DynamoDB(next)
 	})
 	return &dispatchBench{
 		store: dynamo.NewJobStore(metered, tables), leases: dynamo.NewLeaseStore(metered, tables.Control),
@@ -193,25 +193,25 @@ func (d *dispatchBench) round(b *testing.B, name string, n int, dispatchFirst bo
 
 	var r roundResult
 	drain := func() {
-		d.kube.reset()
-		d.dyndb.reset()
+		d.kube.Reset()
+		d.dyndb.Reset()
 		start := time.Now()
 		if err := h.Drain(ctx, reg); err != nil {
 			b.Fatalf("Drain(%s): %v", reg, err)
 		}
 		r.dispatch = time.Since(start)
-		for _, c := range d.kube.snapshot() {
-			if c.method == http.MethodPost && strings.HasSuffix(c.path, "/namespaces/"+d.ns+"/jobs") && c.code == http.StatusCreated {
+		for _, c := range d.kube.Snapshot() {
+			if c.Method == http.MethodPost && strings.HasSuffix(c.Path, "/namespaces/"+d.ns+"/jobs") && c.Code == http.StatusCreated {
 				r.creates++
-				r.createTook += c.took
+				r.createTook += c.Took
 			} else {
 				r.otherKube++
 			}
 		}
 		r.dynCalls, r.dynTook = map[string]int{}, map[string]time.Duration{}
-		for _, c := range d.dyndb.snapshot() {
-			r.dynCalls[c.method]++
-			r.dynTook[c.method] += c.took
+		for _, c := range d.dyndb.Snapshot() {
+			r.dynCalls[c.Method]++
+			r.dynTook[c.Method] += c.Took
 		}
 	}
 	raw := func() {
@@ -302,63 +302,4 @@ type noPrices struct{}
 
 func (noPrices) Observe(_ context.Context, _, instanceType string, now time.Time) spotgate.Observation {
 	return spotgate.Observation{InstanceType: instanceType, CheckedAt: now}
-}
-
-// meter records every request that passes it.
-type meter struct {
-	mu    sync.Mutex
-	calls []call
-}
-
-// call is one request: its method (a DynamoDB operation for DynamoDB), path, answer and time.
-type call struct {
-	method, path string
-	code         int
-	took         time.Duration
-}
-
-func (m *meter) add(c call) { m.mu.Lock(); m.calls = append(m.calls, c); m.mu.Unlock() }
-func (m *meter) reset()     { m.mu.Lock(); m.calls = nil; m.mu.Unlock() }
-func (m *meter) snapshot() []call {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]call(nil), m.calls...)
-}
-
-// meteredTransport records each Kubernetes request at the wire, under client-go's retries and
-// rate limiter.
-type meteredTransport struct {
-	next http.RoundTripper
-	m    *meter
-}
-
-func (t meteredTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	start := time.Now()
-	resp, err := t.next.RoundTrip(req)
-	c := call{method: req.Method, path: req.URL.Path, took: time.Since(start)}
-	if resp != nil {
-		c.code = resp.StatusCode
-	}
-	t.m.add(c)
-	return resp, err
-}
-
-func (t meteredTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
-
-// meteredDynamo records each DynamoDB call by its operation, from the X-Amz-Target header.
-type meteredDynamo struct {
-	next dynamodb.HTTPClient
-	m    *meter
-}
-
-func (d meteredDynamo) Do(req *http.Request) (*http.Response, error) {
-	start := time.Now()
-	resp, err := d.next.Do(req)
-	_, op, _ := strings.Cut(req.Header.Get("X-Amz-Target"), ".")
-	c := call{method: op, path: req.URL.Path, took: time.Since(start)}
-	if resp != nil {
-		c.code = resp.StatusCode
-	}
-	d.m.add(c)
-	return resp, err
 }

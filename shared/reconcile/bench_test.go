@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,7 +124,7 @@ type beatBench struct {
 	db          *dynamodb.Client // metered
 	store       *dynamo.JobStore // on db
 	kc          kubernetes.Interface
-	kube, dyndb *meter
+	kube, dyndb *testenv.Meter
 	rings       *ringCounter
 }
 
@@ -150,13 +148,13 @@ func newBeatBench(b *testing.B) *beatBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bb := &beatBench{tables: tables, kube: &meter{}, dyndb: &meter{}, rings: &ringCounter{}}
+	bb := &beatBench{tables: tables, kube: &testenv.Meter{}, dyndb: &testenv.Meter{}, rings: &ringCounter{}}
 	wrap := rc.WrapTransport
 	rc.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
 		if wrap != nil {
 			next = wrap(next)
 		}
-		return meteredTransport{next: next, m: bb.kube}
+		return bb.kube.Transport(next)
 	}
 	if bb.kc, err = kubernetes.NewForConfig(rc); err != nil {
 		b.Fatal(err)
@@ -166,7 +164,7 @@ func newBeatBench(b *testing.B) *beatBench {
 		if next == nil {
 			next = http.DefaultClient
 		}
-		o.HTTPClient = meteredDynamo{next: next, m: bb.dyndb}
+		o.HTTPClient = bb.dyndb.DynamoDB(next)
 	})
 	bb.store = dynamo.NewJobStore(bb.db, tables)
 
@@ -243,8 +241,8 @@ type beatCalls struct {
 // beat runs one beat and checks it was a no-op: only GETs of LIST pages, no write to the cluster
 // or to a job record, no ring.
 func (bb *beatBench) beat(b *testing.B, h *reconcile.Handler, id string) (time.Duration, beatCalls) {
-	bb.kube.reset()
-	bb.dyndb.reset()
+	bb.kube.Reset()
+	bb.dyndb.Reset()
 	rings := bb.rings.n()
 	start := time.Now()
 	if err := h.HandleBeat(context.Background(), events.EventBridgeEvent{ID: id}); err != nil {
@@ -254,25 +252,25 @@ func (bb *beatBench) beat(b *testing.B, h *reconcile.Handler, id string) (time.D
 
 	c := beatCalls{dynamoOps: map[string]int{}}
 	var other []string
-	for _, k := range bb.kube.snapshot() {
+	for _, k := range bb.kube.Snapshot() {
 		c.kube++
-		c.kubeWire += k.took
+		c.kubeWire += k.Took
 		switch {
-		case k.method != http.MethodGet:
+		case k.Method != http.MethodGet:
 			c.writes++
-			other = append(other, k.method+" "+k.path)
-		case k.path == "/apis/batch/v1/jobs":
+			other = append(other, k.Method+" "+k.Path)
+		case k.Path == "/apis/batch/v1/jobs":
 			c.jobPages++
-		case k.path == "/api/v1/pods":
+		case k.Path == "/api/v1/pods":
 			c.podPages++
 		default:
-			other = append(other, k.method+" "+k.path)
+			other = append(other, k.Method+" "+k.Path)
 		}
 	}
-	for _, d := range bb.dyndb.snapshot() {
+	for _, d := range bb.dyndb.Snapshot() {
 		c.dynamo++
-		c.dynamoWire += d.took
-		c.dynamoOps[d.method]++
+		c.dynamoWire += d.Took
+		c.dynamoOps[d.Method]++
 	}
 	// The beat's own lease (PutItem, DeleteItem on the control table) is its only DynamoDB write.
 	for _, op := range []string{"TransactWriteItems", "UpdateItem", "BatchWriteItem"} {
@@ -362,53 +360,3 @@ func (r *ringCounter) Ring(context.Context, string) error {
 }
 
 func (r *ringCounter) n() int { r.mu.Lock(); defer r.mu.Unlock(); return r.count }
-
-// meter records every request that passes it.
-type meter struct {
-	mu    sync.Mutex
-	calls []call
-}
-
-// call is one request: its method (a DynamoDB operation for DynamoDB), path and time.
-type call struct {
-	method, path string
-	took         time.Duration
-}
-
-func (m *meter) add(c call) { m.mu.Lock(); m.calls = append(m.calls, c); m.mu.Unlock() }
-func (m *meter) reset()     { m.mu.Lock(); m.calls = nil; m.mu.Unlock() }
-func (m *meter) snapshot() []call {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.calls)
-}
-
-// meteredTransport records each Kubernetes request at the wire, under client-go's retries and
-// rate limiter.
-type meteredTransport struct {
-	next http.RoundTripper
-	m    *meter
-}
-
-func (t meteredTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	start := time.Now()
-	resp, err := t.next.RoundTrip(req)
-	t.m.add(call{method: req.Method, path: req.URL.Path, took: time.Since(start)})
-	return resp, err
-}
-
-func (t meteredTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
-
-// meteredDynamo records each DynamoDB call by its operation, from the X-Amz-Target header.
-type meteredDynamo struct {
-	next dynamodb.HTTPClient
-	m    *meter
-}
-
-func (d meteredDynamo) Do(req *http.Request) (*http.Response, error) {
-	start := time.Now()
-	resp, err := d.next.Do(req)
-	_, op, _ := strings.Cut(req.Header.Get("X-Amz-Target"), ".")
-	d.m.add(call{method: op, path: req.URL.Path, took: time.Since(start)})
-	return resp, err
-}
