@@ -39,12 +39,23 @@ const (
 type TableSpec struct {
 	Name    string
 	Indexes []string // global secondary indexes, each keyed <index>pk/<index>sk
+	// Include lists, for an index that projects only some attributes, which ones; an index not
+	// named projects ALL.
+	Include map[string][]string
+}
+
+// QueueIndexAttributes are what the jobs table's gsi2 (the queue and the active jobs) projects:
+// what a drain, a beat and the queue's stats read, and not the manifests, so a region's queue
+// reads in pages of small items.
+var QueueIndexAttributes = []string{
+	"id", "tenant", "namespace", "region", "priority", "labels", "status", "created_at", "updated_at",
+	"gpus", "podless", "spot", "pending_reason", "queue_position", "spot_gate", "claim",
 }
 
 // Specs lists the tables with their indexes.
 func (t Tables) Specs() []TableSpec {
 	return []TableSpec{
-		{Name: t.Jobs, Indexes: []string{indexGSI1, indexGSI2, indexGSI3}},
+		{Name: t.Jobs, Indexes: []string{indexGSI1, indexGSI2, indexGSI3}, Include: map[string][]string{indexGSI2: QueueIndexAttributes}},
 		{Name: t.Events, Indexes: []string{indexGSI1}},
 		{Name: t.Control, Indexes: []string{indexGSI1}},
 	}
@@ -79,10 +90,14 @@ func createTable(ctx context.Context, db *dynamodb.Client, spec TableSpec) error
 	}
 	for _, ix := range spec.Indexes {
 		in.AttributeDefinitions = append(in.AttributeDefinitions, str(ix+"pk"), str(ix+"sk"))
+		projection := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+		if attrs, ok := spec.Include[ix]; ok {
+			projection = &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: attrs}
+		}
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
 			IndexName:  aws.String(ix),
 			KeySchema:  key(ix+"pk", ix+"sk"),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			Projection: projection,
 		})
 	}
 	_, err := db.CreateTable(ctx, in)

@@ -44,11 +44,18 @@ func TestTemplateOnFakeRoot(t *testing.T) {
 // in step with shared/dynamo's, which the stores and `tidegate dev` create tables from.
 func TestTablesMatchSharedDynamo(t *testing.T) {
 	want := map[string][]string{}
+	wantIncludes := map[string]map[string][]string{}
 	for _, s := range (dynamo.Tables{Jobs: "JobsTable", Events: "EventsTable", Control: "ControlTable"}).Specs() {
 		want[s.Name] = s.Indexes
+		if len(s.Include) > 0 {
+			wantIncludes[s.Name] = s.Include
+		}
 	}
 	if diff := cmp.Diff(want, tables); diff != "" {
 		t.Errorf("samcheck's tables differ from shared/dynamo's Specs (-dynamo +samcheck):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantIncludes, includes); diff != "" {
+		t.Errorf("samcheck's index projections differ from shared/dynamo's Specs (-dynamo +samcheck):\n%s", diff)
 	}
 }
 

@@ -76,7 +76,11 @@ func checkSchema(id string, tb *dynamodb.Table, gsis []string) []Problem {
 		if k := keys(g.KeySchema); k != want(name) {
 			ps = append(ps, problem(RuleTable, id, "index %s is keyed %q; the shared schema says %q", name, k, want(name)))
 		}
-		if g.Projection == nil || firstString(g.Projection.ProjectionType) != "ALL" {
+		if attrs, ok := includes[id][name]; ok {
+			if g.Projection == nil || firstString(g.Projection.ProjectionType) != "INCLUDE" || !slices.Equal(g.Projection.NonKeyAttributes, attrs) {
+				ps = append(ps, problem(RuleTable, id, "index %s must project INCLUDE %v, as shared/dynamo reads it", name, attrs))
+			}
+		} else if g.Projection == nil || firstString(g.Projection.ProjectionType) != "ALL" {
 			ps = append(ps, problem(RuleTable, id, "index %s must project ALL attributes; the stores read whole items from it", name))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dynamo"
 )
 
 // This file is Tidegate's wiring as the code expects it: which functions exist, which queue wakes
@@ -56,6 +57,12 @@ var tables = map[string][]string{
 	"JobsTable":    {"gsi1", "gsi2", "gsi3"},
 	"EventsTable":  {"gsi1"},
 	"ControlTable": {"gsi1"},
+}
+
+// includes names the indexes that project only some attributes, and which; every other index
+// projects ALL. shared/dynamo's Specs say the same (TestTablesMatchSharedDynamo).
+var includes = map[string]map[string][]string{
+	"JobsTable": {"gsi2": dynamo.QueueIndexAttributes},
 }
 
 // ttlAttribute is the attribute holding the epoch second an item may be deleted at.
