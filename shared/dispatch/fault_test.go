@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -94,6 +95,9 @@ type faults struct {
 	rnd   *rand.Rand
 	tally map[string]int
 }
+
+// errStopped is what a fault hook panics with to stop a drain where a crash would.
+var errStopped = errors.New("stopped by a fault hook")
 
 func newFaults(seed uint64) *faults {
 	return &faults{rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tally: map[string]int{}}

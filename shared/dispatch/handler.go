@@ -5,7 +5,6 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -118,6 +117,3 @@ func (h *Handler) now() time.Time {
 	}
 	return time.Now()
 }
-
-// errStopped is what a fault hook panics with to stop a drain where a crash would.
-var errStopped = errors.New("stopped by a fault hook")
