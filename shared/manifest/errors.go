@@ -73,30 +73,31 @@ func problemf(format string, args ...any) string { return fmt.Sprintf(format, ar
 // plainKey is a key that reads unambiguously after a dot in a path.
 var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
-// segment is one step of a path into a manifest: an object key, or an array index when
-// isIndex. Walkers keep a stack of them and render it only for an error, so that a large
+// PathStep is one step of a path into a manifest: an object key, or an array index when
+// IsIndex. Walkers keep a stack of them and render it only for an error, so that a large
 // manifest does not build a path string per value.
-type segment struct {
-	key     string
-	index   int
-	isIndex bool
+type PathStep struct {
+	Key     string
+	Index   int
+	IsIndex bool
 }
 
-// render spells a path as spec.containers[0].image, or labels["app.kubernetes.io/name"] for a
-// key that would not read unambiguously after a dot.
-func render(path []segment) string {
+// RenderPath spells a path as spec.containers[0].image, or labels["app.kubernetes.io/name"] for
+// a key that would not read unambiguously after a dot. Every path a manifest error names is
+// spelt so, and shared/templating's too.
+func RenderPath(path []PathStep) string {
 	var b strings.Builder
 	for _, s := range path {
 		switch {
-		case s.isIndex:
-			b.WriteString("[" + strconv.Itoa(s.index) + "]")
-		case !plainKey.MatchString(s.key):
-			b.WriteString("[" + strconv.Quote(s.key) + "]")
+		case s.IsIndex:
+			b.WriteString("[" + strconv.Itoa(s.Index) + "]")
+		case !plainKey.MatchString(s.Key):
+			b.WriteString("[" + strconv.Quote(s.Key) + "]")
 		default:
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
-			b.WriteString(s.key)
+			b.WriteString(s.Key)
 		}
 	}
 	return b.String()

@@ -58,8 +58,8 @@ func checkInput(b []byte, limits Limits) error {
 type jsonWalker struct {
 	dec    *json.Decoder
 	src    []byte
-	doc    int       // index of the manifest being read; -1 outside any
-	path   []segment // where in it; its length + 1 is the depth of the value being read
+	doc    int        // index of the manifest being read; -1 outside any
+	path   []PathStep // where in it; its length + 1 is the depth of the value being read
 	budget budget
 }
 
@@ -148,7 +148,7 @@ func (w *jsonWalker) object() (map[string]any, error) {
 			return nil, err
 		}
 		key := tok.(string) // json.Decoder yields only string tokens in key position
-		w.path = append(w.path, segment{key: key})
+		w.path = append(w.path, PathStep{Key: key})
 		if _, dup := obj[key]; dup {
 			return nil, w.fail(problemf(duplicateKeyRaw, key))
 		}
@@ -171,7 +171,7 @@ func (w *jsonWalker) array() ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.path = append(w.path, segment{index: len(arr), isIndex: true})
+		w.path = append(w.path, PathStep{Index: len(arr), IsIndex: true})
 		v, err := w.value(tok)
 		if err != nil {
 			return nil, err
@@ -197,5 +197,5 @@ func (w *jsonWalker) token() (json.Token, error) {
 
 // fail is an *Error at w.path in the current manifest, on the line the decoder has reached.
 func (w *jsonWalker) fail(problem string) *Error {
-	return &Error{Document: w.doc, Path: render(w.path), Line: lineAt(w.src, w.dec.InputOffset()), Problem: problem}
+	return &Error{Document: w.doc, Path: RenderPath(w.path), Line: lineAt(w.src, w.dec.InputOffset()), Problem: problem}
 }

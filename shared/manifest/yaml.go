@@ -118,7 +118,7 @@ func yamlSyntaxError(doc int, err error) *Error {
 // yamlWalker converts one document's node tree, refusing what DecodeYAML refuses.
 type yamlWalker struct {
 	doc    int
-	path   []segment // where in the document; its length + 1 is the depth of the value
+	path   []PathStep // where in the document; its length + 1 is the depth of the value
 	budget budget
 }
 
@@ -161,7 +161,7 @@ func (w *yamlWalker) mapping(n *yaml.Node) (map[string]any, error) {
 		if problem != "" {
 			return nil, w.fail(k, problem)
 		}
-		w.path = append(w.path, segment{key: key})
+		w.path = append(w.path, PathStep{Key: key})
 		if line, dup := firstLine[key]; dup {
 			return nil, w.fail(k, problemf(duplicateKey, key, line))
 		}
@@ -178,7 +178,7 @@ func (w *yamlWalker) mapping(n *yaml.Node) (map[string]any, error) {
 func (w *yamlWalker) sequence(n *yaml.Node) ([]any, error) {
 	arr := make([]any, 0, len(n.Content))
 	for i, item := range n.Content {
-		w.path = append(w.path, segment{index: i, isIndex: true})
+		w.path = append(w.path, PathStep{Index: i, IsIndex: true})
 		v, err := w.value(item)
 		if err != nil {
 			return nil, err
@@ -190,5 +190,5 @@ func (w *yamlWalker) sequence(n *yaml.Node) ([]any, error) {
 }
 
 func (w *yamlWalker) fail(n *yaml.Node, problem string) *Error {
-	return &Error{Document: w.doc, Path: render(w.path), Line: n.Line, Problem: problem}
+	return &Error{Document: w.doc, Path: RenderPath(w.path), Line: n.Line, Problem: problem}
 }

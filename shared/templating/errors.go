@@ -2,8 +2,6 @@ package templating
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -55,34 +53,3 @@ const (
 	badType   = "the value's type %T is not a JSON value"
 	tooLarge  = "the values filled in come to more than %d bytes, more than the cluster stores; use shorter values or fewer placeholders"
 )
-
-// segment is one step of a path into a manifest, kept on a stack and rendered only for an
-// error: an object key, or an array index when isIndex.
-type segment struct {
-	key     string
-	index   int
-	isIndex bool
-}
-
-// plainKey is a key that reads unambiguously after a dot in a path.
-var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-
-// render spells a path as spec.containers[0].image, or labels["app.kubernetes.io/name"]; the
-// same spelling as shared/manifest's errors.
-func render(path []segment) string {
-	var b strings.Builder
-	for _, s := range path {
-		switch {
-		case s.isIndex:
-			b.WriteString("[" + strconv.Itoa(s.index) + "]")
-		case !plainKey.MatchString(s.key):
-			b.WriteString("[" + strconv.Quote(s.key) + "]")
-		default:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(s.key)
-		}
-	}
-	return b.String()
-}

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/tidegate/tidegate/shared/manifest"
 )
 
 // maxFilled bounds the bytes all substitutions together may add. A short template repeating
@@ -86,7 +88,7 @@ func fill(manifests []map[string]any, values map[string]any) ([]map[string]any, 
 type filler struct {
 	values map[string]any
 	doc    int
-	path   []segment
+	path   []manifest.PathStep
 	spent  *int           // bytes substituted so far, across all the manifests
 	sizes  map[string]int // each value's size as JSON, measured once
 }
@@ -99,7 +101,7 @@ func (f *filler) value(v any) (any, error) {
 		out := make(map[string]any, len(v))
 		// In key order, so that of several bad values the same one is reported every time.
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			f.path = append(f.path, segment{key: k})
+			f.path = append(f.path, manifest.PathStep{Key: k})
 			item, err := f.value(v[k])
 			if err != nil {
 				return nil, err
@@ -111,7 +113,7 @@ func (f *filler) value(v any) (any, error) {
 	case []any:
 		out := make([]any, len(v))
 		for i, item := range v {
-			f.path = append(f.path, segment{index: i, isIndex: true})
+			f.path = append(f.path, manifest.PathStep{Index: i, IsIndex: true})
 			c, err := f.value(item)
 			if err != nil {
 				return nil, err
@@ -184,5 +186,5 @@ func (f *filler) spend(name string) error {
 }
 
 func (f *filler) fail(param, problem string) *FieldError {
-	return &FieldError{Document: f.doc, Path: render(f.path), Param: param, Problem: problem}
+	return &FieldError{Document: f.doc, Path: manifest.RenderPath(f.path), Param: param, Problem: problem}
 }
