@@ -47,27 +47,38 @@ var eventOf = map[jobs.Status]outbox.Type{
 }
 
 // follow mirrors the cluster's view of region's dispatched jobs into their records: the records'
-// states, then (if any is active) one label-selected LIST of Jobs and one of pods, then each
-// changed job's steps in order. It answers the active jobs' states, for the sweep.
+// states and the label-selected LISTs of Jobs and of pods, read at the same time (a no-op beat
+// costs the slower of the two, not their sum), then each changed job's steps in order. It
+// answers the active jobs' states, for the sweep. A region with no active job gives up its LISTs.
 func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error) {
-	active, err := h.Jobs.ActiveStates(ctx, region)
-	if err != nil || len(active) == 0 {
-		return active, err
+	if h.Clusters == nil {
+		return h.statesWithoutCluster(ctx, region, errors.New("no cluster access configured"))
 	}
 	kc, err := h.Clusters.Client(ctx, region)
 	if err != nil {
-		return active, fmt.Errorf("reaching %s's cluster: %w", region, err)
+		return h.statesWithoutCluster(ctx, region, err)
 	}
-	kjobs, pods, err := listOwned(ctx, kc)
-	if err != nil {
-		return active, fmt.Errorf("listing %s's jobs: %w", region, err)
+
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	listed := make(chan owned, 1)
+	go func() { listed <- listOwned(listCtx, kc) }()
+	active, err := h.Jobs.ActiveStates(ctx, region)
+	if err != nil || len(active) == 0 {
+		cancel()
+		<-listed
+		return active, err
+	}
+	l := <-listed
+	if l.err != nil {
+		return active, fmt.Errorf("listing %s's jobs: %w", region, l.err)
 	}
 	var errs []error
 	for _, j := range active {
 		if j.Status == jobs.StatusDispatching {
 			continue // dispatch's to finish, or to adopt
 		}
-		if err := h.followOne(ctx, kc, j, kjobs[j.ID], pods[j.ID]); err != nil {
+		if err := h.followOne(ctx, kc, j, l.jobs[j.ID], l.pods[j.ID]); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -107,37 +118,67 @@ func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, state 
 	return nil
 }
 
-// listOwned LISTs every Job and pod carrying a job id, page by page, grouped by job id.
-func listOwned(ctx context.Context, kc kubernetes.Interface) (map[string][]batchv1.Job, map[string][]corev1.Pod, error) {
-	kjobs := map[string][]batchv1.Job{}
-	opts := metav1.ListOptions{LabelSelector: jobIDLabel, Limit: listPage}
-	for {
+// statesWithoutCluster reads region's active jobs for the sweep when its cluster cannot be
+// reached: that is an error only if some job there needs following.
+func (h *Handler) statesWithoutCluster(ctx context.Context, region string, reach error) ([]jobs.Job, error) {
+	active, err := h.Jobs.ActiveStates(ctx, region)
+	if err != nil || len(active) == 0 {
+		return active, err
+	}
+	return active, fmt.Errorf("reaching %s's cluster: %w", region, reach)
+}
+
+// owned is a region's Jobs and pods carrying a job id, grouped by job id.
+type owned struct {
+	jobs map[string][]batchv1.Job
+	pods map[string][]corev1.Pod
+	err  error
+}
+
+// listOwned LISTs every Job and every pod carrying a job id, page by page, the two at once.
+func listOwned(ctx context.Context, kc kubernetes.Interface) owned {
+	var o owned
+	var podErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		o.pods, podErr = listPages(ctx, func(opts metav1.ListOptions) ([]corev1.Pod, string, error) {
+			l, err := kc.CoreV1().Pods("").List(ctx, opts)
+			if err != nil {
+				return nil, "", err
+			}
+			return l.Items, l.Continue, nil
+		}, func(p corev1.Pod) string { return p.Labels[jobIDLabel] })
+	}()
+	var jobErr error
+	o.jobs, jobErr = listPages(ctx, func(opts metav1.ListOptions) ([]batchv1.Job, string, error) {
 		l, err := kc.BatchV1().Jobs("").List(ctx, opts)
 		if err != nil {
-			return nil, nil, err
+			return nil, "", err
 		}
-		for _, kj := range l.Items {
-			kjobs[kj.Labels[jobIDLabel]] = append(kjobs[kj.Labels[jobIDLabel]], kj)
-		}
-		if opts.Continue = l.Continue; opts.Continue == "" {
-			break
-		}
-	}
-	pods := map[string][]corev1.Pod{}
-	opts.Continue = ""
+		return l.Items, l.Continue, nil
+	}, func(kj batchv1.Job) string { return kj.Labels[jobIDLabel] })
+	<-done
+	o.err = errors.Join(jobErr, podErr)
+	return o
+}
+
+// listPages reads every page of a label-selected LIST, grouping the items by key.
+func listPages[T any](ctx context.Context, page func(metav1.ListOptions) ([]T, string, error), key func(T) string) (map[string][]T, error) {
+	out := map[string][]T{}
+	opts := metav1.ListOptions{LabelSelector: jobIDLabel, Limit: listPage}
 	for {
-		l, err := kc.CoreV1().Pods("").List(ctx, opts)
+		items, next, err := page(opts)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		for _, p := range l.Items {
-			pods[p.Labels[jobIDLabel]] = append(pods[p.Labels[jobIDLabel]], p)
+		for _, it := range items {
+			out[key(it)] = append(out[key(it)], it)
 		}
-		if opts.Continue = l.Continue; opts.Continue == "" {
-			break
+		if opts.Continue = next; next == "" {
+			return out, nil
 		}
 	}
-	return kjobs, pods, nil
 }
 
 // logTail is the last lines of the job's newest pod's first container, or nothing if the logs
