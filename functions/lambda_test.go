@@ -4,6 +4,7 @@ package functions_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/testenv"
 )
 
@@ -194,6 +196,7 @@ func functionEnv(t *testing.T) []string {
 		config.EnvSourcesBucket + "=tidegate-sources",
 		config.EnvRegions + "=us-east-1=cluster-a",
 		config.EnvLogJSON + "=true",
+		config.EnvSecretsKey + "=" + base64.StdEncoding.EncodeToString(secretbox.NewKey()),
 		config.EnvDynamoDBEndpoint + "=" + st.DynamoDBEndpoint,
 		config.EnvSQSEndpoint + "=" + st.AWSEndpoint,
 		config.EnvS3Endpoint + "=" + st.AWSEndpoint,

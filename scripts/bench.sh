@@ -26,3 +26,12 @@ go test -run '^$' -bench 'NoopBeatVsRawList' -benchtime 1x -timeout 20m ./shared
 
 say "webhook signing of 1 KB against a bare HMAC-SHA256 of the same bytes"
 go test -run '^$' -bench SignVsRawHMAC -benchmem ./shared/webhook/
+
+say "webhook fan-out and signed delivery of 20 events to a loopback receiver, against bare POSTs of the same bodies"
+go test -run '^$' -bench FanOutVsRawPost -benchtime 5x ./shared/delivery/
+
+say "host plan over 10,000 and 20,000 apps of 5 pods, against grouping the pods alone (x-index ≤ 3) and linear (t20k/t10k ≤ 2.3)"
+go test -run '^$' -bench . -benchmem ./shared/hostplan/
+
+say "host plan against the seed runner's Python planned() on the same 10,000 apps (≥ 100× faster; the seed takes minutes)"
+go run ./bench/hostplan -n 10000

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/tidegate/tidegate/shared/policy"
+	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
 // Config is everything a Tidegate function needs to know about where it runs. It is read once in
@@ -31,6 +32,10 @@ type Config struct {
 	Regions map[string]string
 	// HostingRegion is the region whose cluster runs hosted apps.
 	HostingRegion string
+	// AppsNamespace is the namespace of the hosting cluster that holds hosts' pods and Secrets.
+	AppsNamespace string
+	// PublicURL is the API's base URL as a hosted app reaches it, to register its host.
+	PublicURL string
 	// RegionCapacity caps concurrently active jobs per region; a region not named has DefaultCapacity.
 	RegionCapacity map[string]int
 	// RegionGPUs caps the GPUs a region's active jobs may ask for in all; a region not named has no GPU cap.
@@ -48,6 +53,10 @@ type Config struct {
 	WebhooksAllowPrivate bool
 	// LogJSON makes logs JSON lines, as CloudWatch wants them.
 	LogJSON bool
+
+	// SecretsKey seals and fingerprints orgs' secrets (shared/secretbox): the API and the beat
+	// need it, and refuse to start without it; other functions are not given it.
+	SecretsKey []byte
 }
 
 // Endpoints are per-service endpoint overrides; an empty one means AWS's own.
@@ -64,6 +73,9 @@ type Endpoints struct {
 // see concurrency in dev, small enough that a runaway submitter cannot flood a cluster.
 const DefaultCapacity = 10
 
+// DefaultAppsNamespace holds hosted apps when TIDEGATE_APPS_NAMESPACE is not set.
+const DefaultAppsNamespace = "tidegate-apps"
+
 // Names of the environment variables, kept together so docs and template.yaml can be checked against them.
 const (
 	EnvJobsTable            = "TIDEGATE_JOBS_TABLE"
@@ -75,11 +87,14 @@ const (
 	EnvSourcesPrefix        = "TIDEGATE_SOURCES_PREFIX"
 	EnvRegions              = "TIDEGATE_REGIONS"
 	EnvHostingRegion        = "TIDEGATE_HOSTING_REGION"
+	EnvAppsNamespace        = "TIDEGATE_APPS_NAMESPACE"
+	EnvPublicURL            = "TIDEGATE_PUBLIC_URL"
 	EnvRegionCapacity       = "TIDEGATE_REGION_CAPACITY"
 	EnvRegionGPUs           = "TIDEGATE_REGION_GPUS"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
+	EnvSecretsKey           = "TIDEGATE_SECRETS_KEY"
 	EnvDynamoDBEndpoint     = "TIDEGATE_DYNAMODB_ENDPOINT"
 	EnvSQSEndpoint          = "TIDEGATE_SQS_ENDPOINT"
 	EnvS3Endpoint           = "TIDEGATE_S3_ENDPOINT"
@@ -114,6 +129,8 @@ func Parse(getenv func(string) string) (Config, error) {
 		SourcesBucket:    need(EnvSourcesBucket),
 		SourcesPrefix:    strings.TrimSpace(getenv(EnvSourcesPrefix)),
 		HostingRegion:    strings.TrimSpace(getenv(EnvHostingRegion)),
+		AppsNamespace:    strings.TrimSpace(getenv(EnvAppsNamespace)),
+		PublicURL:        strings.TrimRight(strings.TrimSpace(getenv(EnvPublicURL)), "/"),
 		Kubeconfig:       strings.TrimSpace(getenv(EnvKubeconfig)),
 		Endpoints: Endpoints{
 			DynamoDB: strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
@@ -137,6 +154,9 @@ func Parse(getenv func(string) string) (Config, error) {
 	if c.RegionCapacity, err = ParseCapacity(getenv(EnvRegionCapacity)); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvRegionCapacity, err))
 	}
+	if c.AppsNamespace == "" {
+		c.AppsNamespace = DefaultAppsNamespace
+	}
 	if c.RegionGPUs, err = ParseCapacity(getenv(EnvRegionGPUs)); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvRegionGPUs, err))
 	}
@@ -145,6 +165,11 @@ func Parse(getenv func(string) string) (Config, error) {
 	}
 	if c.LogJSON, err = parseBool(getenv(EnvLogJSON)); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvLogJSON, err))
+	}
+	if s := strings.TrimSpace(getenv(EnvSecretsKey)); s != "" {
+		if c.SecretsKey, err = secretbox.KeyFromSetting(s); err != nil {
+			errs = append(errs, fmt.Errorf("%s %w", EnvSecretsKey, err))
+		}
 	}
 	if c.Policy, err = parsePolicy(getenv); err != nil {
 		errs = append(errs, err)

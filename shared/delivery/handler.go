@@ -1,4 +1,7 @@
-// Package delivery sends outbox events to the webhooks subscribed to them.
+// Package delivery is the webhook function: it fans each outbox event out to the webhooks that
+// want it as delivery records, then attempts each delivery, signed, through the SSRF-safe client,
+// logging every attempt and scheduling the next; and it provides the sweep the reconcile beat runs
+// so that a lost message or a dead worker loses nothing.
 package delivery
 
 import (
@@ -6,40 +9,140 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/tidegate/tidegate/shared/deliveryplan"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/outbox"
 )
 
-// Ring is the body of a webhook queue message: "deliver this outbox event".
-type Ring struct {
-	EventID string `json:"event_id"`
+// Outbox is what fanning out reads and marks of the events; dynamo.OutboxStore is the real one.
+type Outbox interface {
+	Undelivered(ctx context.Context, limit int, cursor string) ([]outbox.Event, string, error)
+	MarkFannedOut(ctx context.Context, id string, at time.Time) error
 }
+
+// Store is what the worker reads and writes of webhooks and deliveries; dynamo.WebhookStore is the
+// real one.
+type Store interface {
+	Webhooks(ctx context.Context, tenant string, limit int, cursor string) ([]deliveryplan.Webhook, string, error)
+	OrgTenants(ctx context.Context, org string) ([]string, error)
+	Webhook(ctx context.Context, tenant, id string) (deliveryplan.Webhook, error)
+	MarkFailing(ctx context.Context, id string, since time.Time) error
+	MarkHealthy(ctx context.Context, id string) error
+	Disable(ctx context.Context, id, reason string, at time.Time) error
+	CreateDelivery(ctx context.Context, d deliveryplan.Delivery) (bool, error)
+	Delivery(ctx context.Context, webhookID, id string) (deliveryplan.Delivery, error)
+	Claim(ctx context.Context, d deliveryplan.Delivery, token string, now, due, until time.Time) (deliveryplan.Delivery, error)
+	Record(ctx context.Context, d deliveryplan.Delivery, token string) error
+	Replace(ctx context.Context, d deliveryplan.Delivery, prevAttempts int, now time.Time) error
+}
+
+// Ringer asks for attempts and drains; Queue is the real one.
+type Ringer interface {
+	RingDrain(ctx context.Context) error
+	Send(ctx context.Context, delay time.Duration, refs ...dynamo.DeliveryRef) error
+}
+
+// Doer sends a request; egress.NewClient's client is the real one.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+var (
+	_ Outbox = (*dynamo.OutboxStore)(nil)
+	_ Store  = (*dynamo.WebhookStore)(nil)
+	_ Ringer = (*Queue)(nil)
+)
 
 // Handler is the webhook function's SQS handler.
 type Handler struct {
-	Log *slog.Logger
+	Outbox Outbox
+	Store  Store
+	Queue  Ringer
+	Client Doer
+	Log    *slog.Logger
+	// Now is the clock and Jitter a source in [0, 1) for the retry schedule; nil means the real ones.
+	Now    func() time.Time
+	Jitter func() float64
 }
 
-// HandleSQS delivers the events named by the batch; failures are retried by SQS.
+// HandleSQS fans out the outbox once however many drain messages the batch holds, and attempts
+// every delivery it names, side by side. A message is reported failed only when the worker could
+// not do its part (DynamoDB unreachable, say); a receiver's failure is logged on the delivery and
+// retried on its schedule, not by SQS.
 func (h *Handler) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var resp events.SQSEventResponse
+	fail := func(id string) {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+	}
+	var drains []string
+	attempts := map[dynamo.DeliveryRef][]string{}
 	for _, rec := range ev.Records {
-		if err := h.deliver(ctx, rec); err != nil {
-			h.Log.ErrorContext(ctx, "delivery record failed", "message_id", rec.MessageId, "err", err)
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+		m, err := parse(rec.Body)
+		switch {
+		case err != nil:
+			h.Log.ErrorContext(ctx, "webhook message refused", "message_id", rec.MessageId, "err", err)
+			fail(rec.MessageId)
+		case m.Drain || m.EventID != "":
+			drains = append(drains, rec.MessageId)
+		default:
+			ref := dynamo.DeliveryRef{WebhookID: m.WebhookID, DeliveryID: m.DeliveryID}
+			attempts[ref] = append(attempts[ref], rec.MessageId)
 		}
 	}
+	if len(drains) > 0 {
+		if err := h.Drain(ctx); err != nil {
+			h.Log.ErrorContext(ctx, "fanning out the outbox", "err", err)
+			for _, id := range drains {
+				fail(id)
+			}
+		}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for ref, ids := range attempts {
+		wg.Go(func() {
+			if err := h.Attempt(ctx, ref); err != nil {
+				h.Log.ErrorContext(ctx, "attempting a delivery", "webhook_id", ref.WebhookID, "delivery_id", ref.DeliveryID, "err", err)
+				mu.Lock()
+				for _, id := range ids {
+					fail(id)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
 	return resp, nil
 }
 
-func (h *Handler) deliver(ctx context.Context, rec events.SQSMessage) error {
-	var r Ring
-	if err := json.Unmarshal([]byte(rec.Body), &r); err != nil {
-		return fmt.Errorf("reading webhook message: %w", err)
+func parse(body string) (Message, error) {
+	var m Message
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		return m, fmt.Errorf("reading webhook message: %w", err)
 	}
-	if r.EventID == "" {
-		return fmt.Errorf("webhook message names no event_id")
+	if !m.Drain && m.EventID == "" && (m.WebhookID == "" || m.DeliveryID == "") {
+		return m, fmt.Errorf("webhook message names neither a drain nor a delivery (webhook_id and delivery_id)")
 	}
-	h.Log.InfoContext(ctx, "delivery woken", "event_id", r.EventID)
-	return nil
+	return m, nil
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+func (h *Handler) jitter() float64 {
+	if h.Jitter != nil {
+		return h.Jitter()
+	}
+	return rand.Float64()
 }

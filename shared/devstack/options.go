@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/sandbox"
 )
 
 // Options are `tidegate dev`'s settings; API.md fixes their names and defaults.
@@ -22,6 +23,19 @@ type Options struct {
 	WebhooksAllowPrivate bool          // --webhooks-allow-private, TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE
 	// Dir holds the dev stack's state, logs and lock; the cache's dev folder by default.
 	Dir string
+	// RegisterHosts stands in for hosted apps' processes, which kwok's pods do not run: a host is
+	// registered once its pod is Running. NeverRegister names apps left unregistered.
+	RegisterHosts bool
+	NeverRegister []string
+	// Standins, when set, are stand-ins another process runs (tests share one set): Run starts
+	// none, and removes the tables, queues and bucket it made there when it stops.
+	Standins *sandbox.State
+	// Prefix, when set, names the tables, queues and bucket (<prefix>-jobs, …), so stacks sharing
+	// stand-ins do not meet; empty keeps template.yaml's names for a stack called "tidegate".
+	Prefix string
+	// Ready, when set, is told the stack's state once it serves: `tidegate dev` saves the CLI's
+	// context from it, tests learn where to send requests.
+	Ready func(State)
 }
 
 // Defaults from API.md's `tidegate dev` section.
@@ -50,6 +64,9 @@ func (o Options) Validate() error {
 	var errs []error
 	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("--addr %q is not host:port", o.Addr))
+	}
+	if o.Prefix != "" && !validPrefix.MatchString(o.Prefix) {
+		errs = append(errs, fmt.Errorf("prefix %q must be at most 55 lowercase letters, digits and '-'", o.Prefix))
 	}
 	if o.Beat < minBeat {
 		errs = append(errs, fmt.Errorf("--beat %s is shorter than %s", o.Beat, minBeat))

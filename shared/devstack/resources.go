@@ -36,19 +36,19 @@ type resources struct {
 	dispatch, webhook queue
 }
 
-func createResources(ctx context.Context, c handlers.Clients) (resources, error) {
+func createResources(ctx context.Context, c handlers.Clients, n names) (resources, error) {
 	var r resources
-	if err := dynamo.CreateTables(ctx, c.DynamoDB, devTables); err != nil {
+	if err := dynamo.CreateTables(ctx, c.DynamoDB, n.tables); err != nil {
 		return r, err
 	}
-	_, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(devBucket)})
+	_, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(n.bucket)})
 	if err != nil && !strings.Contains(err.Error(), "BucketAlreadyOwnedByYou") {
-		return r, fmt.Errorf("creating bucket %s: %w", devBucket, err)
+		return r, fmt.Errorf("creating bucket %s: %w", n.bucket, err)
 	}
-	if r.dispatch, err = createQueueWithDLQ(ctx, c.SQS, devDispatchQueue); err != nil {
+	if r.dispatch, err = createQueueWithDLQ(ctx, c.SQS, n.dispatch); err != nil {
 		return r, err
 	}
-	if r.webhook, err = createQueueWithDLQ(ctx, c.SQS, devWebhookQueue); err != nil {
+	if r.webhook, err = createQueueWithDLQ(ctx, c.SQS, n.webhook); err != nil {
 		return r, err
 	}
 	return r, nil

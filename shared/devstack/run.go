@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/spotprices"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -56,26 +58,22 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	defer ln.Close()
 
 	start := time.Now()
-	// DynamoDB Local keeps nothing between runs, so neither does the cluster: every run starts
-	// from an empty etcd, not one that remembers objects of jobs the tables no longer know.
-	sandboxDir := filepath.Join(opt.Dir, "sandbox")
-	if err := os.RemoveAll(sandboxDir); err != nil {
-		return fmt.Errorf("clearing the last run's sandbox: %w", err)
-	}
-	sb, err := sandbox.Start(ctx, sandbox.Options{
-		Dir:      sandboxDir,
-		Kube:     opt.Kubeconfig == "",
-		Progress: func(m string) { fmt.Fprintf(say, "tidegate dev: %s\n", m) },
-	})
+	sb, stopStandins, err := standins(ctx, opt, say)
 	if err != nil {
 		return err
 	}
-	defer sb.Stop()
+	defer stopStandins()
+	n := namesFor(opt.Prefix)
 	kubeconfig := sb.Kubeconfig
 	if opt.Kubeconfig != "" {
 		kubeconfig = opt.Kubeconfig
 	}
-	for _, ns := range DevNamespaces {
+	// Stacks sharing stand-ins (tests) each host their apps in a namespace of their own.
+	appsNamespace := config.DefaultAppsNamespace
+	if opt.Prefix != "" {
+		appsNamespace = opt.Prefix + "-apps"
+	}
+	for _, ns := range append(slices.Clone(DevNamespaces), appsNamespace) {
 		if err := sandbox.EnsureNamespace(ctx, kubeconfig, ns); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", ns, err)
 		}
@@ -92,10 +90,12 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	pricesURL := "http://" + priceLn.Addr().String()
 
 	cfg := config.Config{
-		JobsTable: devTables.Jobs, EventsTable: devTables.Events, ControlTable: devTables.Control,
-		SourcesBucket:        devBucket,
+		JobsTable: n.tables.Jobs, EventsTable: n.tables.Events, ControlTable: n.tables.Control,
+		SourcesBucket:        n.bucket,
 		Regions:              map[string]string{},
 		HostingRegion:        DevRegions[0],
+		AppsNamespace:        appsNamespace,
+		PublicURL:            "http://" + ln.Addr().String(),
 		Kubeconfig:           kubeconfig,
 		WebhooksAllowPrivate: opt.WebhooksAllowPrivate,
 		Endpoints: config.Endpoints{
@@ -105,6 +105,8 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	for _, r := range DevRegions {
 		cfg.Regions[r] = "sandbox"
 	}
+	// Orgs' secrets last only as long as this run's tables, so a fresh key each run loses nothing.
+	cfg.SecretsKey = secretbox.NewKey()
 	if cfg.RegionCapacity, err = config.ParseCapacity(opt.RegionCapacity); err != nil {
 		return err
 	}
@@ -116,12 +118,15 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	// A price set by hand is seen by the next beat, not a minute later as in AWS.
 	clients.Prices.TTL = opt.Beat
 	fmt.Fprintln(say, "tidegate dev: creating tables, queues, bucket and the dev tenant")
-	res, err := createResources(ctx, clients)
+	res, err := createResources(ctx, clients, n)
 	if err != nil {
 		return err
 	}
+	if opt.Standins != nil {
+		defer removeResources(clients, n, res)
+	}
 	cfg.DispatchQueueURL, cfg.WebhookQueueURL = res.dispatch.url, res.webhook.url
-	key, err := devTenant(ctx, clients, opt.APIKey)
+	key, err := devTenant(ctx, clients, n.tables.Control, opt.APIKey)
 	if err != nil {
 		return err
 	}
@@ -157,6 +162,14 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		pollQueue(ctx, log, clients.SQS, res.webhook.url, res.webhook.arn, handlers.Webhook(cfg, clients, log))
 	})
 	wg.Go(func() { beat(ctx, log, opt.Beat, handlers.Reconcile(cfg, clients, log).HandleBeat) })
+	if opt.RegisterHosts {
+		kc, err := sandbox.KubeClient(kubeconfig)
+		if err != nil {
+			return err
+		}
+		r := newRegistrar(kc, appsNamespace, opt.NeverRegister, log)
+		wg.Go(func() { r.run(ctx, max(opt.Beat/2, minBeat)) })
+	}
 
 	st := State{
 		PID: os.Getpid(), URL: "http://" + ln.Addr().String(), APIKey: key, Kubeconfig: kubeconfig,
@@ -166,6 +179,9 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 	defer os.Remove(statePath(opt.Dir))
+	if opt.Ready != nil {
+		opt.Ready(st)
+	}
 	fmt.Fprintf(say, banner, time.Since(start).Round(100*time.Millisecond), st.URL, key, kubeconfig)
 	<-ctx.Done()
 	fmt.Fprintln(say, "tidegate dev: stopping")
@@ -182,8 +198,8 @@ const banner = `tidegate dev: ready in %s
 `
 
 // devTenant makes the dev tenant and its key: the fixed one if given, else a fresh one.
-func devTenant(ctx context.Context, c handlers.Clients, fixed string) (string, error) {
-	store := dynamo.NewTenantStore(c.DynamoDB, devTables.Control)
+func devTenant(ctx context.Context, c handlers.Clients, controlTable, fixed string) (string, error) {
+	store := dynamo.NewTenantStore(c.DynamoDB, controlTable)
 	now := time.Now()
 	t := tenancy.Tenant{Name: DevTenant, Org: DevOrg, Namespaces: DevNamespaces, Role: tenancy.RoleAdmin, CreatedAt: now.UTC()}
 	if err := store.PutTenant(ctx, t); err != nil {
@@ -214,6 +230,7 @@ func functionEnv(cfg config.Config) map[string]string {
 		config.EnvDispatchQueueURL: cfg.DispatchQueueURL, config.EnvWebhookQueueURL: cfg.WebhookQueueURL,
 		config.EnvSourcesBucket: cfg.SourcesBucket, config.EnvRegions: strings.Join(regions, ","),
 		config.EnvHostingRegion: cfg.HostingRegion, config.EnvRegionCapacity: capacityString(cfg.RegionCapacity), config.EnvKubeconfig: cfg.Kubeconfig,
+		config.EnvAppsNamespace: cfg.AppsNamespace, config.EnvPublicURL: cfg.PublicURL,
 		config.EnvDynamoDBEndpoint: cfg.Endpoints.DynamoDB, config.EnvSQSEndpoint: cfg.Endpoints.SQS,
 		config.EnvS3Endpoint: cfg.Endpoints.S3, config.EnvEC2Endpoint: cfg.Endpoints.EC2,
 		"AWS_REGION": DevRegions[0], "AWS_ACCESS_KEY_ID": "tidegate", "AWS_SECRET_ACCESS_KEY": "tidegate",

@@ -69,6 +69,12 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	decision := admission.Decide(candidates(queued), h.capacity(region, active), prices(observed))
 	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit)...)
 	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
+	if h.Webhooks != nil && len(decision.Admit) > 0 {
+		// A lost ring costs a beat: the sweep rings for any event left undelivered.
+		if err := h.Webhooks.RingDrain(ctx); err != nil {
+			h.Log.WarnContext(ctx, "ringing the webhook queue", "region", region, "error", err)
+		}
+	}
 	return errors.Join(errs...)
 }
 

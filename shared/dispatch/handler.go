@@ -63,10 +63,18 @@ type Handler struct {
 	Clusters Clusters
 	Log      *slog.Logger
 	Now      func() time.Time
+	// Webhooks, when set, is rung after a drain that dispatched jobs, so their job.dispatched
+	// events go out now rather than at the next beat's sweep.
+	Webhooks Bell
 
 	// hooks let the fault tests stop a drain at the moments a crash would: after a claim, after
 	// the apply, before the record. nil in production.
 	afterClaim, afterApply func(jobs.Job)
+}
+
+// Bell wakes the webhook function to deliver what the outbox holds; delivery.Queue is the real one.
+type Bell interface {
+	RingDrain(ctx context.Context) error
 }
 
 // HandleSQS drains the regions named by the batch, each once however many messages name it. A

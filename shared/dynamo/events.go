@@ -1,10 +1,14 @@
 package dynamo
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/outbox"
@@ -42,3 +46,71 @@ func (t Tables) eventPut(ev outbox.Event) (types.TransactWriteItem, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// OutboxStore reads the outbox for the webhook worker: the events not yet fanned out, oldest
+// first, and marks each fanned out once its deliveries exist.
+type OutboxStore struct {
+	db     *dynamodb.Client
+	tables Tables
+}
+
+// NewOutboxStore returns a store on the events table.
+func NewOutboxStore(db *dynamodb.Client, t Tables) *OutboxStore {
+	return &OutboxStore{db: db, tables: t}
+}
+
+// Undelivered reads up to limit events not yet fanned out, oldest first, after cursor (the last
+// position returned); the next cursor is empty at the end.
+func (s *OutboxStore) Undelivered(ctx context.Context, limit int, cursor string) ([]outbox.Event, string, error) {
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Events, IndexName: ptr(indexGSI1), KeyConditionExpression: ptr("gsi1pk = :u"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: "undelivered"}},
+		Limit:                     ptr(int32(limit)),
+	}
+	if cursor != "" {
+		at, id, _ := strings.Cut(cursor, "#")
+		pk := "event#" + id
+		in.ExclusiveStartKey = map[string]types.AttributeValue{
+			attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: "event"},
+			attrGSI1PK: &types.AttributeValueMemberS{Value: "undelivered"}, attrGSI1SK: &types.AttributeValueMemberS{Value: at + "#" + id},
+		}
+	}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading undelivered events: %w", err)
+	}
+	var items []eventItem
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return nil, "", fmt.Errorf("decoding undelivered events: %w", err)
+	}
+	evs := make([]outbox.Event, 0, len(items))
+	for _, it := range items {
+		evs = append(evs, it.Event)
+	}
+	next := ""
+	if len(out.LastEvaluatedKey) > 0 && len(items) > 0 {
+		next = items[len(items)-1].GSI1SK
+	}
+	return evs, next, nil
+}
+
+// HasUndelivered reports whether any event is waiting to be fanned out.
+func (s *OutboxStore) HasUndelivered(ctx context.Context) (bool, error) {
+	evs, _, err := s.Undelivered(ctx, 1, "")
+	return len(evs) > 0, err
+}
+
+// MarkFannedOut takes event id out of the undelivered index: its deliveries exist.
+func (s *OutboxStore) MarkFannedOut(ctx context.Context, id string, at time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.tables.Events, Key: keyOf("event#"+id, "event"),
+		UpdateExpression:          ptr("REMOVE gsi1pk, gsi1sk SET fanned_out_at = :at"),
+		ConditionExpression:       ptr("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":at": &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)}},
+	})
+	var failed *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &failed) {
+		return fmt.Errorf("marking event %s fanned out: %w", id, err)
+	}
+	return nil
+}

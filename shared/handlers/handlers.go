@@ -3,6 +3,7 @@
 package handlers
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -16,10 +17,13 @@ import (
 	"github.com/tidegate/tidegate/shared/delivery"
 	"github.com/tidegate/tidegate/shared/dispatch"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/egress"
+	"github.com/tidegate/tidegate/shared/hosting"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/reconcile"
+	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/spotgate"
 	"github.com/tidegate/tidegate/shared/wake"
 )
@@ -81,6 +85,10 @@ func API(cfg config.Config, c Clients, log *slog.Logger, iam httpapi.IAMCaller) 
 	if err != nil {
 		return nil, err
 	}
+	box, err := SecretBox(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return httpapi.New(httpapi.Deps{
 		Log:        log,
 		Principals: dynamo.NewTenantStore(c.DynamoDB, t.Control),
@@ -92,7 +100,28 @@ func API(cfg config.Config, c Clients, log *slog.Logger, iam httpapi.IAMCaller) 
 		Clusters:   c.Clusters,
 		Capacity:   cfg.Capacity,
 		IAMCaller:  iam,
+
+		Apps:          dynamo.NewAppStore(c.DynamoDB, t),
+		Secrets:       dynamo.NewSecretStore(c.DynamoDB, t.Control),
+		Sealer:        box,
+		Sources:       c.S3,
+		SourcesBucket: cfg.SourcesBucket,
+		SourcesPrefix: cfg.SourcesPrefix,
+		Hosting:       Hoster(cfg, c, log),
+
+		Webhooks:             dynamo.NewWebhookStore(c.DynamoDB, t, box),
+		WebhookQueue:         delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		WebhooksAllowPrivate: cfg.WebhooksAllowPrivate,
 	}), nil
+}
+
+// SecretBox seals and opens what Tidegate keeps secret at rest, under cfg's secrets key. The API
+// and the beat need one and refuse to start without it.
+func SecretBox(cfg config.Config) (*secretbox.Box, error) {
+	if len(cfg.SecretsKey) == 0 {
+		return nil, fmt.Errorf("%s is not set; the API and the beat seal orgs' secrets with it (make one with `openssl rand -base64 32`)", config.EnvSecretsKey)
+	}
+	return secretbox.New(cfg.SecretsKey)
 }
 
 // Dispatch is the dispatch queue's handler.
@@ -106,6 +135,7 @@ func Dispatch(cfg config.Config, c Clients, log *slog.Logger) *dispatch.Handler 
 		Prices:   c.Prices,
 		Clusters: c.Clusters,
 		Log:      log,
+		Webhooks: delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
 	}
 }
 
@@ -119,12 +149,52 @@ func Reconcile(cfg config.Config, c Clients, log *slog.Logger) *reconcile.Handle
 		Clusters: c.Clusters,
 		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
 		Log:      log,
+		Webhooks: webhookSweeper(cfg, c),
+		Hosting:  Hoster(cfg, c, log),
 	}
 }
 
-// Webhook is the webhook queue's handler.
+// Hoster runs hosted apps on the hosting region's cluster. Without a secrets key it still runs
+// the apps of orgs that have no secrets, and says, for each that has, why its host cannot start.
+func Hoster(cfg config.Config, c Clients, log *slog.Logger) *hosting.Hoster {
+	h := &hosting.Hoster{
+		Region: cfg.HostingRegion, Namespace: cfg.AppsNamespace, PublicURL: cfg.PublicURL,
+		Apps:     dynamo.NewAppStore(c.DynamoDB, tables(cfg)),
+		Secrets:  dynamo.NewSecretStore(c.DynamoDB, cfg.ControlTable),
+		Sources:  hosting.S3Sources{Presign: s3.NewPresignClient(c.S3), Bucket: cfg.SourcesBucket, Prefix: cfg.SourcesPrefix},
+		Clusters: c.Clusters,
+		Log:      log,
+	}
+	if box, err := SecretBox(cfg); err == nil {
+		h.Box = box
+	}
+	return h
+}
+
+// Webhook is the webhook queue's handler. It opens webhooks' sealed secrets with the secrets key;
+// without one configured it can deliver only for webhooks stored before sealing, and says so on
+// each delivery it cannot sign.
 func Webhook(cfg config.Config, c Clients, log *slog.Logger) *delivery.Handler {
-	return &delivery.Handler{Log: log}
+	var sealer dynamo.Sealer
+	if box, err := SecretBox(cfg); err == nil {
+		sealer = box
+	}
+	return &delivery.Handler{
+		Outbox: dynamo.NewOutboxStore(c.DynamoDB, tables(cfg)),
+		Store:  dynamo.NewWebhookStore(c.DynamoDB, tables(cfg), sealer),
+		Queue:  delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		Client: egress.NewClient(egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}),
+		Log:    log,
+	}
+}
+
+// webhookSweeper is the beat's webhook sweep; it reads no secrets.
+func webhookSweeper(cfg config.Config, c Clients) *delivery.Sweeper {
+	return &delivery.Sweeper{
+		Outbox: dynamo.NewOutboxStore(c.DynamoDB, tables(cfg)),
+		Due:    dynamo.NewWebhookStore(c.DynamoDB, tables(cfg), nil),
+		Queue:  delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+	}
 }
 
 // Logger is the functions' logger: JSON lines in Lambda (CloudWatch parses them), text in dev.

@@ -31,6 +31,7 @@ func (a *api) cancelJob(w http.ResponseWriter, r *http.Request) error {
 	if err := a.cancel(r.Context(), j); err != nil {
 		return err
 	}
+	a.ringWebhooks(r.Context())
 	j, err = a.jobs.Job(r.Context(), j.ID)
 	if err != nil {
 		return err
@@ -162,6 +163,7 @@ func (a *api) bulkDelete(w http.ResponseWriter, r *http.Request) error {
 		deleted++
 	}
 	out["deleted"] = deleted
+	a.ringWebhooks(r.Context())
 	if len(failed) > 0 {
 		out["failed"] = failed
 	}

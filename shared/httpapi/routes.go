@@ -26,6 +26,24 @@ type Deps struct {
 	Regions []string
 	// IAMCaller is nil where no gateway authenticates callers (`tidegate dev`, tests).
 	IAMCaller IAMCaller
+
+	// Apps and Secrets keep hosted apps and their orgs' secrets, which Sealer seals; Sources
+	// stores release sources in SourcesBucket under SourcesPrefix.
+	Apps    AppStore
+	Secrets SecretStore
+	Sealer  Sealer
+	Sources ObjectPutter
+	// Hosting reads the hosting cluster for the plan preview and hosts' logs; nil where there is
+	// none (tests of the API alone), and those two routes answer 503.
+	Hosting       HostingView
+	SourcesBucket string
+	SourcesPrefix string
+
+	// Webhooks keeps webhooks and their delivery logs; WebhookQueue wakes the webhook function.
+	// WebhooksAllowPrivate lets webhook URLs be http and private addresses (dev and tests).
+	Webhooks             WebhookStore
+	WebhookQueue         WebhookQueue
+	WebhooksAllowPrivate bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -42,6 +60,18 @@ type api struct {
 	capacity   func(region string) int
 	iamCaller  IAMCaller
 	now        func() time.Time
+
+	apps          AppStore
+	secrets       SecretStore
+	sealer        Sealer
+	hosting       HostingView
+	sources       ObjectPutter
+	sourcesBucket string
+	sourcesPrefix string
+
+	webhooks             WebhookStore
+	webhookQueue         WebhookQueue
+	webhooksAllowPrivate bool
 
 	mux    *http.ServeMux
 	paths  *http.ServeMux // the same routes without methods, to tell 405 from 404
@@ -76,6 +106,9 @@ func newAPI(d Deps) *api {
 	if a.now == nil {
 		a.now = time.Now
 	}
+	a.apps, a.secrets, a.sealer, a.hosting = d.Apps, d.Secrets, d.Sealer, d.Hosting
+	a.sources, a.sourcesBucket, a.sourcesPrefix = d.Sources, d.SourcesBucket, d.SourcesPrefix
+	a.webhooks, a.webhookQueue, a.webhooksAllowPrivate = d.Webhooks, d.WebhookQueue, d.WebhooksAllowPrivate
 	a.register()
 	return a
 }
@@ -104,6 +137,32 @@ func (a *api) register() {
 	a.handle("PUT /api/v1/templates/{name}", a.authed(accessWrite, a.replaceTemplate))
 	a.handle("DELETE /api/v1/templates/{name}", a.authed(accessWrite, a.deleteTemplate))
 	a.handle("POST /api/v1/templates/{name}/jobs", a.authed(accessWrite, a.runTemplate))
+
+	a.handle("POST /api/v1/webhooks", a.authed(accessWrite, a.createWebhook))
+	a.handle("GET /api/v1/webhooks", a.authed(accessRead, a.listWebhooks))
+	a.handle("GET /api/v1/webhooks/{id}", a.authed(accessRead, a.getWebhook))
+	a.handle("DELETE /api/v1/webhooks/{id}", a.authed(accessWrite, a.deleteWebhook))
+	a.handle("POST /api/v1/webhooks/{id}/rotate-secret", a.authed(accessWrite, a.rotateWebhookSecret))
+	a.handle("POST /api/v1/webhooks/{id}/test", a.authed(accessWrite, a.testWebhook))
+	a.handle("GET /api/v1/webhooks/{id}/deliveries", a.authed(accessRead, a.listDeliveries))
+	a.handle("POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", a.authed(accessWrite, a.redeliver))
+
+	a.handle("POST /api/v1/apps/{name}/releases", a.authed(accessWrite, a.uploadRelease))
+	a.handle("GET /api/v1/apps", a.authed(accessRead, a.listApps))
+	a.handle("GET /api/v1/apps/plan", a.authed(accessRead, a.appsPlan))
+	a.handle("GET /api/v1/apps/{name}/logs", a.authed(accessRead, a.appLogs))
+	a.handle("GET /api/v1/apps/{name}", a.authed(accessRead, a.getApp))
+	a.handle("GET /api/v1/apps/{name}/releases", a.authed(accessRead, a.listReleases))
+	a.handle("POST /api/v1/apps/{name}/rollback", a.authed(accessWrite, a.rollbackApp))
+	a.handle("POST /api/v1/apps/{name}/stop", a.authed(accessWrite, a.stopApp))
+	a.handle("POST /api/v1/apps/{name}/start", a.authed(accessWrite, a.startApp))
+	a.handle("DELETE /api/v1/apps/{name}", a.authed(accessWrite, a.deleteApp))
+	a.handle("PUT /api/v1/secrets/{name}", a.authed(accessWrite, a.putSecret))
+	a.handle("GET /api/v1/secrets", a.authed(accessRead, a.listSecrets))
+	a.handle("DELETE /api/v1/secrets/{name}", a.authed(accessWrite, a.deleteSecret))
+	// A host authenticates with its own token, which registerHost checks: no principal, yet not
+	// open either (openapi.json gives it the hostToken scheme).
+	a.handle("POST /api/v1/hosts/{host}/register", a.registerHost)
 
 	a.mux.HandleFunc("/", a.serve(a.noRoute))
 }

@@ -140,6 +140,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 		// The job is stored and queued; the reconcile sweep rings every region with queued jobs.
 		a.logger(r.Context()).WarnContext(r.Context(), "dispatch not rung; the sweep will", "job_id", j.ID, "err", err)
 	}
+	a.ringWebhooks(r.Context())
 	return writeJSON(w, http.StatusAccepted, map[string]any{"job": stored})
 }
 

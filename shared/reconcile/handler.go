@@ -31,6 +31,17 @@ type Leases interface {
 	Release(ctx context.Context, name, owner string) error
 }
 
+// WebhookSweeper re-rings webhook work a lost message or a dead worker left; delivery.Sweeper is
+// the real one.
+type WebhookSweeper interface {
+	Sweep(ctx context.Context) error
+}
+
+// Hosting runs hosted apps' plan, one beat at a time; hosting.Hoster is the real one.
+type Hosting interface {
+	Beat(ctx context.Context) error
+}
+
 // Handler is the reconcile function's schedule handler.
 type Handler struct {
 	Regions  []string
@@ -41,6 +52,10 @@ type Handler struct {
 	Leases   Leases
 	Log      *slog.Logger
 	Now      func() time.Time
+	// Hosting, when set, runs the host plan each beat, beside following the regions' jobs.
+	Hosting Hosting
+	// Webhooks, when set, is swept after the regions, so this beat's own events are rung for too.
+	Webhooks WebhookSweeper
 }
 
 // beatLease outlasts one beat: the function's 55 s timeout in template.yaml, and a little more.
@@ -59,10 +74,23 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 		return nil
 	}
 	defer func() { _ = h.Leases.Release(context.WithoutCancel(ctx), "reconcile", owner) }()
+	// Hosting runs beside the jobs: the two touch different pods and records.
+	hosted := make(chan error, 1)
+	go func() {
+		if h.Hosting == nil {
+			hosted <- nil
+			return
+		}
+		hosted <- h.Hosting.Beat(ctx)
+	}()
 	var errs []error
 	for _, r := range h.Regions {
 		active, err := h.follow(ctx, r)
 		errs = append(errs, err, h.sweep(ctx, r, active))
+	}
+	errs = append(errs, <-hosted)
+	if h.Webhooks != nil {
+		errs = append(errs, h.Webhooks.Sweep(ctx))
 	}
 	return errors.Join(errs...)
 }

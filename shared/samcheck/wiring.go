@@ -38,7 +38,7 @@ var access = map[string][]string{
 	"ApiFunction": {"ApiLogGroup", "JobsTable", "EventsTable", "ControlTable",
 		"DispatchQueue", "WebhookQueue", "SourcesBucket", "ClusterArns"},
 	"DispatchFunction": {"DispatchLogGroup", "JobsTable", "EventsTable", "ControlTable",
-		"DispatchQueue", "ClusterArns"},
+		"DispatchQueue", "WebhookQueue", "ClusterArns"},
 	"ReconcileFunction": {"ReconcileLogGroup", "JobsTable", "EventsTable", "ControlTable",
 		"DispatchQueue", "WebhookQueue", "SourcesBucket", "ClusterArns"},
 	"WebhookFunction": {"WebhookLogGroup", "EventsTable", "ControlTable", "WebhookQueue"},
@@ -116,8 +116,10 @@ func beatSchedule() string {
 // route is an HTTP API route key, "METHOD /path".
 type route string
 
-// openRoutes are the only routes reachable without an IAM signature.
-var openRoutes = []route{"GET /healthz", "GET /openapi.json"}
+// openRoutes are the only routes reachable without an IAM signature: the two a load balancer or a
+// client generator reads, and a host's registration, which a hosted app makes with the host token
+// in its environment (it has no AWS credentials) and the API checks itself.
+var openRoutes = []route{"GET /healthz", "GET /openapi.json", "POST /api/v1/hosts/{host}/register"}
 
 // apiFunction serves every HTTP API route; catchAll is its route for everything not open.
 const (

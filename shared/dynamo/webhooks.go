@@ -1,0 +1,540 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tidegate/tidegate/shared/deliveryplan"
+	"github.com/tidegate/tidegate/shared/webhook"
+)
+
+// Sealer seals webhook secrets at rest; secretbox.Box is the real one.
+type Sealer interface {
+	Seal(value, binding string) (string, error)
+	Open(sealed, binding string) (string, error)
+}
+
+// WebhookStore keeps webhooks in the control table (pk webhook#<id>; gsi1 lists a tenant's,
+// gsi1pk webhooks#<tenant>) and their deliveries in the events table, beside the outbox
+// (pk hook#<webhook id>, sk msg#<delivery id>, so a webhook's log is one Query; a pending delivery
+// sits in gsi1 under "due", sorted by when it next needs a worker).
+type WebhookStore struct {
+	db     *dynamodb.Client
+	tables Tables
+	sealer Sealer
+}
+
+// NewWebhookStore returns a store on the control and events tables. Secrets are sealed with
+// sealer; with none they are stored as they are.
+func NewWebhookStore(db *dynamodb.Client, t Tables, sealer Sealer) *WebhookStore {
+	return &WebhookStore{db: db, tables: t, sealer: sealer}
+}
+
+// ErrLimit is what CreateWebhook answers for a tenant that has as many webhooks as it may.
+var ErrLimit = errors.New("limit reached")
+
+type webhookItem struct {
+	PK      string              `dynamodbav:"pk"`
+	SK      string              `dynamodbav:"sk"`
+	GSI1PK  string              `dynamodbav:"gsi1pk"`
+	GSI1SK  string              `dynamodbav:"gsi1sk"`
+	Secrets []webhookSecretItem `dynamodbav:"secrets"`
+	deliveryplan.Webhook
+}
+
+// webhookSecretItem is one signing secret at rest: sealed when the store has a sealer, else plain.
+type webhookSecretItem struct {
+	Sealed    string     `dynamodbav:"sealed,omitempty"`
+	Plain     string     `dynamodbav:"plain,omitempty"`
+	ExpiresAt *time.Time `dynamodbav:"expires_at,omitempty"`
+}
+
+func webhookKey(id string) (string, string) { return "webhook#" + id, "webhook" }
+
+// binding ties a sealed secret to its webhook: it opens for no other.
+func webhookBinding(webhookID string) string { return "webhook#" + webhookID }
+
+func (s *WebhookStore) sealSecrets(id string, secrets []deliveryplan.Secret) ([]webhookSecretItem, error) {
+	out := make([]webhookSecretItem, 0, len(secrets))
+	for _, sec := range secrets {
+		it := webhookSecretItem{ExpiresAt: sec.ExpiresAt}
+		if s.sealer == nil {
+			it.Plain = sec.Key.String()
+		} else {
+			sealed, err := s.sealer.Seal(sec.Key.String(), webhookBinding(id))
+			if err != nil {
+				return nil, fmt.Errorf("sealing webhook %s's secret: %w", id, err)
+			}
+			it.Sealed = sealed
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+func (s *WebhookStore) decodeWebhook(item map[string]types.AttributeValue) (deliveryplan.Webhook, error) {
+	var it webhookItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return deliveryplan.Webhook{}, fmt.Errorf("decoding webhook: %w", err)
+	}
+	w := it.Webhook
+	for _, sec := range it.Secrets {
+		text := sec.Plain
+		if sec.Sealed != "" {
+			if s.sealer == nil {
+				return w, fmt.Errorf("webhook %s's secret is sealed and this store has no key to open it", w.ID)
+			}
+			var err error
+			if text, err = s.sealer.Open(sec.Sealed, webhookBinding(w.ID)); err != nil {
+				return w, fmt.Errorf("opening webhook %s's secret: %w", w.ID, err)
+			}
+		}
+		key, err := webhook.ParseSecret(text)
+		if err != nil {
+			return w, fmt.Errorf("webhook %s's stored secret: %w", w.ID, err)
+		}
+		w.Secrets = append(w.Secrets, deliveryplan.Secret{Key: key, ExpiresAt: sec.ExpiresAt})
+	}
+	return w, nil
+}
+
+// CreateWebhook stores a new webhook, unless its tenant already has limit of them (ErrLimit).
+func (s *WebhookStore) CreateWebhook(ctx context.Context, w deliveryplan.Webhook, limit int) error {
+	count, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &s.tables.Control, IndexName: aws.String(indexGSI1), Select: types.SelectCount,
+		KeyConditionExpression:    aws.String("gsi1pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "webhooks#" + w.Tenant}},
+	})
+	if err != nil {
+		return fmt.Errorf("counting tenant %s's webhooks: %w", w.Tenant, err)
+	}
+	if int(count.Count) >= limit {
+		return ErrLimit
+	}
+	secrets, err := s.sealSecrets(w.ID, w.Secrets)
+	if err != nil {
+		return err
+	}
+	pk, sk := webhookKey(w.ID)
+	item, err := attributevalue.MarshalMap(webhookItem{PK: pk, SK: sk, GSI1PK: "webhooks#" + w.Tenant, GSI1SK: w.ID, Secrets: secrets, Webhook: w})
+	if err != nil {
+		return fmt.Errorf("encoding webhook %s: %w", w.ID, err)
+	}
+	puts := []types.TransactWriteItem{{Put: &types.Put{TableName: &s.tables.Control, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
+	if w.Org != "" {
+		opk, osk := orgWebhookKey(w.Org, w.ID)
+		pointer, err := attributevalue.MarshalMap(orgWebhookItem{PK: opk, SK: osk, Tenant: w.Tenant})
+		if err != nil {
+			return fmt.Errorf("encoding webhook %s: %w", w.ID, err)
+		}
+		puts = append(puts, types.TransactWriteItem{Put: &types.Put{TableName: &s.tables.Control, Item: pointer}})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: puts})
+	var cancelled *types.TransactionCanceledException
+	if errors.As(err, &cancelled) && len(cancelled.CancellationReasons) > 0 && aws.ToString(cancelled.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
+		return ErrExists
+	}
+	if err != nil {
+		return fmt.Errorf("storing webhook %s: %w", w.ID, err)
+	}
+	return nil
+}
+
+// orgWebhookItem says an org has a webhook, and whose: an org's events (hosted apps') reach its
+// tenants' webhooks through these, one Query for the org.
+type orgWebhookItem struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	Tenant string `dynamodbav:"tenant"`
+}
+
+func orgWebhookKey(org, id string) (string, string) { return "orgwebhooks#" + org, "webhook#" + id }
+
+// OrgTenants lists the tenants of org that have webhooks.
+func (s *WebhookStore) OrgTenants(ctx context.Context, org string) ([]string, error) {
+	pk, _ := orgWebhookKey(org, "")
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.tables.Control, KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		ProjectionExpression:      aws.String("tenant"),
+	})
+	var tenants []string
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing org %s's webhooks: %w", org, err)
+		}
+		var items []orgWebhookItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decoding org %s's webhooks: %w", org, err)
+		}
+		for _, it := range items {
+			if !slices.Contains(tenants, it.Tenant) {
+				tenants = append(tenants, it.Tenant)
+			}
+		}
+	}
+	return tenants, nil
+}
+
+// Webhook reads one of tenant's webhooks; ErrNotFound if there is none, or it is another's.
+func (s *WebhookStore) Webhook(ctx context.Context, tenant, id string) (deliveryplan.Webhook, error) {
+	pk, sk := webhookKey(id)
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Control, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return deliveryplan.Webhook{}, fmt.Errorf("reading webhook %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return deliveryplan.Webhook{}, ErrNotFound
+	}
+	w, err := s.decodeWebhook(out.Item)
+	if err == nil && w.Tenant != tenant {
+		return deliveryplan.Webhook{}, ErrNotFound
+	}
+	return w, err
+}
+
+// Webhooks lists tenant's webhooks oldest first, limit at most, after cursor (the last id returned).
+func (s *WebhookStore) Webhooks(ctx context.Context, tenant string, limit int, cursor string) ([]deliveryplan.Webhook, string, error) {
+	cond := "gsi1pk = :pk"
+	vals := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "webhooks#" + tenant}}
+	if cursor != "" {
+		cond += " AND gsi1sk > :after"
+		vals[":after"] = &types.AttributeValueMemberS{Value: cursor}
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Control, IndexName: aws.String(indexGSI1),
+		KeyConditionExpression: &cond, ExpressionAttributeValues: vals,
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit + 1))
+	}
+	var ws []deliveryplan.Webhook
+	for p := dynamodb.NewQueryPaginator(s.db, in); p.HasMorePages() && (limit <= 0 || len(ws) <= limit); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("listing tenant %s's webhooks: %w", tenant, err)
+		}
+		for _, item := range page.Items {
+			w, err := s.decodeWebhook(item)
+			if err != nil {
+				return nil, "", err
+			}
+			ws = append(ws, w)
+		}
+	}
+	next := ""
+	if limit > 0 && len(ws) > limit {
+		ws = ws[:limit]
+		next = ws[limit-1].ID
+	}
+	return ws, next, nil
+}
+
+// DeleteWebhook removes one of tenant's webhooks; ErrNotFound if there was none. Its deliveries
+// stay in the log until they expire; any still pending end at their next attempt.
+func (s *WebhookStore) DeleteWebhook(ctx context.Context, tenant, id string) error {
+	pk, sk := webhookKey(id)
+	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.tables.Control, Key: keyOf(pk, sk),
+		ConditionExpression:       aws.String("tenant = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: tenant}},
+		ReturnValues:              types.ReturnValueAllOld,
+	})
+	if webhookCheckFailed(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("deleting webhook %s: %w", id, err)
+	}
+	// A pointer left behind by a failure here only costs a fan-out a look at the tenant's list.
+	if org, ok := out.Attributes["org"].(*types.AttributeValueMemberS); ok && org.Value != "" {
+		opk, osk := orgWebhookKey(org.Value, id)
+		if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.tables.Control, Key: keyOf(opk, osk)}); err != nil {
+			return fmt.Errorf("deleting webhook %s's org entry: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// SetSecrets replaces w's signing secrets (a rotation); ErrNotFound if w is gone.
+func (s *WebhookStore) SetSecrets(ctx context.Context, w deliveryplan.Webhook, now time.Time) error {
+	secrets, err := s.sealSecrets(w.ID, w.Secrets)
+	if err != nil {
+		return err
+	}
+	return s.update(ctx, w.ID, "SET secrets = :s, updated_at = :now", "tenant = :t", map[string]any{":s": secrets, ":now": now.UTC(), ":t": w.Tenant})
+}
+
+// MarkFailing records that webhook id's endpoint has been failing since `since`, unless an earlier
+// start is already recorded.
+func (s *WebhookStore) MarkFailing(ctx context.Context, id string, since time.Time) error {
+	return ignoreGoneWebhook(s.update(ctx, id, "SET failing_since = if_not_exists(failing_since, :since)", "attribute_exists(pk)", map[string]any{":since": since.UTC()}))
+}
+
+// MarkHealthy ends webhook id's run of failures.
+func (s *WebhookStore) MarkHealthy(ctx context.Context, id string) error {
+	return ignoreGoneWebhook(s.update(ctx, id, "REMOVE failing_since", "attribute_exists(failing_since)", nil))
+}
+
+// Disable stops new deliveries to webhook id, for reason.
+func (s *WebhookStore) Disable(ctx context.Context, id, reason string, at time.Time) error {
+	return ignoreGoneWebhook(s.update(ctx, id, "SET disabled = :yes, disabled_reason = :why, disabled_at = :at, updated_at = :at",
+		"attribute_exists(pk)", map[string]any{":yes": true, ":why": reason, ":at": at.UTC()}))
+}
+
+func (s *WebhookStore) update(ctx context.Context, id, expr, cond string, vals map[string]any) error {
+	pk, sk := webhookKey(id)
+	in := &dynamodb.UpdateItemInput{TableName: &s.tables.Control, Key: keyOf(pk, sk), UpdateExpression: &expr, ConditionExpression: &cond}
+	if len(vals) > 0 {
+		av, err := attributevalue.MarshalMap(vals)
+		if err != nil {
+			return fmt.Errorf("encoding webhook %s's change: %w", id, err)
+		}
+		in.ExpressionAttributeValues = av
+	}
+	_, err := s.db.UpdateItem(ctx, in)
+	if webhookCheckFailed(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("updating webhook %s: %w", id, err)
+	}
+	return nil
+}
+
+// ignoreGone treats a webhook deleted meanwhile as nothing to update.
+func ignoreGoneWebhook(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func webhookCheckFailed(err error) bool {
+	var failed *types.ConditionalCheckFailedException
+	return errors.As(err, &failed)
+}
+
+// deliveryRetention is how long a delivery stays in the log after its last change: the events'
+// own retention, so the log outlives the retry schedule's five days with weeks to read it.
+const deliveryRetention = eventRetention
+
+// deliveryDuePartition holds every pending delivery in the events table's gsi1, sorted by when it next
+// needs a worker: its next attempt, or the end of the claim of an attempt under way.
+const deliveryDuePartition = "due"
+
+type deliveryItem struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	GSI1PK string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK string `dynamodbav:"gsi1sk,omitempty"`
+	// NextMS is NextAttemptAt in epoch milliseconds, for the claim's condition.
+	NextMS int64 `dynamodbav:"next_ms,omitempty"`
+	// A claim is the right to make attempt AttemptCount+1, until ClaimUntilMS.
+	ClaimToken   string `dynamodbav:"claim_token,omitempty"`
+	ClaimUntilMS int64  `dynamodbav:"claim_until_ms,omitempty"`
+	Expires      int64  `dynamodbav:"expires_at"`
+	deliveryplan.Delivery
+}
+
+// DeliveryRef names a delivery: what a worker is handed.
+type DeliveryRef struct {
+	WebhookID  string `json:"webhook_id" dynamodbav:"webhook_id"`
+	DeliveryID string `json:"delivery_id" dynamodbav:"id"`
+}
+
+func deliveryKey(webhookID, id string) (string, string) { return "hook#" + webhookID, "msg#" + id }
+
+// dueKey sorts by time in a fixed-width form, so string order is time order.
+func deliveryDueKey(at time.Time, id string) string {
+	return at.UTC().Format("2006-01-02T15:04:05.000Z") + "#" + id
+}
+
+func toDeliveryItem(d deliveryplan.Delivery) (map[string]types.AttributeValue, error) {
+	pk, sk := deliveryKey(d.WebhookID, d.ID)
+	it := deliveryItem{PK: pk, SK: sk, Expires: d.UpdatedAt.Add(deliveryRetention).Unix(), Delivery: d}
+	if d.Status == deliveryplan.StatusPending && d.NextAttemptAt != nil {
+		it.GSI1PK, it.GSI1SK, it.NextMS = deliveryDuePartition, deliveryDueKey(*d.NextAttemptAt, d.ID), d.NextAttemptAt.UnixMilli()
+	}
+	item, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return nil, fmt.Errorf("encoding delivery %s: %w", d.ID, err)
+	}
+	return item, nil
+}
+
+func decodeDelivery(item map[string]types.AttributeValue) (deliveryplan.Delivery, error) {
+	var it deliveryItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return deliveryplan.Delivery{}, fmt.Errorf("decoding delivery: %w", err)
+	}
+	return it.Delivery, nil
+}
+
+// CreateDelivery stores d unless a delivery of the same event to the same webhook exists; it
+// answers whether this call made it, so only one of two fan-outs of an event rings for it.
+func (s *WebhookStore) CreateDelivery(ctx context.Context, d deliveryplan.Delivery) (bool, error) {
+	item, err := toDeliveryItem(d)
+	if err != nil {
+		return false, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.tables.Events, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if webhookCheckFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("storing delivery %s: %w", d.ID, err)
+	}
+	return true, nil
+}
+
+// Delivery reads one delivery of webhookID; ErrNotFound if there is none.
+func (s *WebhookStore) Delivery(ctx context.Context, webhookID, id string) (deliveryplan.Delivery, error) {
+	pk, sk := deliveryKey(webhookID, id)
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Events, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return deliveryplan.Delivery{}, fmt.Errorf("reading delivery %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return deliveryplan.Delivery{}, ErrNotFound
+	}
+	return decodeDelivery(out.Item)
+}
+
+// Deliveries lists webhookID's deliveries newest first, limit at most, after cursor (the last
+// delivery id returned).
+func (s *WebhookStore) Deliveries(ctx context.Context, webhookID string, limit int, cursor string) ([]deliveryplan.Delivery, string, error) {
+	pk, _ := deliveryKey(webhookID, "")
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Events, KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :msg)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: pk}, ":msg": &types.AttributeValueMemberS{Value: "msg#"},
+		},
+		ScanIndexForward: aws.Bool(false), Limit: aws.Int32(int32(limit + 1)),
+	}
+	if cursor != "" {
+		_, sk := deliveryKey(webhookID, cursor)
+		in.ExclusiveStartKey = keyOf(pk, sk)
+	}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing webhook %s's deliveries: %w", webhookID, err)
+	}
+	ds := make([]deliveryplan.Delivery, 0, len(out.Items))
+	for _, item := range out.Items {
+		d, err := decodeDelivery(item)
+		if err != nil {
+			return nil, "", err
+		}
+		ds = append(ds, d)
+	}
+	next := ""
+	if len(ds) > limit {
+		ds = ds[:limit]
+		next = ds[limit-1].ID
+	}
+	return ds, next, nil
+}
+
+// Claim takes the right to make d's next attempt until `until`, if d is still pending with the
+// attempts it had when read, due by `due`, and unclaimed or its claim has run out. It answers the
+// delivery as claimed; ErrStale if another worker has it or it moved on. A claim that runs out
+// (its worker died) keeps the delivery in the due index, so the sweep finds it again.
+func (s *WebhookStore) Claim(ctx context.Context, d deliveryplan.Delivery, token string, now, due, until time.Time) (deliveryplan.Delivery, error) {
+	pk, sk := deliveryKey(d.WebhookID, d.ID)
+	vals, err := attributevalue.MarshalMap(map[string]any{
+		":tok": token, ":until": until.UnixMilli(), ":now": now.UnixMilli(), ":due": due.UnixMilli(),
+		":pending": deliveryplan.StatusPending, ":n": d.AttemptCount, ":sk": deliveryDueKey(until, d.ID),
+	})
+	if err != nil {
+		return d, err
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.tables.Events, Key: keyOf(pk, sk),
+		UpdateExpression: aws.String("SET claim_token = :tok, claim_until_ms = :until, gsi1sk = :sk"),
+		ConditionExpression: aws.String("#status = :pending AND attempt_count = :n AND next_ms <= :due AND " +
+			"(attribute_not_exists(claim_until_ms) OR claim_until_ms < :now)"),
+		ExpressionAttributeNames:  map[string]string{"#status": "status"},
+		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
+	})
+	if webhookCheckFailed(err) {
+		return d, ErrStale
+	}
+	if err != nil {
+		return d, fmt.Errorf("claiming delivery %s: %w", d.ID, err)
+	}
+	return decodeDelivery(out.Attributes)
+}
+
+// Record writes d as its attempt left it, if the claim token is still the delivery's: the claim
+// ends, and a pending delivery takes its place in the due index at its next attempt.
+func (s *WebhookStore) Record(ctx context.Context, d deliveryplan.Delivery, token string) error {
+	return s.replace(ctx, d, "claim_token = :tok", map[string]any{":tok": token})
+}
+
+// Replace writes d over the stored delivery (a redelivery, or an end without an attempt) if the
+// stored one still has prevAttempts attempts and no attempt is under way at now; ErrStale if not.
+func (s *WebhookStore) Replace(ctx context.Context, d deliveryplan.Delivery, prevAttempts int, now time.Time) error {
+	return s.replace(ctx, d, "attempt_count = :n AND (attribute_not_exists(claim_until_ms) OR claim_until_ms < :now)",
+		map[string]any{":n": prevAttempts, ":now": now.UnixMilli()})
+}
+
+func (s *WebhookStore) replace(ctx context.Context, d deliveryplan.Delivery, cond string, vals map[string]any) error {
+	item, err := toDeliveryItem(d)
+	if err != nil {
+		return err
+	}
+	av, err := attributevalue.MarshalMap(vals)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.tables.Events, Item: item, ConditionExpression: &cond, ExpressionAttributeValues: av,
+	})
+	if webhookCheckFailed(err) {
+		return ErrStale
+	}
+	if err != nil {
+		return fmt.Errorf("writing delivery %s: %w", d.ID, err)
+	}
+	return nil
+}
+
+// Due lists up to limit pending deliveries whose next attempt, or whose claim's end, is before
+// `before`: those whose queue message was lost, whose wait was too long for the queue, or whose
+// worker died.
+func (s *WebhookStore) Due(ctx context.Context, before time.Time, limit int) ([]DeliveryRef, error) {
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Events, IndexName: aws.String(indexGSI1),
+		KeyConditionExpression: aws.String("gsi1pk = :due AND gsi1sk < :before"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":due": &types.AttributeValueMemberS{Value: deliveryDuePartition}, ":before": &types.AttributeValueMemberS{Value: deliveryDueKey(before, "")},
+		},
+		ProjectionExpression: aws.String("webhook_id, id"),
+	}
+	var out []DeliveryRef
+	for p := dynamodb.NewQueryPaginator(s.db, in); p.HasMorePages() && len(out) < limit; {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading due deliveries: %w", err)
+		}
+		var refs []DeliveryRef
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &refs); err != nil {
+			return nil, fmt.Errorf("decoding due deliveries: %w", err)
+		}
+		out = append(out, refs...)
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

@@ -1,0 +1,149 @@
+package hosting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	// stopGrace is how long a stopped host has to drain before it is killed: the seed runner's
+	// DRAIN_S, long enough for a call in progress to finish.
+	stopGrace = 45 * time.Second
+	// listPage is one LIST page of hosts: the apiserver's default chunk size for kubectl.
+	listPage = 500
+	// lastLines is how many of a host's last log lines a failure keeps and /logs answers by default.
+	lastLines = 50
+	// logBytes bounds one log read, whatever the lines' length.
+	logBytes = 64 << 10
+	// goneWithin bounds the wait for a revived host's old pod to disappear before it is created again.
+	goneWithin = 30 * time.Second
+)
+
+// cluster carries out steps on the hosting cluster's namespace.
+type cluster struct {
+	kc        kubernetes.Interface
+	namespace string
+}
+
+// hosts LISTs every pod of ours in the namespace, page by page.
+func (c cluster) hosts(ctx context.Context, selector string) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: listPage}
+	for {
+		l, err := c.kc.CoreV1().Pods(c.namespace).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing hosts in namespace %s: %w", c.namespace, err)
+		}
+		out = append(out, l.Items...)
+		if opts.Continue = l.Continue; opts.Continue == "" {
+			return out, nil
+		}
+	}
+}
+
+// putSecret creates the host's Secret, replacing one of the same name (a Start after a crash
+// between the Secret and the pod, or a token minted again).
+func (c cluster) putSecret(ctx context.Context, s *corev1.Secret) error {
+	_, err := c.kc.CoreV1().Secrets(c.namespace).Create(ctx, s, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// An immutable Secret cannot be updated: delete it and create it again.
+		if err = c.kc.CoreV1().Secrets(c.namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+			_, err = c.kc.CoreV1().Secrets(c.namespace).Create(ctx, s, metav1.CreateOptions{})
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("writing Secret %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// startPod creates the host's pod; one already there under the name is the same host, started by
+// an earlier beat that did not finish recording it.
+func (c cluster) startPod(ctx context.Context, p *corev1.Pod) error {
+	_, err := c.kc.CoreV1().Pods(c.namespace).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating pod %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// stop deletes a host's pod with a grace period to drain, and its Secret. Either being gone
+// already is no error: a stop may be repeated by the next beat.
+func (c cluster) stop(ctx context.Context, pod, secret string) error {
+	grace := int64(stopGrace / time.Second)
+	err := c.kc.CoreV1().Pods(c.namespace).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("stopping pod %s: %w", pod, err)
+	}
+	if secret == "" {
+		return nil
+	}
+	err = c.kc.CoreV1().Secrets(c.namespace).Delete(ctx, secret, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing Secret %s: %w", secret, err)
+	}
+	return nil
+}
+
+// replace deletes an exited pod at once and, when it is gone, creates it again under its name.
+func (c cluster) replace(ctx context.Context, p *corev1.Pod) error {
+	zero := int64(0)
+	err := c.kc.CoreV1().Pods(c.namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing exited pod %s: %w", p.Name, err)
+	}
+	deadline := time.Now().Add(goneWithin)
+	for {
+		_, err := c.kc.CoreV1().Pods(c.namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("waiting for pod %s to go: %w", p.Name, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pod %s was still there %s after its deletion; the next beat tries again", p.Name, goneWithin)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return c.startPod(ctx, p)
+}
+
+// logs answers a container's last lines, the previous run's if previous; a pod or container
+// without logs answers none, which is no error.
+func (c cluster) logs(ctx context.Context, pod, container string, lines int, previous bool) ([]string, error) {
+	n := int64(lines)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rc, err := c.kc.CoreV1().Pods(c.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &n, Previous: previous}).Stream(ctx)
+	if err != nil {
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading logs of %s: %w", pod, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, logBytes))
+	if err != nil {
+		return nil, fmt.Errorf("reading logs of %s: %w", pod, err)
+	}
+	text := strings.TrimRight(string(b), "\n")
+	if text == "" {
+		return nil, nil
+	}
+	return strings.Split(text, "\n"), nil
+}

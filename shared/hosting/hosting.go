@@ -1,0 +1,347 @@
+// Package hosting runs hosted apps on the hosting region's cluster: each beat it reads the apps
+// wanted and the hosts' pods (one label-selected LIST), asks shared/hostplan what to do, and does
+// it — Secret then pod to start a host, a 45 s drain to stop one, the record and an outbox event
+// when a host goes live or a release fails. It also answers what the next beat would do (the plan
+// preview) and a host's last lines.
+package hosting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/hostplan"
+	"github.com/tidegate/tidegate/shared/podspec"
+)
+
+// Apps is what the beat reads and writes of apps; dynamo.AppStore is the real one.
+type Apps interface {
+	Hosting(ctx context.Context) ([]apps.App, error)
+	MintHostToken(ctx context.Context, org, app, host string) (string, error)
+	MarkLive(ctx context.Context, org, app, host string, release int, now time.Time) error
+	MarkFailed(ctx context.Context, org, app string, release int, host, reason, lines string, now time.Time) error
+	RecordCrash(ctx context.Context, org, app, host string, at time.Time) error
+}
+
+// Secrets reads an org's secrets, sealed, and their digest; dynamo.SecretStore is the real one.
+type Secrets interface {
+	Sealed(ctx context.Context, org string) (map[string]string, error)
+	Digest(ctx context.Context, org string) (string, error)
+}
+
+// Opener opens sealed secrets; secretbox.Box is the real one.
+type Opener interface {
+	Open(sealed, binding string) (string, error)
+}
+
+// Presigner makes a short-lived GET URL for a release's sources, which the install fetches.
+type Presigner interface {
+	PresignSources(ctx context.Context, sourcesSHA256 string) (string, error)
+}
+
+// Clusters reaches each region's cluster; shared/kube's is the real one.
+type Clusters interface {
+	Client(ctx context.Context, region string) (kubernetes.Interface, error)
+}
+
+// Hoster carries the host plan out on the hosting region's cluster.
+type Hoster struct {
+	Region    string // the hosting region
+	Namespace string // where hosts' pods and Secrets live
+	// PublicURL is the API's base URL as hosts reach it; a host registers at
+	// <PublicURL>/api/v1/hosts/<host>/register.
+	PublicURL string
+	// Image runs hosts; empty is podspec.DefaultImage.
+	Image    string
+	Apps     Apps
+	Secrets  Secrets
+	Box      Opener
+	Sources  Presigner
+	Clusters Clusters
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// appWorkers bounds how many apps' steps run at once: enough that a beat with many apps to start
+// finishes well within the minute, few enough to stay under the client's QPS.
+const appWorkers = 16
+
+// Beat runs one hosting beat: read, plan, do. One app's failing step is logged and returned with
+// the others'; it never stops other apps' steps.
+func (h *Hoster) Beat(ctx context.Context) error {
+	w, err := h.read(ctx, "")
+	if err != nil {
+		return err
+	}
+	steps := hostplan.Plan(w.plan, w.containers, w.crashes, w.now)
+	if len(steps) == 0 {
+		return nil
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, appWorkers)
+	)
+	for key, todo := range steps {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := h.carryOut(ctx, w, key, todo); err != nil {
+				h.log().WarnContext(ctx, "hosting an app", "app", key, "error", err)
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("app %s: %w", key, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// world is what one beat read: the apps, their plan inputs, the hosts' pods, the secrets digests.
+type world struct {
+	now        time.Time
+	cluster    cluster
+	apps       map[string]apps.App // by key
+	plan       []hostplan.App
+	containers []hostplan.Container
+	crashes    map[string][]time.Time
+	digests    map[string]string
+	podsByName map[string]podInfo
+}
+
+// podInfo is what carrying out a step needs of a pod beyond the plan's view.
+type podInfo struct {
+	sourcesSHA256 string
+	spec          podRef
+}
+
+// read reads what the plan needs: every app's and every host's, or only org's when org is set
+// (one app's steps never depend on another's, so an org's plan is the whole plan's part of it).
+func (h *Hoster) read(ctx context.Context, org string) (*world, error) {
+	w := &world{now: h.now(), apps: map[string]apps.App{},
+		crashes: map[string][]time.Time{}, digests: map[string]string{}, podsByName: map[string]podInfo{}}
+	kc, err := h.Clusters.Client(ctx, h.Region)
+	if err != nil {
+		// A cluster that cannot be reached matters only if some app is hosted there.
+		all, aerr := h.Apps.Hosting(ctx)
+		if aerr != nil || len(all) > 0 {
+			return nil, errors.Join(aerr, fmt.Errorf("reaching the hosting cluster in %s: %w", h.Region, err))
+		}
+		return w, nil
+	}
+	w.cluster = cluster{kc: kc, namespace: h.Namespace}
+
+	// The apps and the pods are read at the same time: a beat costs the slower of the two.
+	type listed struct {
+		pods []podRef
+		err  error
+	}
+	podsCh := make(chan listed, 1)
+	go func() {
+		pods, err := w.cluster.hosts(ctx, podspec.Selector())
+		refs := make([]podRef, len(pods))
+		for i := range pods {
+			refs[i] = podRef{&pods[i]}
+		}
+		podsCh <- listed{refs, err}
+	}()
+	all, err := h.Apps.Hosting(ctx)
+	l := <-podsCh
+	if err != nil {
+		return nil, err
+	}
+	if l.err != nil && len(all) == 0 {
+		return w, nil // nothing is hosted, so nothing is lost by not seeing the cluster
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	if org != "" {
+		all = slices.DeleteFunc(all, func(a apps.App) bool { return a.Org != org })
+		l.pods = slices.DeleteFunc(l.pods, func(p podRef) bool {
+			key, _ := podspec.AppOf(p.p)
+			return !strings.HasPrefix(key, org+"/")
+		})
+	}
+	for _, a := range all {
+		if _, ok := w.digests[a.Org]; ok {
+			continue
+		}
+		if w.digests[a.Org], err = h.Secrets.Digest(ctx, a.Org); err != nil {
+			return nil, fmt.Errorf("reading org %s's secrets digest: %w", a.Org, err)
+		}
+	}
+	for _, a := range all {
+		key := podspec.AppKey(a.Org, a.Name)
+		w.apps[key] = a
+		for host, times := range a.Crashes {
+			w.crashes[host] = times
+		}
+		if a.Stopped() {
+			continue // its pods are nobody's now: the plan stops them
+		}
+		wanted := apps.HostName(a.Org, a.Name, a.Release, a.SHA256, w.digests[a.Org])
+		w.plan = append(w.plan, hostplan.App{
+			Key: key, Host: wanted, LiveHost: a.LiveHost,
+			Registered: a.Registered == wanted, Failed: a.Failed(),
+		})
+	}
+	w.containers = make([]hostplan.Container, 0, len(l.pods))
+	for _, p := range l.pods {
+		c, info := p.container()
+		w.containers = append(w.containers, c)
+		w.podsByName[c.Name] = info
+	}
+	return w, nil
+}
+
+// carryOut does one app's steps in order, stopping at the first that fails: the next beat plans
+// again from what is then true.
+func (h *Hoster) carryOut(ctx context.Context, w *world, key string, steps []hostplan.Step) error {
+	a, known := w.apps[key]
+	for _, st := range steps {
+		var err error
+		switch s := st.(type) {
+		case hostplan.Start:
+			err = h.start(ctx, w, a, s.App.Host)
+		case hostplan.Revive:
+			err = h.revive(ctx, w, a, known, s.Pod.Name)
+		case hostplan.Stop:
+			err = w.cluster.stop(ctx, s.Pod.Name, podspec.SecretName(s.Pod.Name))
+		case hostplan.WentLive:
+			err = h.Apps.MarkLive(ctx, a.Org, a.Name, s.App.Host, a.Release, h.now())
+			if isStale(err) {
+				return nil
+			}
+		case hostplan.Failed:
+			err = h.fail(ctx, w, a, s)
+			if isStale(err) {
+				return nil
+			}
+		default:
+			err = fmt.Errorf("a step of type %T, which the beat does not know", st)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start mints the host's token, writes its Secret (the org's secrets opened, and how to
+// register), then creates its pod.
+func (h *Hoster) start(ctx context.Context, w *world, a apps.App, host string) error {
+	env, err := h.environment(ctx, a.Org)
+	if err != nil {
+		return err
+	}
+	url, err := h.Sources.PresignSources(ctx, a.SHA256)
+	if err != nil {
+		return fmt.Errorf("presigning release %d's sources: %w", a.Release, err)
+	}
+	token, err := h.Apps.MintHostToken(ctx, a.Org, a.Name, host)
+	if err != nil {
+		return err
+	}
+	l := podspec.Launch{
+		Org: a.Org, App: a.Name, Host: host, Release: a.Release, Namespace: h.Namespace, Image: h.Image,
+		SourcesURL: url, SourcesSHA256: a.SHA256, Env: env, HostToken: token, RegisterURL: h.registerURL(host),
+	}
+	secret, err := podspec.Secret(l)
+	if err != nil {
+		return err
+	}
+	pod, err := podspec.Pod(l)
+	if err != nil {
+		return err
+	}
+	if err := w.cluster.putSecret(ctx, secret); err != nil {
+		return err
+	}
+	h.log().InfoContext(ctx, "starting a host", "app", a.Org+"/"+a.Name, "host", host, "release", a.Release)
+	return w.cluster.startPod(ctx, pod)
+}
+
+// revive records the crash of a host that served, then runs it again: the same pod, with a fresh
+// URL for its sources (the first may have expired), beside the Secret it already has.
+func (h *Hoster) revive(ctx context.Context, w *world, a apps.App, known bool, host string) error {
+	info, ok := w.podsByName[host]
+	if !ok || !known {
+		return fmt.Errorf("host %s to revive is not among the pods read", host)
+	}
+	lines, _ := w.cluster.logs(ctx, host, podspec.AppContainer, lastLines, false)
+	h.log().WarnContext(ctx, "a host that served exited; running it again", "app", a.Org+"/"+a.Name, "host", host, "last_lines", strings.Join(lines, "\n"))
+	if err := h.Apps.RecordCrash(ctx, a.Org, a.Name, host, h.now()); err != nil {
+		return err
+	}
+	url, err := h.Sources.PresignSources(ctx, info.sourcesSHA256)
+	if err != nil {
+		return fmt.Errorf("presigning the sources of %s: %w", host, err)
+	}
+	return w.cluster.replace(ctx, info.spec.again(url))
+}
+
+// fail fetches the failed host's last lines (the install's when the app never ran) and records the
+// release failed with them.
+func (h *Hoster) fail(ctx context.Context, w *world, a apps.App, f hostplan.Failed) error {
+	container := podspec.AppContainer
+	if f.Reason == hostplan.ReasonInstallFailed {
+		container = podspec.InstallContainer
+	}
+	lines, err := w.cluster.logs(ctx, f.Pod.Name, container, lastLines, false)
+	if err != nil {
+		h.log().WarnContext(ctx, "reading a failed host's last lines", "host", f.Pod.Name, "error", err)
+	}
+	reason := string(f.Reason) + ": " + f.Why("")
+	h.log().WarnContext(ctx, "a release failed", "app", a.Org+"/"+a.Name, "release", a.Release, "host", f.Pod.Name, "reason", f.Reason)
+	return h.Apps.MarkFailed(ctx, a.Org, a.Name, a.Release, f.Pod.Name, reason, strings.Join(lines, "\n"), h.now())
+}
+
+// environment opens every secret of org, for a host's Secret.
+func (h *Hoster) environment(ctx context.Context, org string) (map[string]string, error) {
+	sealed, err := h.Secrets.Sealed(ctx, org)
+	if err != nil {
+		return nil, fmt.Errorf("reading org %s's secrets: %w", org, err)
+	}
+	if len(sealed) > 0 && h.Box == nil {
+		return nil, fmt.Errorf("org %s has secrets and this beat has no key to open them: set TIDEGATE_SECRETS_KEY", org)
+	}
+	env := make(map[string]string, len(sealed))
+	for name, s := range sealed {
+		v, err := h.Box.Open(s, apps.SecretBinding(org, name))
+		if err != nil {
+			return nil, fmt.Errorf("opening org %s's secret %s: %w", org, name, err)
+		}
+		env[name] = v
+	}
+	return env, nil
+}
+
+func (h *Hoster) registerURL(host string) string {
+	return h.PublicURL + "/api/v1/hosts/" + host + "/register"
+}
+
+func (h *Hoster) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+func (h *Hoster) log() *slog.Logger {
+	if h.Log != nil {
+		return h.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}

@@ -1,0 +1,375 @@
+package hosting_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/hostplan"
+	"github.com/tidegate/tidegate/shared/hosting"
+	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/podspec"
+	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/secretbox"
+	"github.com/tidegate/tidegate/shared/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+type oneCluster struct{ kc kubernetes.Interface }
+
+func (c oneCluster) Client(context.Context, string) (kubernetes.Interface, error) { return c.kc, nil }
+
+// stack is a Hoster on the stand-ins with a clock the test moves.
+type stack struct {
+	h       *hosting.Hoster
+	apps    *dynamo.AppStore
+	secrets *dynamo.SecretStore
+	box     *secretbox.Box
+	kc      kubernetes.Interface
+	ns      string
+	outbox  *dynamo.OutboxStore
+	now     time.Time
+}
+
+func newStack(t testing.TB) *stack {
+	t.Helper()
+	tables, db := testenv.Tables(t)
+	bucket, prefix, s3c := testenv.Bucket(t)
+	ns, st := testenv.Namespace(t)
+	kc, err := sandbox.KubeClient(st.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := secretbox.New(secretbox.NewKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stack{
+		apps: dynamo.NewAppStore(db, tables), secrets: dynamo.NewSecretStore(db, tables.Control), box: box,
+		kc: kc, ns: ns, outbox: dynamo.NewOutboxStore(db, tables), now: time.Now().UTC().Truncate(time.Second),
+	}
+	s.h = &hosting.Hoster{
+		Region: "us-east-1", Namespace: ns, PublicURL: "http://127.0.0.1:1",
+		Apps: s.apps, Secrets: s.secrets, Box: box, Clusters: oneCluster{kc},
+		Sources: hosting.S3Sources{Presign: s3.NewPresignClient(s3c), Bucket: bucket, Prefix: prefix},
+		Now:     func() time.Time { return s.now },
+	}
+	return s
+}
+
+func (s *stack) beat(t *testing.T) {
+	t.Helper()
+	if err := s.h.Beat(context.Background()); err != nil {
+		t.Fatalf("beat: %v", err)
+	}
+}
+
+func (s *stack) release(t *testing.T, app string, c byte) apps.Release {
+	t.Helper()
+	r, err := s.apps.CreateRelease(context.Background(), "acme", apps.Release{App: app, SHA256: strings.Repeat(string(c), 64), Bytes: 10, CreatedAt: s.now})
+	if err != nil {
+		t.Fatalf("CreateRelease: %v", err)
+	}
+	return r
+}
+
+func (s *stack) app(t *testing.T, name string) apps.App {
+	t.Helper()
+	a, err := s.apps.App(context.Background(), "acme", name)
+	if err != nil {
+		t.Fatalf("App(%s): %v", name, err)
+	}
+	return a
+}
+
+// pods answers the hosts' pods that are not being deleted, by name.
+func (s *stack) pods(t *testing.T) map[string]corev1.Pod {
+	t.Helper()
+	l, err := s.kc.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{LabelSelector: podspec.Selector()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]corev1.Pod{}
+	for _, p := range l.Items {
+		if p.DeletionTimestamp == nil {
+			out[p.Name] = p
+		}
+	}
+	return out
+}
+
+// register does what the hosted process does: POST its token, here straight to the store.
+func (s *stack) register(t *testing.T, host string) {
+	t.Helper()
+	sec, err := s.kc.CoreV1().Secrets(s.ns).Get(context.Background(), podspec.SecretName(host), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading host %s's Secret: %v", host, err)
+	}
+	if _, _, err := s.apps.Register(context.Background(), host, string(sec.Data[podspec.EnvHostToken]), s.now); err != nil {
+		t.Fatalf("registering %s with the token in its Secret: %v", host, err)
+	}
+}
+
+// running waits until kwok reports host's pod Running with its app container started.
+func (s *stack) running(t *testing.T, host string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		p, err := s.kc.CoreV1().Pods(s.ns).Get(context.Background(), host, metav1.GetOptions{})
+		if err == nil && p.Status.Phase == corev1.PodRunning {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("pod %s was not Running within a minute", host)
+}
+
+func (s *stack) hostOf(t *testing.T, a apps.App) string {
+	t.Helper()
+	digest, err := s.secrets.Digest(context.Background(), a.Org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apps.HostName(a.Org, a.Name, a.Release, a.SHA256, digest)
+}
+
+func (s *stack) events(t *testing.T, typ outbox.Type) []outbox.Event {
+	t.Helper()
+	evs, _, err := s.outbox.Undelivered(context.Background(), 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []outbox.Event
+	for _, ev := range evs {
+		if ev.Type == typ {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// TestBlueGreen walks the story: release 1 goes live when its host registers; release 2's
+// host starts beside it and release 1 keeps serving until release 2 registers, then is stopped; a
+// release that never registers fails after 120 s and the live one stays; a changed secret rolls a
+// new host the same way.
+func TestBlueGreen(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+
+	s.release(t, "web", 'a')
+	s.beat(t)
+	h1 := s.hostOf(t, s.app(t, "web"))
+	pod, ok := s.pods(t)[h1]
+	if !ok {
+		t.Fatalf("after the first beat, no pod %s; pods: %v", h1, keys(s.pods(t)))
+	}
+	if pod.Spec.RuntimeClassName == nil || *pod.Spec.RuntimeClassName != "gvisor" {
+		t.Errorf("pod runtimeClassName = %v, want gvisor", pod.Spec.RuntimeClassName)
+	}
+	if sc := pod.Spec.Containers[0].SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("app container's security context = %+v, want a read-only root filesystem", sc)
+	}
+	if got := s.app(t, "web").State; got != apps.StateDeploying {
+		t.Errorf("state before registering = %s, want deploying", got)
+	}
+	s.running(t, h1)
+	s.register(t, h1)
+	s.beat(t)
+	if a := s.app(t, "web"); a.State != apps.StateLive || a.LiveHost != h1 {
+		t.Fatalf("after registering: state %s, live host %q; want live on %s", a.State, a.LiveHost, h1)
+	}
+	if evs := s.events(t, outbox.AppLive); len(evs) != 1 {
+		t.Errorf("app.live events = %d, want 1", len(evs))
+	}
+
+	// Release 2: its host starts beside release 1's, which keeps serving until it registers.
+	s.release(t, "web", 'b')
+	s.beat(t)
+	h2 := s.hostOf(t, s.app(t, "web"))
+	s.beat(t)
+	pods := s.pods(t)
+	if _, ok := pods[h1]; !ok {
+		t.Errorf("release 1's pod %s was stopped before release 2 registered", h1)
+	}
+	if _, ok := pods[h2]; !ok {
+		t.Fatalf("release 2's pod %s did not start; pods: %v", h2, keys(pods))
+	}
+	s.running(t, h2)
+	s.register(t, h2)
+	s.beat(t) // went live
+	s.beat(t) // stops release 1
+	if a := s.app(t, "web"); a.LiveHost != h2 || a.LiveRelease != 2 {
+		t.Fatalf("after release 2 registered: live host %q (release %d), want %s (2)", a.LiveHost, a.LiveRelease, h2)
+	}
+	pods = s.pods(t)
+	if _, ok := pods[h1]; ok {
+		t.Errorf("release 1's pod %s still runs after release 2 went live", h1)
+	}
+	if _, err := s.kc.CoreV1().Secrets(s.ns).Get(ctx, podspec.SecretName(h1), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("release 1's Secret: %v, want it removed", err)
+	}
+
+	// Release 3 never registers: 120 s after its app process started, it fails and 2 stays live.
+	s.release(t, "web", 'c')
+	s.beat(t)
+	h3 := s.hostOf(t, s.app(t, "web"))
+	s.running(t, h3)
+	s.now = s.now.Add(hostplan.InstallWithin + hostplan.RegistersWithin + time.Minute)
+	s.beat(t)
+	a := s.app(t, "web")
+	if a.State != apps.StateFailed || !strings.Contains(a.FailedWhy, string(hostplan.ReasonNeverRegistered)) {
+		t.Fatalf("release 3 that never registered: state %s, failed_why %q; want failed with never_registered", a.State, a.FailedWhy)
+	}
+	if a.LiveHost != h2 {
+		t.Errorf("live host after release 3 failed = %q, want release 2's %s", a.LiveHost, h2)
+	}
+	s.beat(t)
+	pods = s.pods(t)
+	if _, ok := pods[h3]; ok {
+		t.Errorf("release 3's failed host %s still runs", h3)
+	}
+	if _, ok := pods[h2]; !ok {
+		t.Errorf("release 2's live host %s was stopped when release 3 failed", h2)
+	}
+	if evs := s.events(t, outbox.AppFailed); len(evs) != 1 {
+		t.Errorf("app.failed events = %d, want 1", len(evs))
+	}
+
+	// A new release after the failure, then a changed secret: each rolls a new host, blue/green.
+	s.release(t, "web", 'd')
+	s.beat(t)
+	h4 := s.hostOf(t, s.app(t, "web"))
+	s.running(t, h4)
+	s.register(t, h4)
+	s.beat(t)
+	s.beat(t)
+	sealed, err := s.box.Seal("s3cr3t-value", apps.SecretBinding("acme", "API_TOKEN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.secrets.Put(ctx, "acme", "API_TOKEN", sealed, s.box.Fingerprint("API_TOKEN", "s3cr3t-value"), s.now); err != nil {
+		t.Fatal(err)
+	}
+	h5 := s.hostOf(t, s.app(t, "web"))
+	if h5 == h4 {
+		t.Fatalf("the host name did not change with a new secret: %s", h5)
+	}
+	s.beat(t)
+	pods = s.pods(t)
+	if _, ok := pods[h4]; !ok {
+		t.Errorf("the live host %s was stopped before the new secret's host registered", h4)
+	}
+	sec, err := s.kc.CoreV1().Secrets(s.ns).Get(ctx, podspec.SecretName(h5), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the new host's Secret: %v", err)
+	}
+	if string(sec.Data["API_TOKEN"]) != "s3cr3t-value" {
+		t.Errorf("the new host's Secret holds API_TOKEN %q, want the value set", sec.Data["API_TOKEN"])
+	}
+	s.running(t, h5)
+	s.register(t, h5)
+	s.beat(t)
+	s.beat(t)
+	if a := s.app(t, "web"); a.LiveHost != h5 {
+		t.Errorf("live host after the secret's host registered = %q, want %s", a.LiveHost, h5)
+	}
+	if _, ok := s.pods(t)[h4]; ok {
+		t.Errorf("the old host %s still runs after the new secret's host went live", h4)
+	}
+}
+
+// TestStopDeleteAndPreview: a stopped app's host is stopped; a deleted app leaves nothing running;
+// the preview says what the next beat would do without doing it.
+func TestStopDeleteAndPreview(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	s.release(t, "api", 'a')
+
+	plan, err := s.h.Plan(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 1 || len(plan[0].Steps) != 1 || plan[0].Steps[0].Step != "start" || plan[0].App != "api" {
+		t.Fatalf("preview before the first beat = %+v, want one start for api", plan)
+	}
+	if len(s.pods(t)) != 0 {
+		t.Fatal("the preview started a pod")
+	}
+	s.beat(t)
+	host := s.hostOf(t, s.app(t, "api"))
+	s.running(t, host)
+	s.register(t, host)
+	plan, err = s.h.Plan(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 1 || len(plan[0].Steps) != 1 || plan[0].Steps[0].Step != "went_live" {
+		t.Fatalf("preview after registering = %+v, want went_live", plan)
+	}
+	if other, err := s.h.Plan(ctx, "umbrella"); err != nil || len(other) != 0 {
+		t.Errorf("another org's preview = %+v, %v; want nothing of acme's", other, err)
+	}
+	s.beat(t)
+
+	if _, err := s.apps.SetStopped(ctx, "acme", "api", true, s.now); err != nil {
+		t.Fatal(err)
+	}
+	s.beat(t)
+	if _, ok := s.pods(t)[host]; ok {
+		t.Errorf("a stopped app's host %s still runs", host)
+	}
+	if _, err := s.apps.SetStopped(ctx, "acme", "api", false, s.now); err != nil {
+		t.Fatal(err)
+	}
+	// kwok finishes the graceful stop in its own time: wait for the name to be free again.
+	waitGone(t, s, host)
+	s.beat(t)
+	if _, ok := s.pods(t)[host]; !ok {
+		t.Fatalf("a started app's host %s did not start again", host)
+	}
+	if err := s.apps.Delete(ctx, "acme", "api"); err != nil {
+		t.Fatal(err)
+	}
+	s.beat(t)
+	if p := s.pods(t); len(p) != 0 {
+		t.Errorf("pods left after the app was deleted: %v", keys(p))
+	}
+	if _, err := s.kc.CoreV1().Secrets(s.ns).Get(ctx, podspec.SecretName(host), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Secret of a deleted app's host: %v, want it removed", err)
+	}
+}
+
+func waitGone(t *testing.T, s *stack, pod string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		_, err := s.kc.CoreV1().Pods(s.ns).Get(context.Background(), pod, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatal(err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("pod %s still there two minutes after its stop", pod)
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

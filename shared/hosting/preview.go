@@ -1,0 +1,160 @@
+package hosting
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/hostplan"
+	"github.com/tidegate/tidegate/shared/podspec"
+)
+
+// AppPlan is what the next beat would do for one app, and why.
+type AppPlan struct {
+	App      string        `json:"app"`
+	State    apps.State    `json:"state,omitempty"` // empty for pods of an app that is gone
+	Host     string        `json:"host,omitempty"`  // the host wanted
+	LiveHost string        `json:"live_host,omitempty"`
+	Steps    []PlannedStep `json:"steps"`
+	// Note says why there is nothing to do, when there is nothing.
+	Note string `json:"note,omitempty"`
+}
+
+// PlannedStep is one step of an app's plan.
+type PlannedStep struct {
+	Step string `json:"step"` // start, revive, stop, went_live, failed
+	Host string `json:"host"`
+	Why  string `json:"why"`
+}
+
+// Plan answers what the next beat would do for org's apps, and why, without doing any of it: the
+// same reads and the same plan as a beat, now.
+func (h *Hoster) Plan(ctx context.Context, org string) ([]AppPlan, error) {
+	w, err := h.read(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	steps := hostplan.Plan(w.plan, w.containers, w.crashes, w.now)
+	wanted := map[string]hostplan.App{}
+	for _, a := range w.plan {
+		wanted[a.Key] = a
+	}
+	keys := make([]string, 0, len(w.apps)+len(steps))
+	for key := range w.apps {
+		keys = append(keys, key)
+	}
+	for key := range steps {
+		if _, ok := w.apps[key]; !ok {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	out := make([]AppPlan, 0, len(keys))
+	for _, key := range keys {
+		a, known := w.apps[key]
+		want := wanted[key]
+		p := AppPlan{App: strings.TrimPrefix(key, org+"/"), State: a.State, Host: want.Host, LiveHost: a.LiveHost, Steps: []PlannedStep{}}
+		for _, st := range steps[key] {
+			p.Steps = append(p.Steps, explain(st, a, known, want, w))
+		}
+		if len(p.Steps) == 0 {
+			p.Note = idle(a, want)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// explain says one step and why it is taken.
+func explain(st hostplan.Step, a apps.App, known bool, want hostplan.App, w *world) PlannedStep {
+	switch s := st.(type) {
+	case hostplan.Start:
+		why := fmt.Sprintf("release %d is wanted and no pod runs its host", a.Release)
+		if a.LiveHost != "" {
+			why += fmt.Sprintf("; %s keeps serving until it registers", a.LiveHost)
+		}
+		return PlannedStep{Step: "start", Host: s.App.Host, Why: why}
+	case hostplan.Revive:
+		n := len(hostplan.RecentCrashes(w.crashes[s.Pod.Name], w.now)) + 1
+		return PlannedStep{Step: "revive", Host: s.Pod.Name, Why: fmt.Sprintf(
+			"it served and its process exited; it runs again (crash %d of the %d allowed within %.0f minutes)",
+			n, hostplan.MostCrashes, hostplan.CrashWindow.Minutes())}
+	case hostplan.Stop:
+		return PlannedStep{Step: "stop", Host: s.Pod.Name, Why: whyStop(s.Pod.Name, a, known, want)}
+	case hostplan.WentLive:
+		why := "it registered: it becomes the live host"
+		if a.LiveHost != "" && a.LiveHost != s.App.Host {
+			why += fmt.Sprintf(", and %s is stopped on the next beat", a.LiveHost)
+		}
+		return PlannedStep{Step: "went_live", Host: s.App.Host, Why: why}
+	case hostplan.Failed:
+		return PlannedStep{Step: "failed", Host: s.Pod.Name, Why: string(s.Reason) + ": " + s.Why("")}
+	}
+	return PlannedStep{Step: fmt.Sprintf("%T", st)}
+}
+
+func whyStop(pod string, a apps.App, known bool, want hostplan.App) string {
+	switch {
+	case !known:
+		return "its app was deleted"
+	case a.Stopped():
+		return "its app is stopped"
+	case (a.Failed() && pod == a.FailedHost) || pod == want.Host:
+		return fmt.Sprintf("release %d failed; its host is removed and the live one kept", a.Release)
+	case want.Registered && pod == a.LiveHost:
+		return fmt.Sprintf("%s registered and replaces it", want.Host)
+	}
+	return "no release wants it any more"
+}
+
+// idle says why an app has nothing to do this beat.
+func idle(a apps.App, want hostplan.App) string {
+	switch {
+	case a.Stopped():
+		return "stopped: no host runs"
+	case a.Failed():
+		if a.LiveHost != "" {
+			return fmt.Sprintf("release %d failed; %s keeps serving", a.Release, a.LiveHost)
+		}
+		return fmt.Sprintf("release %d failed; upload a new release or start the app again", a.Release)
+	case want.Registered && a.LiveHost == want.Host:
+		return fmt.Sprintf("live on %s", want.Host)
+	}
+	return fmt.Sprintf("waiting for %s to register", want.Host)
+}
+
+// Logs answers the last lines of org's app's host: from the cluster while a host runs (the wanted
+// host if it has a pod, else the live one; the install's lines while it installs), else the lines
+// kept on the record when its release failed. from says which: "cluster" or "record".
+func (h *Hoster) Logs(ctx context.Context, a apps.App, lines int) (host string, out []string, from string, err error) {
+	w, err := h.read(ctx, a.Org)
+	if err != nil {
+		return "", nil, "", err
+	}
+	key := podspec.AppKey(a.Org, a.Name)
+	var want string
+	for _, p := range w.plan {
+		if p.Key == key {
+			want = p.Host
+		}
+	}
+	for _, name := range []string{want, a.LiveHost} {
+		info, ok := w.podsByName[name]
+		if name == "" || !ok {
+			continue
+		}
+		c, _ := info.spec.container()
+		container := podspec.AppContainer
+		if c.Installing || c.InstallFailed {
+			container = podspec.InstallContainer
+		}
+		out, err := w.cluster.logs(ctx, name, container, lines, false)
+		return name, out, "cluster", err
+	}
+	if a.FailedWhy != "" {
+		return a.FailedHost, strings.Split(a.FailedWhy, "\n"), "record", nil
+	}
+	return "", nil, "", nil
+}

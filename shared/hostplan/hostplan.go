@@ -1,0 +1,123 @@
+// Package hostplan provides the host plan for hosted apps: from the apps wanted, the hosting pods
+// the cluster has and the crashes recorded, the steps that bring each app's host where it should be.
+//
+// Numbers in, steps out: Plan reads no clock, calls no cluster and no store. The reconcile beat
+// lists the hosting pods with one label-selected LIST, builds the inputs, calls Plan and carries
+// the steps out; a host is one gVisor pod running one release of one app, named
+// `<app>-r<release>-<8 hex>`.
+//
+// The rules, each app on its own:
+//
+//   - The host that last went live serves until the wanted host registers, whatever becomes of
+//     the wanted one.
+//   - A wanted host that exits before it ever served fails its release at once, even one that
+//     had registered before the beat saw it go live: the live host keeps serving.
+//   - A host that served and exits is revived, at most MostCrashes times in CrashWindow; the next
+//     exit fails the release (ReasonCrashLooping).
+//   - A wanted host that has not registered RegistersWithin after its app process started fails
+//     its release (ReasonNeverRegistered). The install is not counted: it is an init container,
+//     and the app's own container starts after it.
+//   - A failed release's host is removed and the live one kept; every other pod of the app, and
+//     every pod of an app no longer wanted, is stopped.
+//   - A pod without our labels is never in any step.
+package hostplan
+
+import "time"
+
+const (
+	// RegistersWithin is how long a wanted host's app process has to register its agents: the
+	// seed runner's measured bound (120 s from the process starting to the gateway seeing it).
+	RegistersWithin = 120 * time.Second
+
+	// MostCrashes is how many times a host that served is revived within CrashWindow; the exit
+	// after that fails the release. The seed runner's figure: five tries cover a dependency that
+	// restarts under the app, and no more are worth taking for an app that cannot stay up.
+	MostCrashes = 5
+
+	// CrashWindow is the span over which crashes are counted, the seed runner's ten minutes.
+	CrashWindow = 10 * time.Minute
+
+	// InstallWithin is the install init container's own time limit (the seed runner runs it under
+	// `timeout 300`). A host whose app process never started is timed from its pod's creation
+	// with this much more for the install, so one stuck before running still fails in time.
+	InstallWithin = 300 * time.Second
+)
+
+// App is one app that is wanted running: its wanted host and the one serving now. An app that is
+// stopped or deleted is not an App; its pods are stopped.
+type App struct {
+	// Key is the app's `<org>/<name>`, as its pods carry it.
+	Key string
+	// Host is the wanted release's host. An empty Host wants no new host: the live one is kept
+	// and nothing is started.
+	Host string
+	// LiveHost is the host that last went live, empty while the app has never been live.
+	LiveHost string
+	// Registered says the wanted host has registered with the gateway.
+	Registered bool
+	// Failed says the wanted release has already failed: its host is not started again.
+	Failed bool
+}
+
+// Container is one hosting pod as the plan reads it: whose it is and how its containers stand.
+type Container struct {
+	// Name is the pod's name, the host.
+	Name string
+	// App is the key of the app the pod says it belongs to.
+	App string
+	// Ours says the pod carries our labels. One that does not is never touched.
+	Ours bool
+	// Installing says the install init container has not finished.
+	Installing bool
+	// InstallFailed says the install init container ended in failure, so the app never ran.
+	InstallFailed bool
+	// Exited says the pod's process is over (phase Succeeded or Failed).
+	Exited bool
+	// OOMKilled says the app container was killed for using more memory than the host has.
+	OOMKilled bool
+	// ExitCode is the app container's (or, when InstallFailed, the install's) exit code.
+	ExitCode int32
+	// StartedAt is when the app container started, after the install; zero until it has.
+	StartedAt time.Time
+	// CreatedAt is when the pod was created; it times a host whose app process never started.
+	CreatedAt time.Time
+}
+
+// ended says the pod's process is over, or never got to run because its install failed.
+func (c *Container) ended() bool { return c.Exited || c.InstallFailed }
+
+// overdue says a wanted host that has not registered has had its time: RegistersWithin from its
+// app process starting, or, when that never started, InstallWithin more from the pod's creation.
+// A pod with neither time is not timed.
+func (c *Container) overdue(now time.Time) bool {
+	switch {
+	case !c.StartedAt.IsZero() && !c.Installing:
+		return now.Sub(c.StartedAt) > RegistersWithin
+	case !c.CreatedAt.IsZero():
+		return now.Sub(c.CreatedAt) > InstallWithin+RegistersWithin
+	}
+	return false
+}
+
+// RecentCrashes is the crashes of times that Plan still counts at now: those within CrashWindow.
+// The beat keeps only these when it records a crash, so the record stays bounded.
+func RecentCrashes(times []time.Time, now time.Time) []time.Time {
+	var recent []time.Time
+	for _, at := range times {
+		if now.Sub(at) < CrashWindow {
+			recent = append(recent, at)
+		}
+	}
+	return recent
+}
+
+// mayRunAgain says a host that served and exited is revived, rather than failing its release.
+func mayRunAgain(host string, crashes map[string][]time.Time, now time.Time) bool {
+	n := 0
+	for _, at := range crashes[host] {
+		if now.Sub(at) < CrashWindow {
+			n++
+		}
+	}
+	return n < MostCrashes
+}

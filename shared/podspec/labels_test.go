@@ -1,0 +1,97 @@
+package podspec
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func TestAppAndReleaseReadBack(t *testing.T) {
+	l := fixture()
+	l.Org, l.App = "Acme Corp", "bot: the 2nd!"
+	pod, err := Pod(l)
+	if err != nil {
+		t.Fatalf("Pod: %v", err)
+	}
+	secret, err := Secret(l)
+	if err != nil {
+		t.Fatalf("Secret: %v", err)
+	}
+	for _, obj := range []metav1.Object{pod, secret} {
+		key, ok := AppOf(obj)
+		if !ok || key != "Acme Corp/bot: the 2nd!" {
+			t.Errorf("AppOf(%s) = %q, %v; want %q, true", obj.GetName(), key, ok, AppKey(l.Org, l.App))
+		}
+		release, ok := ReleaseOf(obj)
+		if !ok || release != l.Release {
+			t.Errorf("ReleaseOf(%s) = %d, %v; want %d, true", obj.GetName(), release, ok, l.Release)
+		}
+	}
+}
+
+func TestAppOfRefusesOthers(t *testing.T) {
+	ours, err := Pod(fixture())
+	if err != nil {
+		t.Fatalf("Pod: %v", err)
+	}
+	tests := map[string]func(p *corev1.Pod){
+		"no labels":          func(p *corev1.Pod) { p.Labels = nil },
+		"another manager":    func(p *corev1.Pod) { p.Labels[ManagedByLabel] = "someone-else" },
+		"no annotation":      func(p *corev1.Pod) { p.Annotations = nil },
+		"stamp of other app": func(p *corev1.Pod) { p.Annotations[AppAnnotation] = "acme/other" },
+		"a job's pod":        func(p *corev1.Pod) { p.Labels[jobIDLabel] = "job-01" },
+	}
+	for name, change := range tests {
+		p := ours.DeepCopy()
+		change(p)
+		if key, ok := AppOf(p); ok {
+			t.Errorf("AppOf(pod with %s) = %q, true; want false", name, key)
+		}
+		if release, ok := ReleaseOf(p); ok {
+			t.Errorf("ReleaseOf(pod with %s) = %d, true; want false", name, release)
+		}
+	}
+	bad := ours.DeepCopy()
+	bad.Labels[ReleaseLabel] = "seven"
+	if release, ok := ReleaseOf(bad); ok {
+		t.Errorf("ReleaseOf(pod with release label %q) = %d, true; want false", "seven", release)
+	}
+}
+
+func TestSelectorFindsHostsOnly(t *testing.T) {
+	sel, err := labels.Parse(Selector())
+	if err != nil {
+		t.Fatalf("Selector() = %q does not parse: %v", Selector(), err)
+	}
+	pod, err := Pod(fixture())
+	if err != nil {
+		t.Fatalf("Pod: %v", err)
+	}
+	if !sel.Matches(labels.Set(pod.Labels)) {
+		t.Errorf("Selector() = %q does not match the host's labels %v", Selector(), pod.Labels)
+	}
+	job := labels.Set{ManagedByLabel: ManagedBy, AppLabel: "x", jobIDLabel: "job-01"}
+	for name, set := range map[string]labels.Set{
+		"a job's pod with copied labels": job,
+		"no app label":                   {ManagedByLabel: ManagedBy},
+		"not managed by hosting":         {AppLabel: pod.Labels[AppLabel]},
+	} {
+		if sel.Matches(set) {
+			t.Errorf("Selector() = %q matches %s: %v", Selector(), name, set)
+		}
+	}
+}
+
+func TestAppStampIsALabelValue(t *testing.T) {
+	for _, key := range []string{"a/b", "Acme Corp/bot: the 2nd!", "ü/ñ"} {
+		stamp := AppStamp(key)
+		if _, err := labels.Parse(AppLabel + "=" + stamp); err != nil || len(stamp) != stampHexDigits {
+			t.Errorf("AppStamp(%q) = %q: not a %d-character label value (%v)", key, stamp, stampHexDigits, err)
+		}
+	}
+	if AppStamp("acme/a") == AppStamp("acme/b") {
+		t.Errorf("AppStamp gives acme/a and acme/b the same stamp %q", AppStamp("acme/a"))
+	}
+}
