@@ -373,3 +373,74 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// exit makes host's pod look as a kubelet reports a process that ended: phase Failed, the app
+// container terminated with code (and reason). kwok runs no process, so the test ends it.
+func (s *stack) exit(t *testing.T, host string, code int32, reason string) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := s.kc.CoreV1().Pods(s.ns).Get(ctx, host, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := metav1.NewTime(s.now.Add(-time.Minute))
+	p.Status.Phase = corev1.PodFailed
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: podspec.AppContainer, Image: p.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: started, FinishedAt: metav1.NewTime(s.now)}},
+	}}
+	if _, err := s.kc.CoreV1().Pods(s.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("ending %s's process: %v", host, err)
+	}
+}
+
+// TestCrashes: a live host whose process exits is run again and its crash remembered; a new
+// release's host killed for memory before it registered fails the release with oom_killed, and
+// the live host keeps serving.
+func TestCrashes(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	s.release(t, "worker", 'a')
+	s.beat(t)
+	h1 := s.hostOf(t, s.app(t, "worker"))
+	s.running(t, h1)
+	s.register(t, h1)
+	s.beat(t)
+	before, err := s.kc.CoreV1().Pods(s.ns).Get(ctx, h1, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s.exit(t, h1, 1, "Error")
+	s.beat(t)
+	after, err := s.kc.CoreV1().Pods(s.ns).Get(ctx, h1, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the live host %s after its process exited: %v, want it run again", h1, err)
+	}
+	if after.UID == before.UID {
+		t.Errorf("the live host's pod was not replaced after its process exited")
+	}
+	if got := s.app(t, "worker").Crashes[h1]; len(got) != 1 {
+		t.Errorf("crashes recorded for %s = %v, want one", h1, got)
+	}
+	if a := s.app(t, "worker"); a.State != apps.StateLive || a.LiveHost != h1 {
+		t.Errorf("after a revival: state %s on %q, want still live on %s", a.State, a.LiveHost, h1)
+	}
+
+	s.release(t, "worker", 'b')
+	s.beat(t)
+	h2 := s.hostOf(t, s.app(t, "worker"))
+	s.running(t, h2)
+	s.exit(t, h2, 137, "OOMKilled")
+	s.beat(t)
+	a := s.app(t, "worker")
+	if a.State != apps.StateFailed || !strings.HasPrefix(a.FailedWhy, string(hostplan.ReasonOOMKilled)) {
+		t.Fatalf("release 2 killed for memory before registering: state %s, failed_why %q; want failed, oom_killed", a.State, a.FailedWhy)
+	}
+	if a.LiveHost != h1 {
+		t.Errorf("live host after release 2 failed = %q, want %s", a.LiveHost, h1)
+	}
+	if _, ok := s.pods(t)[h2]; ok {
+		t.Errorf("release 2's failed host %s was not removed", h2)
+	}
+}
