@@ -184,4 +184,3 @@ func tarball(t *testing.T, files map[string]string) []byte {
 	}
 	return buf.Bytes()
 }
-

@@ -15,8 +15,8 @@ import (
 
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/dynamo"
-	"github.com/tidegate/tidegate/shared/hostplan"
 	"github.com/tidegate/tidegate/shared/hosting"
+	"github.com/tidegate/tidegate/shared/hostplan"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/podspec"
 	"github.com/tidegate/tidegate/shared/sandbox"
