@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -101,11 +102,17 @@ func unpackManifests(b []byte) ([]map[string]any, error) {
 	return m, unpackJSON(b, &m)
 }
 
+// gzipWriters are reused: a new gzip.Writer allocates about 800 KB of compressor state, more than
+// the rest of a submission's own work costs.
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+
 // packJSON is v as gzipped JSON: manifests compress several times over, and DynamoDB bills and
 // limits items by size. Anything over maxManifestBytes is ErrTooLarge.
 func packJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&buf)
 	if err := json.NewEncoder(zw).Encode(v); err != nil {
 		return nil, fmt.Errorf("encoding for storage: %w", err)
 	}

@@ -91,7 +91,7 @@ func API(cfg config.Config, c Clients, log *slog.Logger, iam httpapi.IAMCaller) 
 	}
 	return httpapi.New(httpapi.Deps{
 		Log:        log,
-		Principals: dynamo.NewTenantStore(c.DynamoDB, t.Control),
+		Principals: httpapi.NewPrincipalCache(dynamo.NewTenantStore(c.DynamoDB, t.Control), nil),
 		Jobs:       dynamo.NewJobStore(c.DynamoDB, t),
 		Templates:  dynamo.NewTemplateStore(c.DynamoDB, t.Control),
 		Policy:     checker,

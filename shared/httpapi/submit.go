@@ -136,11 +136,14 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	case replayed:
 		return writeJSON(w, http.StatusOK, map[string]any{"job": stored})
 	}
+	// Both rings at once: a submission waits for the slower, not the sum.
+	webhooksRung := make(chan struct{})
+	go func() { a.ringWebhooks(r.Context()); close(webhooksRung) }()
 	if err := a.ringer.Ring(r.Context(), j.Region); err != nil {
 		// The job is stored and queued; the reconcile sweep rings every region with queued jobs.
 		a.logger(r.Context()).WarnContext(r.Context(), "dispatch not rung; the sweep will", "job_id", j.ID, "err", err)
 	}
-	a.ringWebhooks(r.Context())
+	<-webhooksRung
 	return writeJSON(w, http.StatusAccepted, map[string]any{"job": stored})
 }
 

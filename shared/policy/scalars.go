@@ -18,32 +18,18 @@ func (d *decoder) custom(v any, dst reflect.Value) {
 	if v == nil {
 		return
 	}
+	// Both common types are set through a typed pointer: reflect.ValueOf would box the value.
 	switch dst.Type() {
 	case quantityType:
-		text, ok := v.(string)
-		if !ok {
-			// A number, read as Quantity.UnmarshalJSON reads it: its JSON text.
-			b, err := json.Marshal(v)
-			if err != nil {
-				d.fail(msgWrongType, "a quantity", describe(v))
-				return
-			}
-			text = string(b)
-		}
-		q, ok := parseQuantity(text)
-		if !ok {
-			d.fail(msgQuantity, clip(text))
-			return
-		}
-		dst.Set(reflect.ValueOf(q))
+		*dst.Addr().Interface().(*resource.Quantity) = d.quantity(v)
 		return
 	case intOrStringType:
 		if s, ok := v.(string); ok {
-			dst.Set(reflect.ValueOf(intstr.FromString(s)))
+			*dst.Addr().Interface().(*intstr.IntOrString) = intstr.FromString(s)
 			return
 		}
 		if n, ok := integer(v); ok && n == int64(int32(n)) {
-			dst.Set(reflect.ValueOf(intstr.FromInt32(int32(n))))
+			*dst.Addr().Interface().(*intstr.IntOrString) = intstr.FromInt32(int32(n))
 			return
 		}
 	}
@@ -55,6 +41,28 @@ func (d *decoder) custom(v any, dst reflect.Value) {
 	if err := json.Unmarshal(b, dst.Addr().Interface()); err != nil {
 		d.fail("cannot be read as %s: %v", dst.Type(), err)
 	}
+}
+
+// quantity reads v as Quantity.UnmarshalJSON does: a string, or a number by its JSON text. It
+// reports what it cannot read and answers zero for it, as for a null.
+func (d *decoder) quantity(v any) resource.Quantity {
+	if v == nil {
+		return resource.Quantity{}
+	}
+	text, ok := v.(string)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			d.fail(msgWrongType, "a quantity", describe(v))
+			return resource.Quantity{}
+		}
+		text = string(b)
+	}
+	q, ok := parseQuantity(text)
+	if !ok {
+		d.fail(msgQuantity, clip(text))
+	}
+	return q
 }
 
 // Bounds on a quantity, checked before and after parsing it. ParseQuantity takes 50ms on
