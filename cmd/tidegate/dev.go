@@ -15,7 +15,7 @@ import (
 
 func devCmd() *cobra.Command {
 	opt := devstack.Options{}
-	var beat, allowPrivate string
+	var beat, allowPrivate, registerHosts string
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run all of Tidegate on this machine, on local stand-ins",
@@ -32,6 +32,12 @@ Ctrl-C stops everything it started.`,
 			if opt.WebhooksAllowPrivate, err = strconv.ParseBool(allowPrivate); err != nil {
 				return fmt.Errorf("--webhooks-allow-private %q is not true or false", allowPrivate)
 			}
+			opt.RegisterHosts = opt.Kubeconfig == ""
+			if registerHosts != "" {
+				if opt.RegisterHosts, err = strconv.ParseBool(registerHosts); err != nil {
+					return fmt.Errorf("--register-hosts %q is not true or false", registerHosts)
+				}
+			}
 			logFile, err := openDevLog(opt.Dir)
 			if err != nil {
 				return err
@@ -39,6 +45,8 @@ Ctrl-C stops everything it started.`,
 			defer logFile.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "tidegate dev: logs go to %s\n", logFile.Name())
 			log := slog.New(slog.NewTextHandler(logFile, nil))
+			// Once the stack serves, other terminals' `tidegate jobs list` should just work.
+			opt.Ready = func(st devstack.State) { saveDevContext(st, cmd.ErrOrStderr()) }
 			return devstack.Run(cmd.Context(), opt, cmd.ErrOrStderr(), log)
 		},
 	}
@@ -49,6 +57,8 @@ Ctrl-C stops everything it started.`,
 	f.StringVar(&beat, "beat", envOr("TIDEGATE_DEV_BEAT", devstack.DefaultBeat.String()), "reconcile interval (TIDEGATE_DEV_BEAT)")
 	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "active jobs per region, e.g. us-east-1=1,us-west-2=4 (TIDEGATE_DEV_REGION_CAPACITY)")
 	f.StringVar(&allowPrivate, "webhooks-allow-private", envOr("TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE", "true"), "let webhooks reach http and loopback receivers; false applies production rules (TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE)")
+	f.StringVar(&registerHosts, "register-hosts", "", "register each hosted app's host once its pod runs, in place of the app's process, which the sandbox does not run (default true with the sandbox, false with --kubeconfig)")
+	f.StringSliceVar(&opt.NeverRegister, "never-register", nil, "an app (web) or one release of it (web-r2) whose hosts are never registered, to see a release fail with never_registered (repeatable)")
 	cmd.PersistentFlags().StringVar(&opt.Dir, "dir", devstack.DefaultDir(), "folder for the dev stack's state, logs and lock")
 	cmd.AddCommand(devEnvCmd(&opt.Dir), devPricesCmd(&opt.Dir))
 	return cmd

@@ -1,10 +1,10 @@
 // Command tidegate is Tidegate's command line: `tidegate dev` runs the whole system on one machine,
-// `tidegate admin` manages tenants and keys.
+// `tidegate admin` manages tenants and keys, and `tidegate login`, `jobs`, `queue`, `templates`,
+// `webhooks`, `apps` and `secrets` do everything the API does, from a terminal.
 package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,7 +16,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := root().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "tidegate:", err)
+		reportError(os.Stderr, err)
 		os.Exit(1)
 	}
 }
@@ -29,6 +29,8 @@ func root() *cobra.Command {
 		SilenceErrors: true,
 	}
 	cmd.AddCommand(devCmd(), adminCmd(), sandboxCmd())
+	s := &session{}
+	cmd.AddCommand(loginCmd(s), jobsCmd(s), queueCmd(s), templatesCmd(s), webhooksCmd(s), appsCmd(s), secretsCmd(s))
 	return cmd
 }
 

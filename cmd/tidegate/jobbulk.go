@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidegate/tidegate/shared/apiclient"
+)
+
+// msgBulkConfirm is what bulk-delete says when it cannot ask: cancelling is for good.
+const msgBulkConfirm = "bulk-delete cancels every matching job for good: look first with --dry-run, then add --yes"
+
+func jobsBulkDeleteCmd(s *session) *cobra.Command {
+	var f jobFilterFlags
+	var olderThan int
+	var dryRun, yes bool
+	cmd := &cobra.Command{
+		Use:   "bulk-delete [filters]",
+		Short: "Cancel every unfinished job that matches the filters (at most 500 a run)",
+		Example: `  tidegate jobs bulk-delete --namespace team-a --status queued --dry-run
+  tidegate jobs bulk-delete -l run=nightly --older-than-days 7 --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, c, err := s.open(cmd)
+			if err != nil {
+				return err
+			}
+			br := apiclient.BulkDeleteRequest{Namespace: f.namespace, Region: f.region, Status: f.status, LabelSelector: f.selector(), DryRun: true}
+			if cmd.Flags().Changed("older-than-days") {
+				br.OlderThanDays = &olderThan
+			}
+			if !dryRun && !yes {
+				ok, err := confirmBulk(cmd, p, c, br)
+				if err != nil || !ok {
+					return err
+				}
+			}
+			br.DryRun = dryRun
+			res, err := c.BulkDelete(cmd.Context(), br)
+			if err != nil {
+				return err
+			}
+			err = p.emit(res, func() {
+				if res.DryRun {
+					p.line("%d job(s) match; nothing was cancelled (drop --dry-run to cancel them)", res.Matched)
+				} else {
+					p.line("%d of %d matching job(s) cancelled", res.Deleted, res.Matched)
+				}
+				if len(res.Jobs) > 0 {
+					jobsTable(p, res.Jobs, true)
+				}
+				for _, f := range res.Failed {
+					p.line("not cancelled: %s: %s", f.Field, f.Problem)
+				}
+			})
+			if err == nil && len(res.Failed) > 0 {
+				return fmt.Errorf("%d job(s) could not be cancelled", len(res.Failed))
+			}
+			return err
+		},
+	}
+	f.add(s, cmd)
+	cmd.Flags().IntVar(&olderThan, "older-than-days", 0, "only jobs created more than this many days ago (1–365)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only say which jobs match")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "cancel without asking")
+	return cmd
+}
+
+// confirmBulk shows how many jobs match and asks on a terminal; elsewhere it refuses without --yes.
+func confirmBulk(cmd *cobra.Command, p *printer, c *apiclient.Client, br apiclient.BulkDeleteRequest) (bool, error) {
+	in := cmd.InOrStdin()
+	if !isTerminal(in) {
+		return false, fmt.Errorf("%s", msgBulkConfirm)
+	}
+	res, err := c.BulkDelete(cmd.Context(), br)
+	if err != nil {
+		return false, err
+	}
+	if res.Matched == 0 {
+		p.note("no unfinished job matches; nothing to cancel")
+		return false, nil
+	}
+	fmt.Fprintf(p.err, "cancel %d job(s)? [y/N] ", res.Matched)
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		p.note("nothing cancelled")
+		return false, nil
+	}
+	return true, nil
+}

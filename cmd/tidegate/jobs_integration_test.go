@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tidegate/tidegate/shared/sandbox"
+)
+
+var names atomic.Int32
+
+// uniqueName is a Kubernetes name no other test's object has, in this or another test binary:
+// the shared cluster's team-a outlives every dev stack.
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), names.Add(1))
+}
+
+// exampleJob is examples/job.yaml under another name.
+func exampleJob(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\n  name: hello\n") {
+		t.Fatal("examples/job.yaml no longer names its Job hello; update exampleJob")
+	}
+	return strings.Replace(string(b), "\n  name: hello\n", "\n  name: "+name+"\n", 1)
+}
+
+// statusLine is one line --wait prints for a status the job passed through.
+var statusLine = regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  (\w+)`)
+
+// TestSubmitWaitFollowsTheJob: the README's first command. `jobs submit --wait` on the example
+// prints the job going queued → pending → running → succeeded and exits 0; then every way of
+// looking at the finished job answers.
+func TestSubmitWaitFollowsTheJob(t *testing.T) {
+	h := newHarness(t)
+	name := uniqueName("hello")
+	h.stdin = exampleJob(t, name)
+	out := h.ok("jobs", "submit", "-f", "-", "--wait")
+	var seen []string
+	for _, m := range statusLine.FindAllStringSubmatch(out, -1) {
+		seen = append(seen, m[1])
+	}
+	if want := []string{"queued", "pending", "running", "succeeded"}; !subsequence(want, seen) {
+		t.Errorf("jobs submit --wait printed statuses %v, want %v in that order:\n%s", seen, want, out)
+	}
+	id := jobID.FindString(out)
+	if id == "" || !strings.HasPrefix(out, "job "+id+" submitted to us-east-1 (namespace team-a)\n") {
+		t.Fatalf("jobs submit --wait began %q, want the job's id, region and namespace", out)
+	}
+
+	var page struct {
+		Items      []map[string]any `json:"items"`
+		NextCursor *string          `json:"next_cursor"`
+	}
+	if err := json.Unmarshal([]byte(h.ok("jobs", "list", "-o", "json")), &page); err != nil {
+		t.Fatalf("jobs list -o json is not JSON: %v", err)
+	}
+	if len(page.Items) != 1 || page.Items[0]["id"] != id || page.Items[0]["status"] != "succeeded" || page.Items[0]["status_history"] == nil {
+		t.Errorf("jobs list -o json items = %v, want the one succeeded job with the API's fields", page.Items)
+	}
+	if y := h.ok("jobs", "get", id, "-o", "yaml"); !strings.Contains(y, "\nstatus: succeeded\n") || !strings.Contains(y, "id: "+id+"\n") {
+		t.Errorf("jobs get -o yaml = %s, want the job as YAML", y)
+	}
+	get := h.ok("jobs", "get", id)
+	for _, want := range []string{`(?m)^Status:\s+succeeded$`, `(?m)^Objects:\s+Job/` + name + `$`, `(?m)^History:$`, `(?m)^\s+\d\d:\d\d:\d\d  running`} {
+		if !regexp.MustCompile(want).MatchString(get) {
+			t.Errorf("jobs get %s does not match %s:\n%s", id, want, get)
+		}
+	}
+	// The sandbox's kwok node now and then loses its address for a moment, and the apiserver
+	// cannot fetch logs until it is back: ask again rather than fail on that.
+	var logs string
+	h.eventually("the pod's logs being served", func() bool {
+		out, _, err := h.run("jobs", "logs", id)
+		logs = out
+		return err == nil
+	})
+	if !strings.Contains(logs, sandbox.FakePodLog) {
+		t.Errorf("jobs logs = %q, want the sandbox pod's line %q", logs, sandbox.FakePodLog)
+	}
+	if followed := h.ok("jobs", "logs", id, "-f", "--tail", "1"); followed != sandbox.FakePodLog+"\n" {
+		t.Errorf("jobs logs -f of a finished job = %q, want its one line, then to return", followed)
+	}
+	if pods := h.ok("jobs", "pods", id); !strings.HasPrefix(pods, "NAME ") {
+		t.Errorf("jobs pods = %q, want a table", pods)
+	}
+	if evs := h.ok("jobs", "events", id); !strings.HasPrefix(evs, "LAST SEEN ") {
+		t.Errorf("jobs events = %q, want a table", evs)
+	}
+
+	retry := h.ok("jobs", "retry", id, "-o", "json")
+	var again map[string]any
+	if err := json.Unmarshal([]byte(retry), &again); err != nil || again["retry_of"] != id || again["status"] != "queued" {
+		t.Errorf("jobs retry -o json = %s, want a queued job with retry_of %s", retry, id)
+	}
+}
+
+// subsequence reports whether want appears in got in order, other items between.
+func subsequence(want, got []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+// heldJob submits the example with a spot cap on an instance type the dev stack has no price for,
+// so dispatch holds it queued (spot_price_unknown): a job that stays put while a test looks at it.
+func heldJob(t *testing.T, h *harness, priority string, labels ...string) string {
+	t.Helper()
+	h.stdin = exampleJob(t, uniqueName("held"))
+	args := []string{"jobs", "submit", "-f", "-", "--region", "us-east-1", "--priority", priority,
+		"--max-spot-price", "0.1", "--spot-instance-type", "g5.xlarge", "-o", "json"}
+	for _, l := range labels {
+		args = append(args, "-l", l)
+	}
+	var j struct{ ID string }
+	if err := json.Unmarshal([]byte(h.ok(args...)), &j); err != nil || j.ID == "" {
+		t.Fatalf("jobs submit -o json answered no job id (%v)", err)
+	}
+	h.eventually("dispatch holding "+j.ID, func() bool {
+		got, err := h.api.Job(context.Background(), j.ID)
+		return err == nil && got.PendingReason == "spot_price_unknown" && got.QueuePosition > 0
+	})
+	return j.ID
+}
+
+// TestHeldJobs: listing, filtering, sorting, the queue's numbers, why a job waits, and cancelling
+// one job or many.
+func TestHeldJobs(t *testing.T) {
+	h := newHarness(t)
+	high := heldJob(t, h, "70", "team=ml")
+	low := heldJob(t, h, "30", "team=ml", "run=nightly")
+
+	golden(t, "jobs_list_held", h.ok("jobs", "list"))
+	golden(t, "queue_stats", h.ok("queue", "stats"))
+
+	get := h.ok("jobs", "get", high)
+	for _, want := range []string{"queued: held in us-east-1: the spot price is not known yet, 1st in line", "g5.xlarge at most $0.1/h", "Labels:", "team=ml"} {
+		if !strings.Contains(get, want) {
+			t.Errorf("jobs get %s does not say %q:\n%s", high, want, get)
+		}
+	}
+	byPriority := jobID.FindAllString(h.ok("jobs", "list", "--sort", "priority"), -1)
+	if !slices.Equal(byPriority, []string{high, low}) {
+		t.Errorf("jobs list --sort priority = %v, want [%s %s]", byPriority, high, low)
+	}
+	if got := jobID.FindAllString(h.ok("jobs", "list", "-l", "run=nightly", "--status", "queued"), -1); !slices.Equal(got, []string{low}) {
+		t.Errorf("jobs list -l run=nightly = %v, want [%s]", got, low)
+	}
+	if got := jobID.FindAllString(h.ok("jobs", "list", "--limit", "1"), -1); len(got) != 1 {
+		t.Errorf("jobs list --limit 1 listed %v", got)
+	}
+
+	if got := h.ok("__complete", "jobs", "get", ""); !strings.Contains(got, high+"\tqueued in us-east-1\n") || !strings.Contains(got, low+"\t") {
+		t.Errorf("completing jobs get offered\n%s\nwant both job ids with their status", got)
+	}
+	if got := h.ok("__complete", "jobs", "list", "--region", "us-"); !strings.HasPrefix(got, "us-east-1\nus-west-2\n") {
+		t.Errorf("completing --region offered\n%s\nwant the API's regions", got)
+	}
+
+	if out := h.ok("jobs", "bulk-delete", "-l", "team=ml", "--dry-run"); !strings.HasPrefix(out, "2 job(s) match; nothing was cancelled") {
+		t.Errorf("bulk-delete --dry-run = %q, want 2 matching", out)
+	}
+	if e := h.fails("jobs", "bulk-delete", "-l", "team=ml"); e != "tidegate: "+msgBulkConfirm+"\n" {
+		t.Errorf("bulk-delete without --yes off a terminal said %q", e)
+	}
+	if out := h.ok("jobs", "delete", low); out != "job "+low+" cancelled\n" {
+		t.Errorf("jobs delete = %q", out)
+	}
+	if out := h.ok("jobs", "bulk-delete", "-l", "team=ml", "--yes"); !strings.HasPrefix(out, "1 of 1 matching job(s) cancelled") {
+		t.Errorf("bulk-delete --yes = %q, want the one left cancelled", out)
+	}
+	e := h.fails("jobs", "delete", low)
+	if !regexp.MustCompile(`^tidegate: job ` + low + ` is already cancelled \(request id \S+\)\n$`).MatchString(e) {
+		t.Errorf("deleting a cancelled job said %q, want the API's one-line conflict with its request id", e)
+	}
+}

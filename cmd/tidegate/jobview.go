@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tidegate/tidegate/shared/apiclient"
+)
+
+// Why a queued job waits, as a person reads it; the keys are the API's pending_reason values.
+var pendingWhy = map[string]string{
+	"capacity":                      "waiting for room in %s",
+	"spot_price_above_cap":          "held in %s: the spot price is above the job's cap",
+	"spot_price_unknown":            "held in %s: the spot price is not known yet",
+	"queued_behind_higher_priority": "waiting in %s behind jobs of higher priority",
+}
+
+// statusText is a job's status with why it waits and where it stands in line.
+func statusText(j apiclient.Job) string {
+	out := j.Status
+	if why, ok := pendingWhy[j.PendingReason]; ok {
+		out += ": " + fmt.Sprintf(why, j.Region)
+	} else if j.PendingReason != "" {
+		out += ": " + j.PendingReason
+	}
+	if j.QueuePosition > 0 && j.Status == "queued" {
+		out += fmt.Sprintf(", %s in line", ordinal(j.QueuePosition))
+	}
+	return out
+}
+
+// describeJob writes one job for a person: what it is, why it waits, where it runs, its history.
+func describeJob(p *printer, j apiclient.Job) {
+	p.kv(
+		[2]string{"ID", j.ID},
+		[2]string{"Status", statusText(j)},
+		[2]string{"Namespace", j.Namespace},
+		[2]string{"Region", j.Region},
+		[2]string{"Priority", strconv.Itoa(j.Priority)},
+		[2]string{"Labels", labelsText(j.Labels)},
+		[2]string{"Template", j.Template},
+		[2]string{"Retry of", j.RetryOf},
+		[2]string{"Created", fmt.Sprintf("%s (%s ago)", when(j.CreatedAt), p.age(j.CreatedAt))},
+		[2]string{"Spot gate", spotText(j)},
+		[2]string{"Placement", placementText(j.Placement)},
+		[2]string{"Objects", objectsText(j.Manifests)},
+	)
+	for _, u := range unscheduledText(j.Placement) {
+		p.line("  unscheduled %s", u)
+	}
+	p.line("History:")
+	for _, t := range j.StatusHistory {
+		p.line("  %s", transitionText(t))
+	}
+	if len(j.LogTail) > 0 {
+		p.line("Log tail:")
+		for _, l := range j.LogTail {
+			p.line("  %s", l)
+		}
+	}
+}
+
+func transitionText(t apiclient.Transition) string {
+	s := fmt.Sprintf("%s  %-11s", t.At.Local().Format("15:04:05"), t.Status)
+	if t.Reason != "" {
+		s += "  " + t.Reason
+	}
+	return strings.TrimRight(s, " ")
+}
+
+func labelsText(labels map[string]string) string {
+	kvs := make([]string, 0, len(labels))
+	for k, v := range labels {
+		kvs = append(kvs, k+"="+v)
+	}
+	sort.Strings(kvs)
+	return strings.Join(kvs, ",")
+}
+
+// spotText is the cap and the price last seen for it.
+func spotText(j apiclient.Job) string {
+	g := j.SpotGate
+	if g == nil {
+		if j.Spot != nil {
+			return fmt.Sprintf("%s at most $%s/h; no price seen yet", j.Spot.InstanceType, money(j.Spot.MaxPrice))
+		}
+		return ""
+	}
+	s := fmt.Sprintf("%s at most $%s/h", g.InstanceType, money(g.MaxPrice))
+	if g.ObservedPrice != nil {
+		s += fmt.Sprintf("; $%s/h seen at %s", money(*g.ObservedPrice), when(g.CheckedAt))
+	} else {
+		s += fmt.Sprintf("; no price at %s", when(g.CheckedAt))
+	}
+	return s
+}
+
+func money(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// placementText is where the job's pods run: the node, its type, capacity and zone, and the pods'
+// phases.
+func placementText(pl map[string]any) string {
+	if len(pl) == 0 {
+		return ""
+	}
+	var parts []string
+	if n, _ := pl["node_name"].(string); n != "" {
+		var about []string
+		for _, k := range []string{"node_instance_type", "node_capacity_type"} {
+			if v, _ := pl[k].(string); v != "" {
+				about = append(about, v)
+			}
+		}
+		if labels, ok := pl["node_labels"].(map[string]any); ok {
+			if z, _ := labels["zone"].(string); z != "" {
+				about = append(about, z)
+			}
+		}
+		node := "node " + n
+		if len(about) > 0 {
+			node += " (" + strings.Join(about, ", ") + ")"
+		}
+		parts = append(parts, node)
+	}
+	if phases, ok := pl["pod_phases"].(map[string]any); ok && len(phases) > 0 {
+		count := map[string]int{}
+		for _, ph := range phases {
+			s, _ := ph.(string)
+			count[s]++
+		}
+		var cs []string
+		for ph, n := range count {
+			cs = append(cs, fmt.Sprintf("%s %d", ph, n))
+		}
+		sort.Strings(cs)
+		parts = append(parts, "pods: "+strings.Join(cs, ", "))
+	}
+	if e, _ := pl["node_lookup_error"].(string); e != "" {
+		parts = append(parts, "node lookup failed: "+e)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// unscheduledText lists pods the scheduler could not place, with its reason.
+func unscheduledText(pl map[string]any) []string {
+	list, _ := pl["unscheduled"].([]any)
+	var out []string
+	for _, u := range list {
+		m, _ := u.(map[string]any)
+		out = append(out, fmt.Sprintf("%v: %v %v", m["pod"], m["reason"], m["message"]))
+	}
+	return out
+}
+
+// objectsText names the job's manifests as Kind/name.
+func objectsText(ms []map[string]any) string {
+	var out []string
+	for _, m := range ms {
+		kind, _ := m["kind"].(string)
+		meta, _ := m["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		out = append(out, kind+"/"+name)
+	}
+	return strings.Join(out, ", ")
+}
+
+// outcome turns a finished job into the command's result: nil when it succeeded, else an error
+// saying how it ended, after its last log lines.
+func outcome(p *printer, j apiclient.Job) error {
+	if j.Status == "succeeded" {
+		return nil
+	}
+	reason := ""
+	if n := len(j.StatusHistory); n > 0 && j.StatusHistory[n-1].Reason != "" {
+		reason = ": " + j.StatusHistory[n-1].Reason
+	}
+	if len(j.LogTail) > 0 && !p.scripted() {
+		p.line("last log lines:")
+		for _, l := range j.LogTail {
+			p.line("  %s", l)
+		}
+	}
+	return fmt.Errorf("job %s %s%s", j.ID, j.Status, reason)
+}

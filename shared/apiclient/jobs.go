@@ -1,0 +1,241 @@
+package apiclient
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Job is API.md's job record.
+type Job struct {
+	ID            string            `json:"id"`
+	Tenant        string            `json:"tenant"`
+	Namespace     string            `json:"namespace"`
+	Region        string            `json:"region"`
+	Priority      int               `json:"priority"`
+	Labels        map[string]string `json:"labels"`
+	Status        string            `json:"status"`
+	StatusHistory []Transition      `json:"status_history"`
+	Spot          *Spot             `json:"spot,omitempty"`
+	Template      string            `json:"template,omitempty"`
+	RetryOf       string            `json:"retry_of,omitempty"`
+	CreatedAt     time.Time         `json:"created_at"`
+	UpdatedAt     time.Time         `json:"updated_at"`
+	GPUs          int64             `json:"gpus"`
+	PendingReason string            `json:"pending_reason,omitempty"`
+	QueuePosition int               `json:"queue_position,omitempty"`
+	SpotGate      *SpotGate         `json:"spot_gate,omitempty"`
+	Placement     map[string]any    `json:"placement,omitempty"`
+	LogTail       []string          `json:"log_tail,omitempty"`
+	Manifests     []map[string]any  `json:"manifests,omitempty"`
+
+	raw json.RawMessage
+}
+
+type plainJob Job
+
+// UnmarshalJSON keeps the API's JSON along with the fields.
+func (j *Job) UnmarshalJSON(b []byte) error { return keep(b, (*plainJob)(j), &j.raw) }
+
+// MarshalJSON gives back the API's JSON for a job that came from it.
+func (j Job) MarshalJSON() ([]byte, error) { return give(j.raw, plainJob(j)) }
+
+// Terminal reports whether the job is done for good.
+func (j Job) Terminal() bool {
+	return j.Status == "succeeded" || j.Status == "failed" || j.Status == "cancelled"
+}
+
+// Transition is one entry of a job's status history.
+type Transition struct {
+	Status string    `json:"status"`
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// Spot is a job's price cap.
+type Spot struct {
+	InstanceType string  `json:"instance_type"`
+	MaxPrice     float64 `json:"max_price"`
+}
+
+// SpotGate is the cap and the spot price last seen for it.
+type SpotGate struct {
+	InstanceType  string    `json:"instance_type"`
+	MaxPrice      float64   `json:"max_price"`
+	ObservedPrice *float64  `json:"observed_price"`
+	CheckedAt     time.Time `json:"checked_at"`
+}
+
+// JobRequest is POST /api/v1/jobs: one manifest and the job's settings.
+type JobRequest struct {
+	Manifest         json.RawMessage   `json:"manifest"`
+	Region           string            `json:"region,omitempty"`
+	Namespace        string            `json:"namespace,omitempty"`
+	Priority         *int              `json:"priority,omitempty"`
+	Labels           map[string]string `json:"labels,omitempty"`
+	MaxSpotPrice     *float64          `json:"max_spot_price,omitempty"`
+	SpotInstanceType string            `json:"spot_instance_type,omitempty"`
+}
+
+// jobAnswer is the routes' {job} answer.
+type jobAnswer struct {
+	Job Job `json:"job"`
+}
+
+// SubmitJob submits one manifest with its settings. A non-empty idempotencyKey makes a retry of
+// the same request answer the same job.
+func (c *Client) SubmitJob(ctx context.Context, jr JobRequest, idempotencyKey string) (Job, error) {
+	rq, err := jsonRequest(http.MethodPost, "/api/v1/jobs", jr)
+	if err != nil {
+		return Job{}, err
+	}
+	rq.header = idempotencyHeader(idempotencyKey)
+	var out jobAnswer
+	return out.Job, c.do(ctx, rq, &out)
+}
+
+// ManifestsRequest is POST /api/v1/manifests with YAML documents as the body.
+type ManifestsRequest struct {
+	YAML      []byte
+	Namespace string
+	Region    string
+}
+
+// DryRun is what a dry run decides: valid, the violations, and the manifests as they would be stored.
+type DryRun struct {
+	Valid      bool             `json:"valid"`
+	Violations []Violation      `json:"violations"`
+	Manifests  []map[string]any `json:"manifests"`
+
+	raw json.RawMessage
+}
+
+type plainDryRun DryRun
+
+// UnmarshalJSON keeps the API's JSON along with the fields.
+func (d *DryRun) UnmarshalJSON(b []byte) error { return keep(b, (*plainDryRun)(d), &d.raw) }
+
+// MarshalJSON gives back the API's JSON.
+func (d DryRun) MarshalJSON() ([]byte, error) { return give(d.raw, plainDryRun(d)) }
+
+func (mr ManifestsRequest) request(dryRun bool) request {
+	q := url.Values{}
+	if mr.Namespace != "" {
+		q.Set("namespace", mr.Namespace)
+	}
+	if mr.Region != "" {
+		q.Set("region", mr.Region)
+	}
+	if dryRun {
+		q.Set("dry_run", "true")
+	}
+	return request{method: http.MethodPost, path: "/api/v1/manifests", query: q, body: mr.YAML, contentType: "application/yaml"}
+}
+
+// SubmitManifests submits one or more YAML documents as one job.
+func (c *Client) SubmitManifests(ctx context.Context, mr ManifestsRequest, idempotencyKey string) (Job, error) {
+	rq := mr.request(false)
+	rq.header = idempotencyHeader(idempotencyKey)
+	var out jobAnswer
+	return out.Job, c.do(ctx, rq, &out)
+}
+
+// DryRunManifests asks what submitting the documents would decide; nothing is stored.
+func (c *Client) DryRunManifests(ctx context.Context, mr ManifestsRequest) (DryRun, error) {
+	var out DryRun
+	return out, c.do(ctx, mr.request(true), &out)
+}
+
+func idempotencyHeader(key string) http.Header {
+	if key == "" {
+		return nil
+	}
+	return http.Header{"Idempotency-Key": {key}}
+}
+
+// JobFilter narrows a listing; empty fields do not filter.
+type JobFilter struct {
+	Region, Namespace, Status string
+	// LabelSelector is k=v,k2=v2.
+	LabelSelector string
+	// Sort is created_at:desc (the default) or priority:desc.
+	Sort string
+}
+
+func (f JobFilter) query() url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{"region": f.Region, "namespace": f.Namespace, "status": f.Status, "label_selector": f.LabelSelector, "sort": f.Sort} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
+// Jobs lists one page of the caller's jobs.
+func (c *Client) Jobs(ctx context.Context, f JobFilter, o ListOptions) (Page[Job], error) {
+	var out Page[Job]
+	return out, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/jobs", query: o.query(f.query())}, &out)
+}
+
+// Job reads one job, with its manifests, history, pending reason and placement.
+func (c *Client) Job(ctx context.Context, id string) (Job, error) {
+	var out Job
+	return out, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/jobs/" + pathEscape(id)}, &out)
+}
+
+// CancelJob cancels a job: a queued one at once, a dispatched one after deleting it from its cluster.
+func (c *Client) CancelJob(ctx context.Context, id string) (Job, error) {
+	var out jobAnswer
+	return out.Job, c.do(ctx, request{method: http.MethodDelete, path: "/api/v1/jobs/" + pathEscape(id)}, &out)
+}
+
+// RetryJob submits a new job from another's manifests and settings.
+func (c *Client) RetryJob(ctx context.Context, id, idempotencyKey string) (Job, error) {
+	var out jobAnswer
+	rq := request{method: http.MethodPost, path: "/api/v1/jobs/" + pathEscape(id) + "/retry", header: idempotencyHeader(idempotencyKey)}
+	return out.Job, c.do(ctx, rq, &out)
+}
+
+// BulkDeleteRequest chooses the jobs a bulk delete cancels.
+type BulkDeleteRequest struct {
+	Namespace     string `json:"namespace,omitempty"`
+	Region        string `json:"region,omitempty"`
+	Status        string `json:"status,omitempty"`
+	OlderThanDays *int   `json:"older_than_days,omitempty"`
+	LabelSelector string `json:"label_selector,omitempty"`
+	DryRun        bool   `json:"dry_run,omitempty"`
+}
+
+// BulkDeleteResult says what a bulk delete matched and cancelled.
+type BulkDeleteResult struct {
+	Matched int            `json:"matched"`
+	Deleted int            `json:"deleted"`
+	Jobs    []Job          `json:"jobs"`
+	DryRun  bool           `json:"dry_run"`
+	Failed  []FieldProblem `json:"failed,omitempty"`
+
+	raw json.RawMessage
+}
+
+type plainBulk BulkDeleteResult
+
+// UnmarshalJSON keeps the API's JSON along with the fields.
+func (b *BulkDeleteResult) UnmarshalJSON(data []byte) error {
+	return keep(data, (*plainBulk)(b), &b.raw)
+}
+
+// MarshalJSON gives back the API's JSON.
+func (b BulkDeleteResult) MarshalJSON() ([]byte, error) { return give(b.raw, plainBulk(b)) }
+
+// BulkDelete cancels every unfinished job that matches, or with DryRun only says which.
+func (c *Client) BulkDelete(ctx context.Context, br BulkDeleteRequest) (BulkDeleteResult, error) {
+	rq, err := jsonRequest(http.MethodPost, "/api/v1/jobs/bulk-delete", br)
+	if err != nil {
+		return BulkDeleteResult{}, err
+	}
+	var out BulkDeleteResult
+	return out, c.do(ctx, rq, &out)
+}
