@@ -13,7 +13,7 @@ import (
 
 func appsCmd(s *session) *cobra.Command {
 	return apiGroup(s, "apps", "Deploy and run hosted apps: one gVisor-sandboxed pod each",
-		appsDeployCmd(s), appsListCmd(s), appsStatusCmd(s), appsReleasesCmd(s), appsLogsCmd(s), appsRollbackCmd(s),
+		appsDeployCmd(s), appsListCmd(s), appsStatusCmd(s), appsReleasesCmd(s), appsLogsCmd(s), appsRollbackCmd(s), appsPlanCmd(s),
 		appActionCmd(s, "stop", "Stop an app's hosts; its releases are kept", (*apiclient.Client).StopApp),
 		appActionCmd(s, "start", "Start an app's newest release again, after a stop or a failure", (*apiclient.Client).StartApp),
 		appsRemoveCmd(s))
@@ -118,6 +118,36 @@ func appsReleasesCmd(s *session) *cobra.Command {
 		})
 	l.add(cmd)
 	return cmd
+}
+
+func appsPlanCmd(s *session) *cobra.Command {
+	return &cobra.Command{
+		Use:   "plan",
+		Short: "Show what the next beat would do for the org's apps, and why, without doing it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, c, err := s.open(cmd)
+			if err != nil {
+				return err
+			}
+			plan, err := c.AppsPlan(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return p.emit(map[string]any{"items": plan}, func() {
+				t := &table{header: []string{"APP", "STATE", "STEP", "HOST", "WHY"}}
+				for _, a := range plan {
+					if len(a.Steps) == 0 {
+						t.add(plain(a.App), stateCell(a.State), plain("-"), plain(a.Host), plain(a.Note))
+					}
+					for _, st := range a.Steps {
+						t.add(plain(a.App), stateCell(a.State), plain(st.Step), plain(st.Host), plain(st.Why))
+					}
+				}
+				p.print(t)
+			})
+		},
+	}
 }
 
 func appsLogsCmd(s *session) *cobra.Command {

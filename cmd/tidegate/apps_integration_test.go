@@ -41,6 +41,12 @@ func TestDeployFollowsTheRelease(t *testing.T) {
 	if status := h.ok("apps", "status", app); !regexp.MustCompile(`(?m)^State:\s+live$`).MatchString(status) {
 		t.Errorf("apps status =\n%s", status)
 	}
+	if plan := h.ok("apps", "plan"); !regexp.MustCompile(`(?m)^` + app + `\s+live\s+-\s+\S+\s+live on `).MatchString(plan) {
+		t.Errorf("apps plan =\n%s\nwant %s with nothing to do, live on its host", plan, app)
+	}
+	if logs := h.ok("apps", "logs", app, "-o", "json"); !strings.Contains(logs, `"lines"`) {
+		t.Errorf("apps logs -o json = %s, want the host's lines", logs)
+	}
 	h.ok("apps", "deploy", "../../examples/app", "--name", app, "--no-wait")
 	if rel := h.ok("apps", "releases", app); !regexp.MustCompile(`(?m)^2\s+[0-9a-f]{12}\s`).MatchString(rel) || !strings.Contains(rel, "first") {
 		t.Errorf("apps releases =\n%s\nwant releases 2 and 1 (noted first)", rel)

@@ -68,6 +68,28 @@ func (l *AppLogs) UnmarshalJSON(b []byte) error { return keep(b, (*plainAppLogs)
 // MarshalJSON gives back the API's JSON.
 func (l AppLogs) MarshalJSON() ([]byte, error) { return give(l.raw, plainAppLogs(l)) }
 
+// AppPlan is what the next beat would do for one app, and why.
+type AppPlan struct {
+	App      string `json:"app"`
+	State    string `json:"state,omitempty"`
+	Host     string `json:"host,omitempty"`
+	LiveHost string `json:"live_host,omitempty"`
+	Steps    []struct {
+		Step string `json:"step"`
+		Host string `json:"host"`
+		Why  string `json:"why"`
+	} `json:"steps"`
+	Note string `json:"note,omitempty"`
+}
+
+// AppsPlan reads what the next beat would do for the org's apps, without doing it.
+func (c *Client) AppsPlan(ctx context.Context) ([]AppPlan, error) {
+	var out struct {
+		Items []AppPlan `json:"items"`
+	}
+	return out.Items, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/apps/plan"}, &out)
+}
+
 func appPath(name string) string { return "/api/v1/apps/" + pathEscape(name) }
 
 // Upload sends an app's sources (a gzip tar) as a new release; the first one creates the app.
