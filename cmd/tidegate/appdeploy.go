@@ -199,7 +199,8 @@ func releaseOutcome(ctx context.Context, p *printer, c *apiclient.Client, a apic
 				}
 			}
 		})
-		return true, fmt.Errorf("release %d of %s failed: %s", release, a.Name, firstOf(a.FailedWhy, "see `tidegate apps logs "+a.Name+"`"))
+		// The reason and the lines are printed above; the error says what failed, once.
+		return true, fmt.Errorf("release %d of %s failed; `tidegate apps logs %s` shows its host's last lines", release, a.Name, a.Name)
 	}
 	return false, nil
 }

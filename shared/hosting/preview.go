@@ -125,10 +125,14 @@ func idle(a apps.App, want hostplan.App) string {
 	return fmt.Sprintf("waiting for %s to register", want.Host)
 }
 
-// Logs answers the last lines of org's app's host: from the cluster while a host runs (the wanted
-// host if it has a pod, else the live one; the install's lines while it installs), else the lines
-// kept on the record when its release failed. from says which: "cluster" or "record".
+// Logs answers the last lines of org's app's host: those kept on the record when the release
+// wanted failed (what its owner needs to see, though an earlier release may still serve), else
+// from the cluster — the wanted host if it has a pod, else the live one; the install's lines
+// while it installs. from says which: "record" or "cluster".
 func (h *Hoster) Logs(ctx context.Context, a apps.App, lines int) (host string, out []string, from string, err error) {
+	if a.Failed() && a.FailedWhy != "" {
+		return a.FailedHost, strings.Split(a.FailedWhy, "\n"), "record", nil
+	}
 	w, err := h.read(ctx, a.Org)
 	if err != nil {
 		return "", nil, "", err
@@ -152,9 +156,6 @@ func (h *Hoster) Logs(ctx context.Context, a apps.App, lines int) (host string, 
 		}
 		out, err := w.cluster.logs(ctx, name, container, lines, false)
 		return name, out, "cluster", err
-	}
-	if a.FailedWhy != "" {
-		return a.FailedHost, strings.Split(a.FailedWhy, "\n"), "record", nil
 	}
 	return "", nil, "", nil
 }
