@@ -49,7 +49,7 @@ var eventOf = map[jobs.Status]outbox.Type{
 // follow mirrors the cluster's view of region's dispatched jobs into their records: the records'
 // states and the label-selected LISTs of Jobs and of pods, read at the same time (a no-op beat
 // costs the slower of the two, not their sum), then each changed job's steps in order. It
-// answers the active jobs' states, for the sweep. A region with no active job gives up its LISTs.
+// answers the active jobs' states, for the sweep; with no active job, the LISTs are not looked at.
 func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error) {
 	if h.Clusters == nil {
 		return h.statesWithoutCluster(ctx, region, errors.New("no cluster access configured"))
@@ -59,13 +59,12 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 		return h.statesWithoutCluster(ctx, region, err)
 	}
 
-	listCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	listed := make(chan owned, 1)
-	go func() { listed <- listOwned(listCtx, kc) }()
+	go func() { listed <- listOwned(ctx, kc) }()
 	active, err := h.Jobs.ActiveStates(ctx, region)
 	if err != nil || len(active) == 0 {
-		cancel()
+		// Let the LISTs finish rather than cut them off: a cancelled read mid-body is logged by
+		// client-go as an error, and they cost no more than the read of the states.
 		<-listed
 		return active, err
 	}
