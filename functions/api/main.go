@@ -9,11 +9,17 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/handlers/apihandler"
+	"github.com/tidegate/tidegate/shared/kube"
 )
 
 func main() {
 	cfg, clients, log := handlers.FromLambdaEnv(context.Background(), "api")
-	api, err := handlers.API(cfg, clients, log, handlers.GatewayIAMCaller)
+	clusters, err := kube.New(cfg, clients.AWS)
+	if err != nil {
+		handlers.InitFailed("api", err)
+	}
+	api, err := apihandler.New(cfg, clients, clusters, log, apihandler.GatewayIAMCaller)
 	if err != nil {
 		handlers.InitFailed("api", err)
 	}

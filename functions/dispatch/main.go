@@ -8,9 +8,16 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/handlers/dispatchhandler"
+	"github.com/tidegate/tidegate/shared/kube"
 )
 
 func main() {
 	cfg, clients, log := handlers.FromLambdaEnv(context.Background(), "dispatch")
-	lambda.Start(handlers.Dispatch(cfg, clients, log).HandleSQS)
+	clusters, err := kube.New(cfg, clients.AWS)
+	if err != nil {
+		handlers.InitFailed("dispatch", err)
+	}
+	prices := dispatchhandler.Prices(cfg, clients)
+	lambda.Start(dispatchhandler.New(cfg, clients, clusters, prices, log).HandleSQS)
 }

@@ -8,9 +8,15 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/handlers/reconcilehandler"
+	"github.com/tidegate/tidegate/shared/kube"
 )
 
 func main() {
 	cfg, clients, log := handlers.FromLambdaEnv(context.Background(), "reconcile")
-	lambda.Start(handlers.Reconcile(cfg, clients, log).HandleBeat)
+	clusters, err := kube.New(cfg, clients.AWS)
+	if err != nil {
+		handlers.InitFailed("reconcile", err)
+	}
+	lambda.Start(reconcilehandler.New(cfg, clients, clusters, log).HandleBeat)
 }

@@ -10,9 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
@@ -46,8 +43,8 @@ type Config struct {
 	// Kubeconfig, when set, reaches every region's cluster through it instead of EKS.
 	Kubeconfig string
 
-	// Policy is the admission policy every tenant's manifests meet.
-	Policy policy.Config
+	// Policy is the admission policy every tenant's manifests meet, as the environment spells it.
+	Policy PolicySettings
 
 	// WebhooksAllowPrivate lets webhooks reach http and private addresses: dev and tests only.
 	WebhooksAllowPrivate bool
@@ -67,6 +64,19 @@ type Endpoints struct {
 	EC2      string
 	STS      string
 	EKS      string
+}
+
+// PolicySettings are the admission policy's settings as the environment gives them. Only the API
+// admits manifests, so only its wiring (shared/handlers/apihandler) reads them into a
+// policy.Config and refuses to start when one is malformed: that takes Kubernetes' quantity
+// parser and the Pod Security evaluator, which no other function should link or initialise.
+type PolicySettings struct {
+	// MaxGPUs, MaxCPU and MaxMemory are Kubernetes quantities such as 8, 500m or 64Gi; "" is no cap.
+	MaxGPUs   string
+	MaxCPU    string
+	MaxMemory string
+	// TrustedRegistries are the image reference prefixes images must start with; none means any.
+	TrustedRegistries []string
 }
 
 // DefaultCapacity is the number of active jobs a region admits when nothing says otherwise: enough to
@@ -171,8 +181,11 @@ func Parse(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s %w", EnvSecretsKey, err))
 		}
 	}
-	if c.Policy, err = parsePolicy(getenv); err != nil {
-		errs = append(errs, err)
+	c.Policy = PolicySettings{
+		MaxGPUs:           strings.TrimSpace(getenv(EnvPolicyMaxGPUs)),
+		MaxCPU:            strings.TrimSpace(getenv(EnvPolicyMaxCPU)),
+		MaxMemory:         strings.TrimSpace(getenv(EnvPolicyMaxMemory)),
+		TrustedRegistries: splitList(getenv(EnvPolicyRegistries)),
 	}
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("reading configuration: %w", errors.Join(errs...))
@@ -244,33 +257,15 @@ func ParseCapacity(s string) (map[string]int, error) {
 	return out, nil
 }
 
-// parsePolicy reads the policy's caps (Kubernetes quantities; unset means no cap) and trusted
-// registries (comma-separated prefixes; unset means any registry).
-func parsePolicy(getenv func(string) string) (policy.Config, error) {
-	var p policy.Config
-	var errs []error
-	quantity := func(name string) *resource.Quantity {
-		s := strings.TrimSpace(getenv(name))
-		if s == "" {
-			return nil
-		}
-		q, err := resource.ParseQuantity(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not a Kubernetes quantity such as 8, 500m or 64Gi", name, s))
-			return nil
-		}
-		return &q
-	}
-	p.MaxGPUs, p.MaxCPU, p.MaxMemory = quantity(EnvPolicyMaxGPUs), quantity(EnvPolicyMaxCPU), quantity(EnvPolicyMaxMemory)
-	for r := range strings.SplitSeq(getenv(EnvPolicyRegistries), ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			p.TrustedRegistries = append(p.TrustedRegistries, r)
+// splitList reads a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
 		}
 	}
-	if err := p.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("policy: %w", err))
-	}
-	return p, errors.Join(errs...)
+	return out
 }
 
 func parseBool(s string) (bool, error) {

@@ -36,16 +36,32 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	delete(m, EnvSourcesBucket)
 	m[EnvRegionCapacity] = "us-east-1=lots"
 	m[EnvHostingRegion] = "eu-west-1"
-	m[EnvPolicyMaxCPU] = "a lot"
 	m[EnvWebhooksAllowPrivate] = "maybe"
 	_, err := Parse(env(m))
 	if err == nil {
 		t.Fatal("Parse accepted a broken environment")
 	}
-	for _, want := range []string{EnvJobsTable, EnvSourcesBucket, EnvRegionCapacity, EnvHostingRegion, EnvPolicyMaxCPU, EnvWebhooksAllowPrivate} {
+	for _, want := range []string{EnvJobsTable, EnvSourcesBucket, EnvRegionCapacity, EnvHostingRegion, EnvWebhooksAllowPrivate} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse error %q does not name %s", err, want)
 		}
+	}
+}
+
+// The policy's settings pass through as written: the API reads them into a policy.Config (and
+// says what is wrong with them), so a function that admits nothing never fails on them.
+func TestParsePolicySettings(t *testing.T) {
+	m := full()
+	m[EnvPolicyMaxGPUs] = " 2 "
+	m[EnvPolicyMaxCPU] = "a lot"
+	m[EnvPolicyRegistries] = "ghcr.io/acme, ,docker.io/library/nginx,"
+	c, err := Parse(env(m))
+	if err != nil {
+		t.Fatalf("Parse with policy settings = %v", err)
+	}
+	want := PolicySettings{MaxGPUs: "2", MaxCPU: "a lot", TrustedRegistries: []string{"ghcr.io/acme", "docker.io/library/nginx"}}
+	if diff := cmp.Diff(want, c.Policy); diff != "" {
+		t.Errorf("Parse: Policy (-want +got):\n%s", diff)
 	}
 }
 

@@ -21,6 +21,11 @@ import (
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/handlers/apihandler"
+	"github.com/tidegate/tidegate/shared/handlers/dispatchhandler"
+	"github.com/tidegate/tidegate/shared/handlers/reconcilehandler"
+	"github.com/tidegate/tidegate/shared/handlers/webhookhandler"
+	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/sandbox"
 	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/spotprices"
@@ -111,12 +116,14 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 	awsCfg := aws.Config{Region: DevRegions[0], Credentials: devCredentials}
-	clients, err := handlers.NewClients(awsCfg, cfg)
+	clients := handlers.NewClients(awsCfg, cfg)
+	clusters, err := kube.New(cfg, awsCfg)
 	if err != nil {
 		return err
 	}
+	prices := dispatchhandler.Prices(cfg, clients)
 	// A price set by hand is seen by the next beat, not a minute later as in AWS.
-	clients.Prices.TTL = opt.Beat
+	prices.TTL = opt.Beat
 	fmt.Fprintln(say, "tidegate dev: creating tables, queues, bucket and the dev tenant")
 	res, err := createResources(ctx, clients, n)
 	if err != nil {
@@ -149,19 +156,19 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 			_ = srv.Shutdown(sctx)
 		})
 	}
-	api, err := handlers.API(cfg, clients, log, nil)
+	api, err := apihandler.New(cfg, clients, clusters, log, nil)
 	if err != nil {
 		return err
 	}
 	serve("api", ln, api)
 	serve("prices", priceLn, book.Handler())
 	wg.Go(func() {
-		pollQueue(ctx, log, clients.SQS, res.dispatch.url, res.dispatch.arn, handlers.Dispatch(cfg, clients, log))
+		pollQueue(ctx, log, clients.SQS, res.dispatch.url, res.dispatch.arn, dispatchhandler.New(cfg, clients, clusters, prices, log))
 	})
 	wg.Go(func() {
-		pollQueue(ctx, log, clients.SQS, res.webhook.url, res.webhook.arn, handlers.Webhook(cfg, clients, log))
+		pollQueue(ctx, log, clients.SQS, res.webhook.url, res.webhook.arn, webhookhandler.New(cfg, clients, log))
 	})
-	wg.Go(func() { beat(ctx, log, opt.Beat, handlers.Reconcile(cfg, clients, log).HandleBeat) })
+	wg.Go(func() { beat(ctx, log, opt.Beat, reconcilehandler.New(cfg, clients, clusters, log).HandleBeat) })
 	if opt.RegisterHosts {
 		kc, err := sandbox.KubeClient(kubeconfig)
 		if err != nil {

@@ -22,11 +22,7 @@ func FromLambdaEnv(ctx context.Context, function string) (config.Config, Clients
 	if err != nil {
 		InitFailed(function, err)
 	}
-	clients, err := NewClients(awsCfg, cfg)
-	if err != nil {
-		InitFailed(function, err)
-	}
-	return cfg, clients, Logger(cfg, os.Stdout)
+	return cfg, NewClients(awsCfg, cfg), Logger(cfg, os.Stdout)
 }
 
 // InitFailed logs to stderr as JSON, as CloudWatch wants: the configured logger may not exist yet.

@@ -1,4 +1,4 @@
-package handlers
+package apihandler
 
 import (
 	"net/http"

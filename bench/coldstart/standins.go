@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/secretbox"
+)
+
+// envState names the state file of stand-ins another process runs (`tidegate sandbox --kube`, as
+// `make test` starts them); the benchmark attaches to them instead of starting its own.
+const envState = "TIDEGATE_SANDBOX_STATE"
+
+// cleanupTimeout bounds deleting the run's tables and queues from stand-ins others may share.
+const cleanupTimeout = 30 * time.Second
+
+// standins attaches to the stand-ins named by envState, or else starts its own in dir (the
+// cluster too); stop ends only what it started.
+func standins(ctx context.Context, dir string) (st sandbox.State, stop func(), err error) {
+	if path := os.Getenv(envState); path != "" {
+		progress("attaching to the stand-ins in %s", path)
+		if st, err = sandbox.ReadState(path); err != nil {
+			return sandbox.State{}, nil, fmt.Errorf("%s: %w", envState, err)
+		}
+		if st.Kubeconfig == "" {
+			return sandbox.State{}, nil, fmt.Errorf("the sandbox in %s has no cluster for the beat to read; start it with --kube", path)
+		}
+		return st, func() {}, nil
+	}
+	sb, err := sandbox.Start(ctx, sandbox.Options{Dir: dir, Kube: true, Progress: func(msg string) { progress("%s", msg) }})
+	if err != nil {
+		return sandbox.State{}, nil, err
+	}
+	return sb.State, sb.Stop, nil
+}
+
+// resources are the run's own tables, queues and apps namespace, named after this process so
+// that runs sharing stand-ins never meet.
+type resources struct {
+	tables        dynamo.Tables
+	queues        map[string]string // role → URL
+	appsNamespace string            // never created: the beat finds no hosts in it
+	remove        func()
+}
+
+func createResources(ctx context.Context, st sandbox.State) (resources, error) {
+	db, q := st.DynamoDB(), st.SQS()
+	base := fmt.Sprintf("coldstart-%d", os.Getpid())
+	r := resources{
+		tables:        dynamo.Tables{Jobs: base + "-jobs", Events: base + "-events", Control: base + "-control"},
+		queues:        map[string]string{},
+		appsNamespace: base,
+	}
+	r.remove = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		for _, spec := range r.tables.Specs() {
+			_, _ = db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(spec.Name)})
+		}
+		for _, url := range r.queues {
+			_, _ = q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+		}
+	}
+	if err := dynamo.CreateTables(ctx, db, r.tables); err != nil {
+		r.remove()
+		return r, fmt.Errorf("creating tables: %w", err)
+	}
+	for _, role := range []string{"dispatch", "webhook"} {
+		out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(base + "-" + role)})
+		if err != nil {
+			r.remove()
+			return r, fmt.Errorf("creating queue %s: %w", role, err)
+		}
+		r.queues[role] = aws.ToString(out.QueueUrl)
+	}
+	return r, nil
+}
+
+// functionEnv is the whole environment of the emulator and the functions: the settings
+// shared/config requires and the secrets key, DynamoDB and SQS on the stand-ins, every other
+// endpoint on a loopback port nobody serves, and static credentials so the SDK reads nothing of
+// this machine's AWS setup. A target adds what only it needs (targetEnv).
+func functionEnv(home string, st sandbox.State, r resources) []string {
+	dead := "http://" + freeAddr()
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=AKIDTIDEGATEBENCH",
+		"AWS_SECRET_ACCESS_KEY=not-a-secret",
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_CONFIG_FILE=" + filepath.Join(home, "aws-config"),
+		"AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(home, "aws-credentials"),
+		config.EnvJobsTable + "=" + r.tables.Jobs,
+		config.EnvEventsTable + "=" + r.tables.Events,
+		config.EnvControlTable + "=" + r.tables.Control,
+		config.EnvDispatchQueueURL + "=" + r.queues["dispatch"],
+		config.EnvWebhookQueueURL + "=" + r.queues["webhook"],
+		config.EnvDynamoDBEndpoint + "=" + st.DynamoDBEndpoint,
+		config.EnvSQSEndpoint + "=" + st.AWSEndpoint,
+		config.EnvSourcesBucket + "=tidegate-sources",
+		config.EnvRegions + "=us-east-1=cluster-a",
+		config.EnvAppsNamespace + "=" + r.appsNamespace,
+		config.EnvLogJSON + "=true",
+		// The API and the beat refuse to start without a key to seal secrets with.
+		config.EnvSecretsKey + "=" + base64.StdEncoding.EncodeToString(secretbox.NewKey()),
+	}
+	for _, name := range []string{config.EnvS3Endpoint, config.EnvEC2Endpoint, config.EnvSTSEndpoint, config.EnvEKSEndpoint} {
+		env = append(env, name+"="+dead)
+	}
+	return env
+}

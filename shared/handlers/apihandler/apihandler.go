@@ -1,0 +1,62 @@
+// Package apihandler wires the api function: shared/httpapi's handler over the stores, the
+// regions' clusters, the admission policy and the hosting preview. The Lambda wraps it with the
+// api-proxy adapter and `tidegate dev` serves it with net/http. Only the API links the Pod
+// Security evaluator, through the policy it admits manifests with.
+package apihandler
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/delivery"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
+	"github.com/tidegate/tidegate/shared/httpapi"
+	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/policy"
+	"github.com/tidegate/tidegate/shared/wake"
+)
+
+// New is the HTTP API. It refuses to start without a secrets key, or with a policy setting it
+// cannot read. iam extracts API Gateway's authenticated IAM caller; nil outside Lambda.
+func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, log *slog.Logger, iam httpapi.IAMCaller) (http.Handler, error) {
+	pc, err := policyConfig(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	checker, err := policy.NewChecker(pc)
+	if err != nil {
+		return nil, err
+	}
+	box, err := handlers.SecretBox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := handlers.Tables(cfg)
+	return httpapi.New(httpapi.Deps{
+		Log:        log,
+		Principals: httpapi.NewPrincipalCache(dynamo.NewTenantStore(c.DynamoDB, t.Control), nil),
+		Jobs:       dynamo.NewJobStore(c.DynamoDB, t),
+		Templates:  dynamo.NewTemplateStore(c.DynamoDB, t.Control),
+		Policy:     checker,
+		Ringer:     wake.New(c.SQS, cfg.DispatchQueueURL),
+		Regions:    cfg.RegionNames(),
+		Clusters:   clusters,
+		Capacity:   cfg.Capacity,
+		IAMCaller:  iam,
+
+		Apps:          dynamo.NewAppStore(c.DynamoDB, t),
+		Secrets:       dynamo.NewSecretStore(c.DynamoDB, t.Control),
+		Sealer:        box,
+		Sources:       c.S3,
+		SourcesBucket: cfg.SourcesBucket,
+		SourcesPrefix: cfg.SourcesPrefix,
+		Hosting:       hostinghandler.New(cfg, c, clusters, log),
+
+		Webhooks:             dynamo.NewWebhookStore(c.DynamoDB, t, box),
+		WebhookQueue:         delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		WebhooksAllowPrivate: cfg.WebhooksAllowPrivate,
+	}), nil
+}

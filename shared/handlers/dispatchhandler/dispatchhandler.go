@@ -1,0 +1,43 @@
+// Package dispatchhandler wires the dispatch function: shared/dispatch's handler of the dispatch
+// queue over the job store, the leases, the regions' clusters and their spot prices.
+package dispatchhandler
+
+import (
+	"log/slog"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/delivery"
+	"github.com/tidegate/tidegate/shared/dispatch"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/spotgate"
+)
+
+// New is the dispatch queue's handler.
+func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices *spotgate.Reader, log *slog.Logger) *dispatch.Handler {
+	return &dispatch.Handler{
+		Regions:  cfg.Regions,
+		Capacity: cfg.Capacity,
+		GPUs:     cfg.GPUCapacity,
+		Store:    dynamo.NewJobStore(c.DynamoDB, handlers.Tables(cfg)),
+		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
+		Prices:   prices,
+		Clusters: clusters,
+		Log:      log,
+		Webhooks: delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+	}
+}
+
+// Prices reads spot prices through EC2 in each region (at cfg's EC2 endpoint when one is set),
+// keeping each answer for its TTL.
+func Prices(cfg config.Config, c handlers.Clients) *spotgate.Reader {
+	return spotgate.NewReader(func(region string) spotgate.Describer {
+		return ec2.NewFromConfig(c.AWS, func(o *ec2.Options) {
+			o.Region = region
+			o.BaseEndpoint = handlers.Endpoint(cfg.Endpoints.EC2)
+		})
+	})
+}

@@ -1,0 +1,42 @@
+// Package reconcilehandler wires the reconcile function: shared/reconcile's beat, which follows
+// dispatched jobs, runs the hosted apps' plan and sweeps up what lost messages left behind.
+package reconcilehandler
+
+import (
+	"log/slog"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/delivery"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
+	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/reconcile"
+	"github.com/tidegate/tidegate/shared/wake"
+)
+
+// New is the schedule's handler.
+func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, log *slog.Logger) *reconcile.Handler {
+	t := handlers.Tables(cfg)
+	return &reconcile.Handler{
+		Regions:  cfg.RegionNames(),
+		Queues:   dynamo.NewJobStore(c.DynamoDB, t),
+		Ringer:   wake.New(c.SQS, cfg.DispatchQueueURL),
+		Jobs:     dynamo.NewJobStore(c.DynamoDB, t),
+		Clusters: clusters,
+		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
+		Log:      log,
+		Webhooks: webhookSweeper(cfg, c),
+		Hosting:  hostinghandler.New(cfg, c, clusters, log),
+	}
+}
+
+// webhookSweeper is the beat's webhook sweep; it reads no secrets.
+func webhookSweeper(cfg config.Config, c handlers.Clients) *delivery.Sweeper {
+	t := handlers.Tables(cfg)
+	return &delivery.Sweeper{
+		Outbox: dynamo.NewOutboxStore(c.DynamoDB, t),
+		Due:    dynamo.NewWebhookStore(c.DynamoDB, t, nil),
+		Queue:  delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+	}
+}

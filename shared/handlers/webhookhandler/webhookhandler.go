@@ -1,0 +1,31 @@
+// Package webhookhandler wires the webhook function: shared/delivery's handler of the webhook
+// queue, which fans the outbox out and makes signed deliveries. It links no Kubernetes package.
+package webhookhandler
+
+import (
+	"log/slog"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/delivery"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/egress"
+	"github.com/tidegate/tidegate/shared/handlers"
+)
+
+// New is the webhook queue's handler. It opens webhooks' sealed secrets with the secrets key;
+// without one configured it can deliver only for webhooks stored before sealing, and says so on
+// each delivery it cannot sign.
+func New(cfg config.Config, c handlers.Clients, log *slog.Logger) *delivery.Handler {
+	var sealer dynamo.Sealer
+	if box, err := handlers.SecretBox(cfg); err == nil {
+		sealer = box
+	}
+	t := handlers.Tables(cfg)
+	return &delivery.Handler{
+		Outbox: dynamo.NewOutboxStore(c.DynamoDB, t),
+		Store:  dynamo.NewWebhookStore(c.DynamoDB, t, sealer),
+		Queue:  delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		Client: egress.NewClient(egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}),
+		Log:    log,
+	}
+}
