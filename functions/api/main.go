@@ -11,14 +11,16 @@ import (
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/apihandler"
 	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
 )
 
 func main() {
 	cfg, clients, log := handlers.FromLambdaEnv(context.Background(), "api")
-	clusters, err := kube.New(cfg, clients.AWS)
+	kc, err := kube.New(cfg, clients.AWS)
 	if err != nil {
 		handlers.InitFailed("api", err)
 	}
+	clusters := typed.New(kc)
 	api, err := apihandler.New(cfg, clients, clusters, log, apihandler.GatewayIAMCaller)
 	if err != nil {
 		handlers.InitFailed("api", err)

@@ -10,13 +10,15 @@ import (
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/reconcilehandler"
 	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
 )
 
 func main() {
 	cfg, clients, log := handlers.FromLambdaEnv(context.Background(), "reconcile")
-	clusters, err := kube.New(cfg, clients.AWS)
+	kc, err := kube.New(cfg, clients.AWS)
 	if err != nil {
 		handlers.InitFailed("reconcile", err)
 	}
+	clusters := typed.New(kc)
 	lambda.Start(reconcilehandler.New(cfg, clients, clusters, log).HandleBeat)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/tidegate/tidegate/shared/handlers/reconcilehandler"
 	"github.com/tidegate/tidegate/shared/handlers/webhookhandler"
 	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/sandbox"
 	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/spotprices"
@@ -156,7 +157,9 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 			_ = srv.Shutdown(sctx)
 		})
 	}
-	api, err := apihandler.New(cfg, clients, clusters, log, nil)
+	// One set of typed clients for the API and the beat; dispatch uses the dynamic ones alone.
+	typedClusters := typed.New(clusters)
+	api, err := apihandler.New(cfg, clients, typedClusters, log, nil)
 	if err != nil {
 		return err
 	}
@@ -168,7 +171,7 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	wg.Go(func() {
 		pollQueue(ctx, log, clients.SQS, res.webhook.url, res.webhook.arn, webhookhandler.New(cfg, clients, log))
 	})
-	wg.Go(func() { beat(ctx, log, opt.Beat, reconcilehandler.New(cfg, clients, clusters, log).HandleBeat) })
+	wg.Go(func() { beat(ctx, log, opt.Beat, reconcilehandler.New(cfg, clients, typedClusters, log).HandleBeat) })
 	if opt.RegisterHosts {
 		kc, err := sandbox.KubeClient(kubeconfig)
 		if err != nil {

@@ -124,7 +124,7 @@ func newDispatchBench(b *testing.B) *dispatchBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, rc, err := clusters.For(context.Background(), region)
+	rc, err := clusters.Config(context.Background(), region)
 	if err != nil {
 		b.Fatal(err)
 	}

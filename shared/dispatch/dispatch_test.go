@@ -22,6 +22,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/reconcile"
 	"github.com/tidegate/tidegate/shared/spotgate"
@@ -47,7 +48,7 @@ type rig struct {
 	store     *dynamo.JobStore
 	db        *dynamodb.Client
 	tables    dynamo.Tables
-	clusters  *kube.Clusters
+	clusters  *typed.Clusters
 	ns        string
 	book      *spotprices.Book
 	dispatch  *Handler
@@ -61,10 +62,11 @@ func newRig(t *testing.T, capacity int) rig {
 	tables, db := testenv.Tables(t)
 	ns, kst := testenv.Namespace(t)
 	queueURL, q := testenv.Queue(t, "dispatch")
-	clusters, err := kube.New(config.Config{Regions: map[string]string{region: "sandbox"}, Kubeconfig: kst.Kubeconfig}, aws.Config{})
+	kc, err := kube.New(config.Config{Regions: map[string]string{region: "sandbox"}, Kubeconfig: kst.Kubeconfig}, aws.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	clusters := typed.New(kc)
 	book := &spotprices.Book{}
 	srv := httptest.NewServer(book.Handler())
 	t.Cleanup(srv.Close)
@@ -226,7 +228,7 @@ func TestNames(t *testing.T) {
 		t.Errorf("a rerun under a finished job's name = %s (%v), want succeeded", got.Status, got.StatusHistory)
 	}
 
-	kc, err := r.dispatch.Clusters.(*kube.Clusters).Client(context.Background(), region)
+	kc, err := r.clusters.Client(context.Background(), region)
 	if err != nil {
 		t.Fatal(err)
 	}

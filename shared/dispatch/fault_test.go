@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/reconcile"
 )
@@ -215,9 +215,9 @@ var (
 	_ reconcile.Clusters = (*faultClusters)(nil)
 )
 
-func newFaultClusters(t *testing.T, base *kube.Clusters, f *faults) *faultClusters {
+func newFaultClusters(t *testing.T, base *typed.Clusters, f *faults) *faultClusters {
 	t.Helper()
-	_, rc, err := base.For(context.Background(), region)
+	rc, err := base.Config(context.Background(), region)
 	if err != nil {
 		t.Fatal(err)
 	}

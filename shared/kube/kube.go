@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -55,9 +54,10 @@ type Clusters struct {
 	byRegion map[string]*slot
 }
 
-// cluster is one cluster's client and the configuration it was made from.
+// cluster is one cluster's dynamic client and the configuration it was made from. The typed
+// client set is shared/kube/typed's: building it links every API group's registration into the
+// binary, which dispatch, applying with the dynamic client alone, does without.
 type cluster struct {
-	client  kubernetes.Interface
 	dynamic dynamic.Interface
 	config  *rest.Config
 }
@@ -93,29 +93,19 @@ func New(cfg config.Config, awsCfg aws.Config) (*Clusters, error) {
 	return c, nil
 }
 
-// For returns the client for region's cluster and a copy of the configuration it was made from
-// (for the dynamic client, say). The first call for a region in AWS describes its cluster; ctx
-// bounds that, and every call made through the client takes its own context: callers pass the
-// context carrying the Lambda's deadline, so nothing outlives the invocation.
-func (c *Clusters) For(ctx context.Context, region string) (kubernetes.Interface, *rest.Config, error) {
-	cl, err := c.cluster(ctx, region)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cl.client, rest.CopyConfig(cl.config), nil
-}
-
-// Client is region's typed client: what reconcile lists and reads with.
-func (c *Clusters) Client(ctx context.Context, region string) (kubernetes.Interface, error) {
+// Config is a copy of the client configuration of region's cluster, token refresh included, to
+// make other clients from (shared/kube/typed's). The first call for a region in AWS describes its
+// cluster; ctx bounds that, and every call made through a client takes its own context: callers
+// pass the context carrying the Lambda's deadline, so nothing outlives the invocation.
+func (c *Clusters) Config(ctx context.Context, region string) (*rest.Config, error) {
 	cl, err := c.cluster(ctx, region)
 	if err != nil {
 		return nil, err
 	}
-	return cl.client, nil
+	return rest.CopyConfig(cl.config), nil
 }
 
-// Dynamic is region's dynamic client, sharing the typed client's settings and token: what
-// dispatch applies manifests of any allowed kind with.
+// Dynamic is region's dynamic client: what dispatch applies manifests of any allowed kind with.
 func (c *Clusters) Dynamic(ctx context.Context, region string) (dynamic.Interface, error) {
 	cl, err := c.cluster(ctx, region)
 	if err != nil {
@@ -160,18 +150,14 @@ func (c *Clusters) slot(region string) *slot {
 	return s
 }
 
-// newCluster sets the client settings every cluster shares on rc and makes its client.
+// newCluster sets the client settings every cluster shares on rc and makes its dynamic client.
 func newCluster(rc *rest.Config) (*cluster, error) {
 	rc.QPS, rc.Burst = clientQPS, clientBurst
 	rc.Timeout = requestTimeout
 	rc.UserAgent = userAgent
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, fmt.Errorf("making a client for %s: %w", rc.Host, err)
-	}
 	dc, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("making a dynamic client for %s: %w", rc.Host, err)
 	}
-	return &cluster{client: client, dynamic: dc, config: rc}, nil
+	return &cluster{dynamic: dc, config: rc}, nil
 }

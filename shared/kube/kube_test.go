@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -31,7 +32,7 @@ func TestForKubeconfigListsNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, region := range []string{"us-east-1", "eu-west-1"} {
-		cs, rc, err := clusters.For(ctx, region)
+		cs, rc, err := typedFor(ctx, clusters, region)
 		if err != nil {
 			t.Fatalf("For(%s): %v", region, err)
 		}
@@ -51,7 +52,7 @@ func TestForUnknownRegion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	if _, _, err := clusters.For(context.Background(), "mars-north-1"); !errors.Is(err, ErrUnknownRegion) {
+	if _, _, err := typedFor(context.Background(), clusters, "mars-north-1"); !errors.Is(err, ErrUnknownRegion) {
 		t.Errorf("For(mars-north-1) error = %v, want ErrUnknownRegion", err)
 	}
 }
@@ -77,11 +78,11 @@ func TestForEKSReachesTheDescribedCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	cs, rc, err := clusters.For(ctx, "eu-west-1")
+	cs, rc, err := typedFor(ctx, clusters, "eu-west-1")
 	if err != nil {
 		t.Fatalf("For(eu-west-1): %v", err)
 	}
-	if _, _, err := clusters.For(ctx, "eu-west-1"); err != nil {
+	if _, _, err := typedFor(ctx, clusters, "eu-west-1"); err != nil {
 		t.Fatalf("For(eu-west-1) again: %v", err)
 	}
 	if diff := cmp.Diff([]string{"eu-west-1/prod"}, stub.describeCalls()); diff != "" {
@@ -112,7 +113,7 @@ func TestForEKSClusterNotReady(t *testing.T) {
 	for _, region := range []string{"us-east-1", "us-west-2"} {
 		// Twice: a failure is not remembered, the next call describes the cluster again.
 		for range 2 {
-			if _, _, err := clusters.For(ctx, region); err == nil {
+			if _, _, err := typedFor(ctx, clusters, region); err == nil {
 				t.Errorf("For(%s) succeeded, want an error", region)
 			}
 		}
@@ -131,7 +132,7 @@ func TestForRespectsContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := clusters.For(ctx, "us-east-1"); !errors.Is(err, context.Canceled) {
+	if _, _, err := typedFor(ctx, clusters, "us-east-1"); !errors.Is(err, context.Canceled) {
 		t.Errorf("For(us-east-1) with a cancelled context: error = %v, want context.Canceled", err)
 	}
 }
@@ -162,4 +163,14 @@ func (c *countingTokens) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n
+}
+
+// typedFor is region's typed client made from its configuration, as shared/kube/typed makes it.
+func typedFor(ctx context.Context, c *Clusters, region string) (kubernetes.Interface, *rest.Config, error) {
+	rc, err := c.Config(ctx, region)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	return cs, rc, err
 }

@@ -154,7 +154,7 @@ func eksClientFor(t *testing.T, api *apiServer) (kubernetes.Interface, *fakeToke
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	tokens := &fakeTokens{now: clock.Now}
 	clusters.tokens, clusters.now = tokens, clock.Now
-	cs, _, err := clusters.For(context.Background(), "us-east-1")
+	cs, _, err := typedFor(context.Background(), clusters, "us-east-1")
 	if err != nil {
 		t.Fatalf("For(us-east-1): %v", err)
 	}

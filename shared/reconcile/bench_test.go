@@ -137,7 +137,7 @@ func newBeatBench(b *testing.B) *beatBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, rc, err := clusters.For(ctx, benchRegion)
+	rc, err := clusters.Config(ctx, benchRegion)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,14 +14,14 @@ import (
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
 	"github.com/tidegate/tidegate/shared/httpapi"
-	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
 // New is the HTTP API. It refuses to start without a secrets key, or with a policy setting it
 // cannot read. iam extracts API Gateway's authenticated IAM caller; nil outside Lambda.
-func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, log *slog.Logger, iam httpapi.IAMCaller) (http.Handler, error) {
+func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *slog.Logger, iam httpapi.IAMCaller) (http.Handler, error) {
 	pc, err := policyConfig(cfg.Policy)
 	if err != nil {
 		return nil, err

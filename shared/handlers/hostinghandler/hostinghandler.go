@@ -11,12 +11,12 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/hosting"
-	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
 )
 
 // New is the Hoster of cfg's hosting region. Without a secrets key it still runs the apps of orgs
 // that have no secrets, and says, for each that has, why its host cannot start.
-func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, log *slog.Logger) *hosting.Hoster {
+func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *slog.Logger) *hosting.Hoster {
 	h := &hosting.Hoster{
 		Region: cfg.HostingRegion, Namespace: cfg.AppsNamespace, PublicURL: cfg.PublicURL,
 		Apps:     dynamo.NewAppStore(c.DynamoDB, handlers.Tables(cfg)),

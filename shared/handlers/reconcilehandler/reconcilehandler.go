@@ -10,13 +10,13 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
-	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/reconcile"
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
 // New is the schedule's handler.
-func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, log *slog.Logger) *reconcile.Handler {
+func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *slog.Logger) *reconcile.Handler {
 	t := handlers.Tables(cfg)
 	return &reconcile.Handler{
 		Regions:  cfg.RegionNames(),
