@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,7 +37,38 @@ func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error
 
 // Active reads every job of region that holds capacity: dispatching, pending or running.
 func (s *JobStore) Active(ctx context.Context, region string) ([]jobs.Job, error) {
-	return s.byQueueKey(ctx, "active#"+region, summaryAttrs)
+	return s.byActive(ctx, region, summaryAttrs)
+}
+
+// activeShards spread a region's active jobs over that many gsi2 partitions: a beat reads them at
+// once rather than page after page of one, and no one partition takes every state change of a
+// busy region (DynamoDB caps each partition's writes).
+const activeShards = 4
+
+// activeKey is the gsi2 partition of region's active job id: one of activeShards, by the id's hash.
+func activeKey(region, id string) string {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return "active#" + region + "#" + strconv.Itoa(int(h.Sum32()%activeShards))
+}
+
+// byActive reads every shard of region's active jobs at once, and answers them in id order.
+func (s *JobStore) byActive(ctx context.Context, region, attrs string) ([]jobs.Job, error) {
+	parts := make([][]jobs.Job, activeShards)
+	errs := make([]error, activeShards)
+	var wg sync.WaitGroup
+	for i := range activeShards {
+		wg.Go(func() {
+			parts[i], errs[i] = s.byQueueKey(ctx, "active#"+region+"#"+strconv.Itoa(i), attrs)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := slices.Concat(parts...)
+	slices.SortFunc(out, func(a, b jobs.Job) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 // stateAttrs are what following a job needs to decide whether it changed.
@@ -42,7 +77,7 @@ const stateAttrs = "id, #status, claim, podless"
 // ActiveStates reads region's active jobs with only their id, status, claim and podless flag:
 // a beat that changes nothing reads no more than that. Read the whole job (Job) to change one.
 func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
-	return s.byQueueKey(ctx, "active#"+region, stateAttrs)
+	return s.byActive(ctx, region, stateAttrs)
 }
 
 func (s *JobStore) byQueueKey(ctx context.Context, pk, attrs string) ([]jobs.Job, error) {
@@ -231,7 +266,7 @@ func (s *JobStore) claimQueued(ctx context.Context, id, region string, claim job
 	for name, v := range map[string]any{
 		":queued": jobs.StatusQueued, ":dispatching": jobs.StatusDispatching, ":claim": claim, ":at": now.UTC(),
 		":hist":   []jobs.Transition{{Status: jobs.StatusDispatching, At: now.UTC()}},
-		":active": "active#" + region, ":id": id,
+		":active": activeKey(region, id), ":id": id,
 	} {
 		av, err := attributevalue.Marshal(v)
 		if err != nil {
