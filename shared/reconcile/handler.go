@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -83,11 +84,13 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 		}
 		hosted <- h.Hosting.Beat(ctx)
 	}()
-	var errs []error
-	for _, r := range h.Regions {
-		active, err := h.follow(ctx, r)
-		errs = append(errs, err, h.sweep(ctx, r, active))
+	// The regions are followed at once: each has its own cluster and its own records.
+	errs := make([]error, len(h.Regions), len(h.Regions)+2)
+	var wg sync.WaitGroup
+	for i, r := range h.Regions {
+		wg.Go(func() { errs[i] = h.region(ctx, r) })
 	}
+	wg.Wait()
 	errs = append(errs, <-hosted)
 	if h.Webhooks != nil {
 		errs = append(errs, h.Webhooks.Sweep(ctx))
@@ -102,21 +105,34 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
+// region follows region's jobs and sweeps it, asking whether it has queued jobs while the jobs
+// are followed rather than after.
+func (h *Handler) region(ctx context.Context, region string) error {
+	type answer struct {
+		queued bool
+		err    error
+	}
+	asked := make(chan answer, 1)
+	go func() {
+		q, err := h.Queues.HasQueued(ctx, region)
+		asked <- answer{q, err}
+	}()
+	active, err := h.follow(ctx, region)
+	a := <-asked
+	if a.err != nil {
+		return errors.Join(err, a.err)
+	}
+	return errors.Join(err, h.sweep(ctx, region, active, a.queued))
+}
+
 // sweep rings dispatch for region if it has queued jobs or a claim whose dispatcher died (active
 // is the region's active jobs as the beat read them), so a job whose submission's ring was lost
 // waits one beat at most. Ringing a region with nothing to admit costs one empty drain.
-func (h *Handler) sweep(ctx context.Context, region string, active []jobs.Job) error {
-	ring := slices.ContainsFunc(active, func(j jobs.Job) bool {
+func (h *Handler) sweep(ctx context.Context, region string, active []jobs.Job, queued bool) error {
+	deadClaim := slices.ContainsFunc(active, func(j jobs.Job) bool {
 		return j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now())
 	})
-	if !ring {
-		queued, err := h.Queues.HasQueued(ctx, region)
-		if err != nil {
-			return err
-		}
-		ring = queued
-	}
-	if !ring {
+	if !deadClaim && !queued {
 		return nil
 	}
 	return h.Ringer.Ring(ctx, region)
