@@ -65,9 +65,15 @@ func (h *Handler) Attempt(ctx context.Context, ref dynamo.DeliveryRef) error {
 		return err
 	}
 	v := deliveryplan.Judge(d, w, h.send(ctx, w, d, now), now, h.jitter())
+	return h.finish(ctx, w, v, token, now)
+}
+
+// finish logs a judged attempt made under the claim token, carries the verdict over to the
+// webhook and queues the retry when it is near enough for SQS.
+func (h *Handler) finish(ctx context.Context, w deliveryplan.Webhook, v deliveryplan.Verdict, token string, now time.Time) error {
 	if err := h.Store.Record(ctx, v.Delivery, token); err != nil {
 		if errors.Is(err, dynamo.ErrStale) {
-			h.Log.WarnContext(ctx, "attempt outlived its claim; not logged", "delivery_id", d.ID)
+			h.Log.WarnContext(ctx, "attempt outlived its claim; not logged", "delivery_id", v.Delivery.ID)
 			return nil
 		}
 		return err
@@ -75,12 +81,12 @@ func (h *Handler) Attempt(ctx context.Context, ref dynamo.DeliveryRef) error {
 	if err := h.endpointHealth(ctx, w, v, now); err != nil {
 		return err
 	}
-	return h.scheduleRetry(ctx, ref, v.Delivery)
+	return h.scheduleRetry(ctx, v.Delivery)
 }
 
 // scheduleRetry queues a pending delivery's next attempt when SQS can hold it that long; a longer
 // wait is kept in the due index for the sweep, as is this one if the send fails.
-func (h *Handler) scheduleRetry(ctx context.Context, ref dynamo.DeliveryRef, d deliveryplan.Delivery) error {
+func (h *Handler) scheduleRetry(ctx context.Context, d deliveryplan.Delivery) error {
 	if d.Status != deliveryplan.StatusPending || d.NextAttemptAt == nil {
 		return nil
 	}
@@ -88,6 +94,7 @@ func (h *Handler) scheduleRetry(ctx context.Context, ref dynamo.DeliveryRef, d d
 	if wait > MaxQueueDelay {
 		return nil
 	}
+	ref := dynamo.DeliveryRef{WebhookID: d.WebhookID, DeliveryID: d.ID}
 	if err := h.Queue.Send(ctx, wait, ref); err != nil {
 		h.Log.WarnContext(ctx, "retry not queued; the sweep will", "delivery_id", d.ID, "err", err)
 	}

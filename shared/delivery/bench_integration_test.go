@@ -5,24 +5,27 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/tidegate/tidegate/shared/egress"
+	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
 )
 
-// benchEvents is how many events one iteration fans out and delivers: two SQS batches' worth.
+// benchEvents is how many events one iteration fans out and delivers.
 const benchEvents = 20
 
 // BenchmarkFanOutVsRawPost times the whole path of benchEvents outbox events to a loopback
-// receiver (drain the outbox into deliveries, queue them, take them off the webhook queue, claim,
-// sign, POST and log each attempt) against the floor of POSTing the same bodies with a bare
-// http.Client. The outbox is filled outside the timings, and the two alternate, so load on the
+// receiver (take the drain lease, read the outbox, write the deliveries claimed with the events'
+// marks, sign, POST and log each attempt) against the floor of POSTing the same bodies with a
+// bare http.Client. The outbox is filled outside the timings, and the two alternate, so load on the
 // machine hits both alike. The reported ratio is delivered/raw.
 func BenchmarkFanOutVsRawPost(b *testing.B) {
 	w := newWorld(b)
@@ -95,4 +98,150 @@ func (w *world) consume(tb testing.TB) {
 	for _, m := range out.Messages {
 		_, _ = w.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &w.queueURL, ReceiptHandle: m.ReceiptHandle})
 	}
+}
+
+// throughputEvents is how many outbox events one iteration of the throughput benchmark delivers
+// to each webhook: two drain pages.
+const throughputEvents = 200
+
+// throughputWorkers is how many SQS batches are handled at once, as concurrent invocations of
+// the webhook function would take them.
+const throughputWorkers = 4
+
+// BenchmarkFanOutVsRawPostThroughput measures deliveries per second: throughputEvents events,
+// each written with its ring as the API, dispatch and the beat write theirs, are delivered to one
+// webhook, then to eight (one loopback receiver behind them all), by throughputWorkers workers
+// taking batches of five off the webhook queue at once. The floor is a bare http.Client POSTing
+// the same number of bodies to the same receiver one after another. Filling the outbox is not
+// timed; the two alternate. The reported ratio is delivered/raw in deliveries per second (the
+// issue's goal: ≥ 0.8).
+func BenchmarkFanOutVsRawPostThroughput(b *testing.B) {
+	for _, hooks := range []int{1, 8} {
+		b.Run(fmt.Sprintf("webhooks=%d", hooks), func(b *testing.B) { benchThroughput(b, hooks) })
+	}
+}
+
+func benchThroughput(b *testing.B, hooks int) {
+	w := newWorld(b)
+	rcv := newReceiver(b, 204)
+	for i := range hooks {
+		w.hook(b, fmt.Sprintf("wh_%d", i), "ml", "", rcv.srv.URL, outbox.JobQueued)
+	}
+	raw := egress.NewClient(egress.Options{AllowPrivate: true})
+	ctx := context.Background()
+	var deliveredTook, rawTook time.Duration
+	sent, perIteration := 0, throughputEvents*hooks
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		var bodies [][]byte
+		for j := range throughputEvents {
+			at := time.Now()
+			ev := outbox.ForJob(outbox.JobQueued, jobs.New(fmt.Sprintf("job-%d-%d", i, j), "ml", "team-a", "us-east-1", 50, nil, nil, at), "", at)
+			w.writeEvent(b, ev)
+			if err := w.queue.RingDrain(ctx); err != nil {
+				b.Fatal(err)
+			}
+			body, err := json.Marshal(ev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range hooks {
+				bodies = append(bodies, body)
+			}
+		}
+		b.StartTimer()
+
+		start := time.Now()
+		for _, body := range bodies {
+			resp, err := raw.Post(rcv.srv.URL, "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			egress.Drain(resp.Body)
+		}
+		rawTook += time.Since(start)
+		sent += perIteration
+
+		sent += perIteration
+		deliveredTook += w.consumeAtOnce(b, throughputWorkers, func() bool { return rcv.count() >= sent })
+
+		b.StopTimer()
+		w.consumeAtOnce(b, 1, func() bool { return w.queueEmpty(b) }) // the rings left over
+		b.StartTimer()
+	}
+	perSecond := func(d time.Duration) float64 { return float64(b.N*perIteration) / d.Seconds() }
+	b.ReportMetric(perSecond(deliveredTook), "delivered/s")
+	b.ReportMetric(perSecond(rawTook), "raw/s")
+	b.ReportMetric(perSecond(deliveredTook)/perSecond(rawTook), "delivered/raw")
+}
+
+// consumeAtOnce has workers take batches of five off the webhook queue and hand them to the
+// handler side by side, deleting what it did not report failed, until done says so; it answers
+// how long that took, to the moment done was first seen (not counting workers' long polls).
+func (w *world) consumeAtOnce(tb testing.TB, workers int, done func() bool) time.Duration {
+	start := time.Now()
+	polling, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	var took time.Duration
+	go func() {
+		for polling.Err() == nil && !done() {
+			time.Sleep(200 * time.Microsecond)
+		}
+		took = time.Since(start)
+		stop()
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for polling.Err() == nil {
+				out, err := w.sqs.ReceiveMessage(polling, &sqs.ReceiveMessageInput{QueueUrl: &w.queueURL, MaxNumberOfMessages: 5, WaitTimeSeconds: 1})
+				if err != nil || len(out.Messages) == 0 {
+					continue
+				}
+				w.handle(out.Messages)
+			}
+		})
+	}
+	wg.Wait()
+	if !done() {
+		tb.Fatalf("the webhook queue did not get there within two minutes")
+	}
+	return took
+}
+
+// handle hands one batch to the handler and deletes what it did not report failed, as the event
+// source mapping does.
+func (w *world) handle(msgs []sqstypes.Message) {
+	ctx := context.Background()
+	var ev events.SQSEvent
+	for _, m := range msgs {
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId), Body: aws.ToString(m.Body)})
+	}
+	resp, _ := w.h.HandleSQS(ctx, ev)
+	failed := map[string]bool{}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	var entries []sqstypes.DeleteMessageBatchRequestEntry
+	for _, m := range msgs {
+		if !failed[aws.ToString(m.MessageId)] {
+			entries = append(entries, sqstypes.DeleteMessageBatchRequestEntry{Id: m.MessageId, ReceiptHandle: m.ReceiptHandle})
+		}
+	}
+	if len(entries) > 0 {
+		_, _ = w.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &w.queueURL, Entries: entries})
+	}
+}
+
+// queueEmpty reports whether the webhook queue holds no message, visible or in flight.
+func (w *world) queueEmpty(tb testing.TB) bool {
+	out, err := w.sqs.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: &w.queueURL, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)] == "0" &&
+		out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)] == "0"
 }

@@ -24,6 +24,7 @@ import (
 // Outbox is what fanning out reads and marks of the events; dynamo.OutboxStore is the real one.
 type Outbox interface {
 	Undelivered(ctx context.Context, limit int, cursor string) ([]outbox.Event, string, error)
+	HasUndelivered(ctx context.Context) (bool, error)
 	MarkFannedOut(ctx context.Context, id string, at time.Time) error
 }
 
@@ -36,7 +37,11 @@ type Store interface {
 	MarkFailing(ctx context.Context, id string, since time.Time) error
 	MarkHealthy(ctx context.Context, id string) error
 	Disable(ctx context.Context, id, reason string, at time.Time) error
-	CreateDelivery(ctx context.Context, d deliveryplan.Delivery) (bool, error)
+	FanOut(ctx context.Context, batch []dynamo.EventDeliveries, token string, at, until time.Time) error
+	CreateClaimed(ctx context.Context, d deliveryplan.Delivery, token string, until time.Time) (bool, error)
+	RecordAll(ctx context.Context, ds []deliveryplan.Delivery, token string) error
+	TakeDrain(ctx context.Context, owner string, now, until time.Time) (bool, error)
+	ReleaseDrain(ctx context.Context, owner string) error
 	Delivery(ctx context.Context, webhookID, id string) (deliveryplan.Delivery, error)
 	Claim(ctx context.Context, d deliveryplan.Delivery, token string, now, due, until time.Time) (deliveryplan.Delivery, error)
 	Record(ctx context.Context, d deliveryplan.Delivery, token string) error
@@ -72,10 +77,10 @@ type Handler struct {
 	Jitter func() float64
 }
 
-// HandleSQS fans out the outbox once however many drain messages the batch holds, and attempts
-// every delivery it names, side by side. A message is reported failed only when the worker could
-// not do its part (DynamoDB unreachable, say); a receiver's failure is logged on the delivery and
-// retried on its schedule, not by SQS.
+// HandleSQS drains the outbox once however many drain messages the batch holds (making the new
+// deliveries' first attempts, in order), and beside it attempts every delivery the batch names.
+// A message is reported failed only when the worker could not do its part (DynamoDB unreachable,
+// say); a receiver's failure is logged on the delivery and retried on its schedule, not by SQS.
 func (h *Handler) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var resp events.SQSEventResponse
 	fail := func(id string) {
@@ -96,16 +101,20 @@ func (h *Handler) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQS
 			attempts[ref] = append(attempts[ref], rec.MessageId)
 		}
 	}
-	if len(drains) > 0 {
-		if err := h.Drain(ctx); err != nil {
-			h.Log.ErrorContext(ctx, "fanning out the outbox", "err", err)
-			for _, id := range drains {
-				fail(id)
-			}
-		}
-	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	if len(drains) > 0 {
+		wg.Go(func() {
+			if err := h.Drain(ctx); err != nil {
+				h.Log.ErrorContext(ctx, "fanning out the outbox", "err", err)
+				mu.Lock()
+				for _, id := range drains {
+					fail(id)
+				}
+				mu.Unlock()
+			}
+		})
+	}
 	for ref, ids := range attempts {
 		wg.Go(func() {
 			if err := h.Attempt(ctx, ref); err != nil {

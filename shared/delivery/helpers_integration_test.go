@@ -202,7 +202,7 @@ func (w *world) writeEvent(t testing.TB, ev outbox.Event) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]string{"pk": "event#" + ev.ID, "sk": "event", "gsi1pk": "undelivered", "gsi1sk": ev.At.UTC().Format(time.RFC3339Nano) + "#" + ev.ID} {
+	for k, v := range map[string]string{"pk": "event#" + ev.ID, "sk": "event", "gsi1pk": "undelivered", "gsi1sk": ev.At.UTC().Format("2006-01-02T15:04:05.000000000Z") + "#" + ev.ID} {
 		item[k] = &dynamotypes.AttributeValueMemberS{Value: v}
 	}
 	if _, err := w.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &w.tables.Events, Item: item}); err != nil {

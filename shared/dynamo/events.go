@@ -33,7 +33,7 @@ type eventItem struct {
 func (t Tables) eventPut(ev outbox.Event) (types.TransactWriteItem, error) {
 	item, err := attributevalue.MarshalMap(eventItem{
 		PK: "event#" + ev.ID, SK: "event",
-		GSI1PK: "undelivered", GSI1SK: ev.At.UTC().Format(time.RFC3339Nano) + "#" + ev.ID,
+		GSI1PK: "undelivered", GSI1SK: ev.At.UTC().Format(outboxTime) + "#" + ev.ID,
 		Expires: ev.At.Add(eventRetention).Unix(),
 		Event:   ev,
 	})
@@ -58,6 +58,10 @@ type OutboxStore struct {
 func NewOutboxStore(db *dynamodb.Client, t Tables) *OutboxStore {
 	return &OutboxStore{db: db, tables: t}
 }
+
+// outboxTime orders the undelivered index: fixed width, so that text order is time order
+// (RFC 3339's nanosecond form drops trailing zeros, and ".1Z" would sort after ".12Z").
+const outboxTime = "2006-01-02T15:04:05.000000000Z"
 
 // Undelivered reads up to limit events not yet fanned out, oldest first, after cursor (the last
 // position returned); the next cursor is empty at the end.

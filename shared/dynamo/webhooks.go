@@ -359,11 +359,22 @@ func deliveryDueKey(at time.Time, id string) string {
 	return at.UTC().Format("2006-01-02T15:04:05.000Z") + "#" + id
 }
 
-func toDeliveryItem(d deliveryplan.Delivery) (map[string]types.AttributeValue, error) {
+// claim is the right to make a delivery's next attempt: its token, until when.
+type claim struct {
+	token string
+	until time.Time
+}
+
+// toDeliveryItem encodes d; with c, d is written already claimed, its place in the due index the
+// claim's end, as Claim would leave it.
+func toDeliveryItem(d deliveryplan.Delivery, c *claim) (map[string]types.AttributeValue, error) {
 	pk, sk := deliveryKey(d.WebhookID, d.ID)
 	it := deliveryItem{PK: pk, SK: sk, Expires: d.UpdatedAt.Add(deliveryRetention).Unix(), Delivery: d}
 	if d.Status == deliveryplan.StatusPending && d.NextAttemptAt != nil {
 		it.GSI1PK, it.GSI1SK, it.NextMS = deliveryDuePartition, deliveryDueKey(*d.NextAttemptAt, d.ID), d.NextAttemptAt.UnixMilli()
+		if c != nil {
+			it.ClaimToken, it.ClaimUntilMS, it.GSI1SK = c.token, c.until.UnixMilli(), deliveryDueKey(c.until, d.ID)
+		}
 	}
 	item, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -383,7 +394,17 @@ func decodeDelivery(item map[string]types.AttributeValue) (deliveryplan.Delivery
 // CreateDelivery stores d unless a delivery of the same event to the same webhook exists; it
 // answers whether this call made it, so only one of two fan-outs of an event rings for it.
 func (s *WebhookStore) CreateDelivery(ctx context.Context, d deliveryplan.Delivery) (bool, error) {
-	item, err := toDeliveryItem(d)
+	return s.createDelivery(ctx, d, nil)
+}
+
+// CreateClaimed is CreateDelivery with the new delivery's first attempt claimed by token until
+// `until`: the worker that makes it sends it without another write, and no other worker may.
+func (s *WebhookStore) CreateClaimed(ctx context.Context, d deliveryplan.Delivery, token string, until time.Time) (bool, error) {
+	return s.createDelivery(ctx, d, &claim{token, until})
+}
+
+func (s *WebhookStore) createDelivery(ctx context.Context, d deliveryplan.Delivery, c *claim) (bool, error) {
+	item, err := toDeliveryItem(d, c)
 	if err != nil {
 		return false, err
 	}
@@ -489,7 +510,7 @@ func (s *WebhookStore) Replace(ctx context.Context, d deliveryplan.Delivery, pre
 }
 
 func (s *WebhookStore) replace(ctx context.Context, d deliveryplan.Delivery, cond string, vals map[string]any) error {
-	item, err := toDeliveryItem(d)
+	item, err := toDeliveryItem(d, nil)
 	if err != nil {
 		return err
 	}
@@ -537,4 +558,143 @@ func (s *WebhookStore) Due(ctx context.Context, before time.Time, limit int) ([]
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// MaxTransactItems is the most items one DynamoDB transaction may write.
+const MaxTransactItems = 100
+
+// EventDeliveries is one outbox event and the deliveries its fan-out makes, none if no webhook
+// wants it.
+type EventDeliveries struct {
+	EventID    string
+	Deliveries []deliveryplan.Delivery
+}
+
+// Items is how many transaction items writing e takes: each delivery, and the event's mark.
+func (e EventDeliveries) Items() int { return len(e.Deliveries) + 1 }
+
+// Bytes is about how much of a transaction writing e takes.
+func (e EventDeliveries) Bytes() int {
+	n := 1 << 10
+	for _, d := range e.Deliveries {
+		n += DeliveryBytes(d)
+	}
+	return n
+}
+
+// FanOut writes, in one transaction of at most MaxTransactItems items, the deliveries of each
+// event, claimed by token until `until` so that the worker making them sends their first attempts
+// without another write (and no other worker may), and takes each event out of the outbox's
+// undelivered index at `at`. If an event has already left the index, or one of its deliveries
+// exists, another fan-out got there first: nothing is written, and it answers ErrStale.
+func (s *WebhookStore) FanOut(ctx context.Context, batch []EventDeliveries, token string, at, until time.Time) error {
+	var items []types.TransactWriteItem
+	for _, e := range batch {
+		for _, d := range e.Deliveries {
+			item, err := toDeliveryItem(d, &claim{token, until})
+			if err != nil {
+				return err
+			}
+			items = append(items, types.TransactWriteItem{Put: &types.Put{
+				TableName: &s.tables.Events, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			}})
+		}
+		// The event item is the one eventPut writes; its gsi1 entry is the undelivered index.
+		items = append(items, types.TransactWriteItem{Update: &types.Update{
+			TableName: &s.tables.Events, Key: keyOf("event#"+e.EventID, "event"),
+			UpdateExpression:    aws.String("REMOVE gsi1pk, gsi1sk SET fanned_out_at = :at"),
+			ConditionExpression: aws.String("gsi1pk = :u"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":at": &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)},
+				":u":  &types.AttributeValueMemberS{Value: "undelivered"},
+			},
+		}})
+	}
+	if len(items) > MaxTransactItems {
+		return fmt.Errorf("fanning out %d events: %d items, more than a transaction's %d", len(batch), len(items), MaxTransactItems)
+	}
+	if size := batchBytes(batch); size > MaxTransactBytes {
+		return fmt.Errorf("fanning out %d events: about %d bytes, more than a transaction takes", len(batch), size)
+	}
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	var cancelled *types.TransactionCanceledException
+	if errors.As(err, &cancelled) {
+		for _, r := range cancelled.CancellationReasons {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+				return ErrStale
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("fanning out %d events: %w", len(batch), err)
+	}
+	return nil
+}
+
+func batchBytes(batch []EventDeliveries) int {
+	n := 0
+	for _, e := range batch {
+		n += e.Bytes()
+	}
+	return n
+}
+
+// drainLease is the lease a fan-out of the outbox holds: one at a time, so that a webhook's
+// events are sent in the order they happened.
+const drainLease = "webhook-drain"
+
+// TakeDrain takes the outbox's fan-out for owner until `until`; false, with no error, when
+// another worker has it.
+func (s *WebhookStore) TakeDrain(ctx context.Context, owner string, now, until time.Time) (bool, error) {
+	return NewLeaseStore(s.db, s.tables.Control).Acquire(ctx, drainLease, owner, now, until)
+}
+
+// ReleaseDrain lets the outbox's fan-out go, if owner still has it.
+func (s *WebhookStore) ReleaseDrain(ctx context.Context, owner string) error {
+	return NewLeaseStore(s.db, s.tables.Control).Release(ctx, drainLease, owner)
+}
+
+// MaxTransactBytes keeps a transaction of deliveries under DynamoDB's 4 MB per transaction, with
+// room for each item's attributes besides its payload.
+const MaxTransactBytes = 3 << 20
+
+// DeliveryBytes is about what d takes in a transaction: its payload and, generously, the rest.
+func DeliveryBytes(d deliveryplan.Delivery) int { return len(d.Payload) + 2<<10 }
+
+// RecordAll is Record for several deliveries claimed by token, in one transaction of at most
+// MaxTransactItems: all are written, or, if any claim is no longer token's, none, and it answers
+// ErrStale.
+func (s *WebhookStore) RecordAll(ctx context.Context, ds []deliveryplan.Delivery, token string) error {
+	if len(ds) > MaxTransactItems {
+		return fmt.Errorf("recording %d deliveries: more than a transaction's %d", len(ds), MaxTransactItems)
+	}
+	vals := map[string]types.AttributeValue{":tok": &types.AttributeValueMemberS{Value: token}}
+	items := make([]types.TransactWriteItem, 0, len(ds))
+	size := 0
+	for _, d := range ds {
+		item, err := toDeliveryItem(d, nil)
+		if err != nil {
+			return err
+		}
+		size += DeliveryBytes(d)
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: &s.tables.Events, Item: item, ConditionExpression: aws.String("claim_token = :tok"), ExpressionAttributeValues: vals,
+		}})
+	}
+	if size > MaxTransactBytes {
+		return fmt.Errorf("recording %d deliveries: about %d bytes, more than a transaction takes", len(ds), size)
+	}
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	var cancelled *types.TransactionCanceledException
+	if errors.As(err, &cancelled) {
+		for _, r := range cancelled.CancellationReasons {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+				return ErrStale
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("recording %d deliveries: %w", len(ds), err)
+	}
+	return nil
 }

@@ -290,3 +290,125 @@ func TestOutboxUndelivered(t *testing.T) {
 		t.Errorf("HasUndelivered after marking all = %v, %v; want false", has, err)
 	}
 }
+
+// TestFanOut: one transaction writes the deliveries claimed and takes the events out of the
+// undelivered index; a second fan-out of the same events writes nothing.
+func TestFanOut(t *testing.T) {
+	tables, db := testenv.Tables(t)
+	s := dynamo.NewWebhookStore(db, tables, nil)
+	o := dynamo.NewOutboxStore(db, tables)
+	jobStore := dynamo.NewJobStore(db, tables)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	a, b := newHook(t, "wh_a", "ml", now), newHook(t, "wh_b", "ml", now)
+	var batch []dynamo.EventDeliveries
+	for i := range 2 {
+		j := jobs.New(fmt.Sprintf("job-%d", i), "ml", "team-a", "us-east-1", 50, nil, nil, now)
+		ev := outbox.ForJob(outbox.JobQueued, j, "", now.Add(time.Duration(i)*time.Millisecond))
+		if _, _, err := jobStore.Create(ctx, j, ev, nil, now); err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, dynamo.EventDeliveries{EventID: ev.ID, Deliveries: []deliveryplan.Delivery{
+			deliveryplan.NewDelivery(a, ev, []byte(`{}`), now), deliveryplan.NewDelivery(b, ev, []byte(`{}`), now),
+		}})
+	}
+	until := now.Add(90 * time.Second)
+	if err := s.FanOut(ctx, batch, "tok-1", now, until); err != nil {
+		t.Fatalf("FanOut: %v", err)
+	}
+	if has, err := o.HasUndelivered(ctx); err != nil || has {
+		t.Errorf("after FanOut HasUndelivered = %v, %v; want false", has, err)
+	}
+	d := batch[0].Deliveries[0]
+	if _, err := s.Claim(ctx, d, "tok-2", now, now, until); !errors.Is(err, dynamo.ErrStale) {
+		t.Errorf("claiming a delivery FanOut wrote claimed = %v, want ErrStale", err)
+	}
+	if due, _ := s.Due(ctx, now.Add(time.Minute), 10); len(due) != 0 {
+		t.Errorf("Due while FanOut's claims hold = %v, want none", due)
+	}
+	if due, _ := s.Due(ctx, until.Add(time.Second), 10); len(due) != 4 {
+		t.Errorf("Due after FanOut's claims ran out = %v, want the 4 deliveries", due)
+	}
+	v := deliveryplan.Judge(d, a, deliveryplan.Outcome{StatusCode: 204}, now, 0.5)
+	if err := s.Record(ctx, v.Delivery, "tok-1"); err != nil {
+		t.Errorf("Record under FanOut's claim: %v", err)
+	}
+	if err := s.FanOut(ctx, batch[1:], "tok-3", now, until); !errors.Is(err, dynamo.ErrStale) {
+		t.Errorf("fanning out an event again = %v, want ErrStale", err)
+	}
+	if got, _ := s.Delivery(ctx, "wh_b", batch[1].Deliveries[1].ID); got.AttemptCount != 0 || got.ID == "" {
+		t.Errorf("after the refused second FanOut the delivery reads %+v", got)
+	}
+
+	// RecordAll writes all of a batch under the claim, or nothing if one claim is no longer tok-1's.
+	var logged []deliveryplan.Delivery
+	for _, e := range batch {
+		for _, d := range e.Deliveries[1:] {
+			logged = append(logged, deliveryplan.Judge(d, b, deliveryplan.Outcome{StatusCode: 200}, now, 0.5).Delivery)
+		}
+	}
+	if err := s.RecordAll(ctx, append(logged, v.Delivery), "tok-1"); !errors.Is(err, dynamo.ErrStale) {
+		t.Errorf("RecordAll with a delivery no longer claimed = %v, want ErrStale", err)
+	}
+	if got, _ := s.Delivery(ctx, "wh_b", logged[0].ID); got.AttemptCount != 0 {
+		t.Errorf("a refused RecordAll wrote %s: %+v", logged[0].ID, got)
+	}
+	if err := s.RecordAll(ctx, logged, "tok-1"); err != nil {
+		t.Fatalf("RecordAll: %v", err)
+	}
+	for _, want := range logged {
+		if got, _ := s.Delivery(ctx, "wh_b", want.ID); got.Status != deliveryplan.StatusSucceeded || got.AttemptCount != 1 {
+			t.Errorf("after RecordAll %s reads %s with %d attempts, want succeeded with 1", want.ID, got.Status, got.AttemptCount)
+		}
+	}
+
+	fresh := deliveryplan.NewDelivery(a, outbox.Event{ID: "evt_x", Type: outbox.JobQueued, Tenant: "ml", At: now}, []byte(`{}`), now)
+	for i, want := range []bool{true, false} {
+		if made, err := s.CreateClaimed(ctx, fresh, "tok-4", until); err != nil || made != want {
+			t.Errorf("CreateClaimed #%d = %v, %v; want %v", i+1, made, err, want)
+		}
+	}
+	if _, err := s.Claim(ctx, fresh, "tok-5", now, now, until); !errors.Is(err, dynamo.ErrStale) {
+		t.Errorf("claiming a delivery made claimed = %v, want ErrStale", err)
+	}
+	if err := s.Record(ctx, fresh, "tok-4"); err != nil {
+		t.Errorf("releasing CreateClaimed's claim: %v", err)
+	}
+	if _, err := s.Claim(ctx, fresh, "tok-5", now, now, until); err != nil {
+		t.Errorf("claiming after the claim was released: %v", err)
+	}
+}
+
+func TestDrainLease(t *testing.T) {
+	tables, db := testenv.Tables(t)
+	s := dynamo.NewWebhookStore(db, tables, nil)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	steps := []struct {
+		owner string
+		at    time.Time
+		want  bool
+	}{
+		{"drain-1", now, true},
+		{"drain-2", now.Add(time.Second), false},
+		{"drain-2", now.Add(91 * time.Second), true}, // drain-1 died; its lease ran out
+		{"drain-1", now.Add(92 * time.Second), false},
+	}
+	for _, st := range steps {
+		if got, err := s.TakeDrain(ctx, st.owner, st.at, st.at.Add(90*time.Second)); err != nil || got != st.want {
+			t.Errorf("TakeDrain(%s) at +%v = %v, %v; want %v", st.owner, st.at.Sub(now), got, err, st.want)
+		}
+	}
+	if err := s.ReleaseDrain(ctx, "drain-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.TakeDrain(ctx, "drain-3", now.Add(93*time.Second), now.Add(time.Hour)); got {
+		t.Errorf("a release by a drain that no longer held the lease freed it")
+	}
+	if err := s.ReleaseDrain(ctx, "drain-2"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.TakeDrain(ctx, "drain-3", now.Add(93*time.Second), now.Add(time.Hour)); !got {
+		t.Errorf("after its holder released it the lease could not be taken")
+	}
+}

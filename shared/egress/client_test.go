@@ -8,8 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/deliveryplan"
+	"github.com/tidegate/tidegate/shared/outbox"
 )
 
 func TestClientRefusesLocalAddressesAtDialTime(t *testing.T) {
@@ -119,5 +126,67 @@ func TestRefusedErrorSurvivesURLError(t *testing.T) {
 	err := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Err: &RefusedError{Reason: "loopback"}}}
 	if !IsRefused(err) || !errors.As(err, new(*RefusedError)) {
 		t.Errorf("IsRefused(%v) = false; want the refusal found through the wrapping", err)
+	}
+}
+
+// TestRedirectToPrivateIsAFailedAttempt: a receiver with a public name answers each kind of
+// redirect with a private Location. The production client hands the 3xx back as the answer,
+// which the delivery plan judges a failed attempt to retry, and dials nothing but the public
+// name: the private address is never connected to.
+func TestRedirectToPrivateIsAFailedAttempt(t *testing.T) {
+	var privateHits atomic.Int32
+	private := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { privateHits.Add(1) }))
+	defer private.Close()
+	var code atomic.Int32
+	var location atomic.Value
+	public := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, location.Load().(string), int(code.Load()))
+	}))
+	defer public.Close()
+	publicName := "hooks.example.com:" + strconv.Itoa(public.Listener.Addr().(*net.TCPAddr).Port)
+
+	c := NewClient(Options{})
+	tr := c.Transport.(*http.Transport)
+	filtered := tr.DialContext
+	var mu sync.Mutex
+	var dialled []string
+	// The test's only stand-in for the internet: the public name reaches the public receiver.
+	// Every other dial goes through the production dialer and its address filter.
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		dialled = append(dialled, addr)
+		mu.Unlock()
+		if addr == publicName {
+			return (&net.Dialer{}).DialContext(ctx, network, public.Listener.Addr().String())
+		}
+		return filtered(ctx, network, addr)
+	}
+	d := deliveryplan.NewDelivery(deliveryplan.Webhook{ID: "wh_1"}, outbox.Event{ID: "evt_1"}, []byte(`{}`), time.Now())
+	for _, status := range []int{301, 302, 303, 307, 308} {
+		for _, to := range []string{private.URL + "/hook", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/"} {
+			code.Store(int32(status))
+			location.Store(to)
+			resp, err := c.Post("http://"+publicName+"/hook", "application/json", strings.NewReader("{}"))
+			if err != nil {
+				t.Errorf("POST answering %d to %s: %v; want the %d itself", status, to, err, status)
+				continue
+			}
+			Drain(resp.Body)
+			if resp.StatusCode != status || resp.Header.Get("Location") != to {
+				t.Errorf("POST answering %d to %s came back %d (Location %q); want the redirect itself", status, to, resp.StatusCode, resp.Header.Get("Location"))
+			}
+			v := deliveryplan.Judge(d, deliveryplan.Webhook{ID: "wh_1"}, deliveryplan.Outcome{StatusCode: resp.StatusCode}, time.Now(), 0.5)
+			if v.Delivery.Status != deliveryplan.StatusPending || !v.Failing || v.Healthy {
+				t.Errorf("an attempt answered %d is judged %s (failing %v); want a failed attempt, retried", status, v.Delivery.Status, v.Failing)
+			}
+		}
+	}
+	if n := privateHits.Load(); n != 0 {
+		t.Errorf("the private receiver was reached %d times; want never", n)
+	}
+	for _, addr := range dialled {
+		if addr != publicName {
+			t.Errorf("the client dialled %s; want only the public name %s", addr, publicName)
+		}
 	}
 }
