@@ -56,17 +56,9 @@ func jobsLogsCmd(s *session) *cobra.Command {
 }
 
 func jobsEventsCmd(s *session) *cobra.Command {
-	return &cobra.Command{
-		Use:               "events ID",
-		Short:             "List the cluster's events about a job's objects and pods",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeJobs(s),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, c, err := s.open(cmd)
-			if err != nil {
-				return err
-			}
-			evs, err := c.JobEvents(cmd.Context(), args[0])
+	return jobCmd(s, "events ID", "List the cluster's events about a job's objects and pods",
+		func(cmd *cobra.Command, p *printer, c *apiclient.Client, id string) error {
+			evs, err := c.JobEvents(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -82,22 +74,13 @@ func jobsEventsCmd(s *session) *cobra.Command {
 				}
 				p.print(t)
 			})
-		},
-	}
+		})
 }
 
 func jobsPodsCmd(s *session) *cobra.Command {
-	return &cobra.Command{
-		Use:               "pods ID",
-		Short:             "List a job's pods, live from its cluster",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeJobs(s),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, c, err := s.open(cmd)
-			if err != nil {
-				return err
-			}
-			pods, err := c.JobPods(cmd.Context(), args[0])
+	return jobCmd(s, "pods ID", "List a job's pods, live from its cluster",
+		func(cmd *cobra.Command, p *printer, c *apiclient.Client, id string) error {
+			pods, err := c.JobPods(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -118,8 +101,7 @@ func jobsPodsCmd(s *session) *cobra.Command {
 				}
 				p.print(t)
 			})
-		},
-	}
+		})
 }
 
 // podWhy is the first reason a pod gives for not being ready: a condition's or a container's.

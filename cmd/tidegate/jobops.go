@@ -173,9 +173,21 @@ func watchJobs(ctx context.Context, p *printer, first []apiclient.Job, list func
 }
 
 func jobsGetCmd(s *session) *cobra.Command {
+	return jobCmd(s, "get ID", "Show a job: its status and why it waits, its place in line, spot gate, placement and history",
+		func(cmd *cobra.Command, p *printer, c *apiclient.Client, id string) error {
+			j, err := c.Job(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			return p.emit(j, func() { describeJob(p, j) })
+		})
+}
+
+// jobCmd is a command on one job, by id, completed from the API's jobs.
+func jobCmd(s *session, use, short string, run func(cmd *cobra.Command, p *printer, c *apiclient.Client, id string) error) *cobra.Command {
 	return &cobra.Command{
-		Use:               "get ID",
-		Short:             "Show a job: its status and why it waits, its place in line, spot gate, placement and history",
+		Use:               use,
+		Short:             short,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeJobs(s),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -183,11 +195,7 @@ func jobsGetCmd(s *session) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			j, err := c.Job(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return p.emit(j, func() { describeJob(p, j) })
+			return run(cmd, p, c, args[0])
 		},
 	}
 }
