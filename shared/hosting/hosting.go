@@ -174,13 +174,8 @@ func (h *Hoster) read(ctx context.Context, org string) (*world, error) {
 			return !strings.HasPrefix(key, org+"/")
 		})
 	}
-	for _, a := range all {
-		if _, ok := w.digests[a.Org]; ok {
-			continue
-		}
-		if w.digests[a.Org], err = h.Secrets.Digest(ctx, a.Org); err != nil {
-			return nil, fmt.Errorf("reading org %s's secrets digest: %w", a.Org, err)
-		}
+	if w.digests, err = h.digests(ctx, all); err != nil {
+		return nil, err
 	}
 	for _, a := range all {
 		key := podspec.AppKey(a.Org, a.Name)
@@ -204,6 +199,38 @@ func (h *Hoster) read(ctx context.Context, org string) (*world, error) {
 		w.podsByName[c.Name] = info
 	}
 	return w, nil
+}
+
+// digests reads the secrets digest of every org with an app, appWorkers orgs at a time.
+func (h *Hoster) digests(ctx context.Context, all []apps.App) (map[string]string, error) {
+	var orgs []string
+	for _, a := range all {
+		orgs = append(orgs, a.Org)
+	}
+	slices.Sort(orgs)
+	orgs = slices.Compact(orgs)
+	got := make([]string, len(orgs))
+	errs := make([]error, len(orgs))
+	sem := make(chan struct{}, appWorkers)
+	var wg sync.WaitGroup
+	for i, org := range orgs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if got[i], errs[i] = h.Secrets.Digest(ctx, org); errs[i] != nil {
+				errs[i] = fmt.Errorf("reading org %s's secrets digest: %w", org, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(orgs))
+	for i, org := range orgs {
+		out[org] = got[i]
+	}
+	return out, nil
 }
 
 // carryOut does one app's steps in order, stopping at the first that fails: the next beat plans
