@@ -246,4 +246,3 @@ func (s *AppStore) RecordCrash(ctx context.Context, org, app, host string, at ti
 	}
 	return nil
 }
-
