@@ -6,6 +6,13 @@ cd "$(dirname "$0")/.."
 
 say() { printf 'tidegate test: %s\n' "$*" >&2; }
 
+say "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
+if [ -n "$unformatted" ]; then
+  say "these files need gofmt -w: $unformatted"
+  exit 1
+fi
+
 say "go vet"
 go vet ./...
 
