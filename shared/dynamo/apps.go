@@ -141,11 +141,7 @@ func (s *AppStore) Apps(ctx context.Context, org string, limit int, cursor strin
 		}
 		list = append(list, a)
 	}
-	next := ""
-	if len(list) > limit {
-		list = list[:limit]
-		next = list[limit-1].Name
-	}
+	list, next := cut(list, limit, func(a apps.App) string { return a.Name })
 	return list, next, nil
 }
 
@@ -207,11 +203,7 @@ func (s *AppStore) Releases(ctx context.Context, org, name string, limit int, cu
 	for _, it := range items {
 		list = append(list, it.Release)
 	}
-	next := ""
-	if len(list) > limit {
-		list = list[:limit]
-		next = strconv.Itoa(list[limit-1].Number)
-	}
+	list, next := cut(list, limit, func(r apps.Release) string { return strconv.Itoa(r.Number) })
 	return list, next, nil
 }
 

@@ -151,11 +151,7 @@ func (s *WebhookStore) Deliveries(ctx context.Context, webhookID string, limit i
 		}
 		ds = append(ds, d)
 	}
-	next := ""
-	if len(ds) > limit {
-		ds = ds[:limit]
-		next = ds[limit-1].ID
-	}
+	ds, next := cut(ds, limit, func(d deliveryplan.Delivery) string { return d.ID })
 	return ds, next, nil
 }
 

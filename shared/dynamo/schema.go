@@ -125,3 +125,13 @@ func isTTLAlreadyOn(err error) bool {
 	var ve interface{ ErrorMessage() string }
 	return errors.As(err, &ve) && strings.Contains(strings.ToLower(ve.ErrorMessage()), "already enabled")
 }
+
+// cut keeps the first limit of items, read one past the page to learn whether more follow, and
+// answers the cursor to resume after the last kept (its key), or "" when nothing follows.
+func cut[T any](items []T, limit int, key func(T) string) ([]T, string) {
+	if len(items) <= limit {
+		return items, ""
+	}
+	items = items[:limit]
+	return items, key(items[limit-1])
+}

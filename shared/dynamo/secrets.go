@@ -115,11 +115,7 @@ func (s *SecretStore) Names(ctx context.Context, org string, limit int, cursor s
 	if err := attributevalue.UnmarshalListOfMaps(out.Items, &names); err != nil {
 		return nil, "", fmt.Errorf("decoding secrets: %w", err)
 	}
-	next := ""
-	if len(names) > limit {
-		names = names[:limit]
-		next = names[limit-1].Name
-	}
+	names, next := cut(names, limit, func(n SecretName) string { return n.Name })
 	return names, next, nil
 }
 

@@ -136,11 +136,7 @@ func (s *TemplateStore) List(ctx context.Context, tenant string, limit int, curs
 		}
 		ts = append(ts, t)
 	}
-	next := ""
-	if len(ts) > limit {
-		ts = ts[:limit]
-		next = ts[limit-1].Name
-	}
+	ts, next := cut(ts, limit, func(t Template) string { return t.Name })
 	return ts, next, nil
 }
 

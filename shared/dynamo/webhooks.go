@@ -231,11 +231,10 @@ func (s *WebhookStore) Webhooks(ctx context.Context, tenant string, limit int, c
 			ws = append(ws, w)
 		}
 	}
-	next := ""
-	if limit > 0 && len(ws) > limit {
-		ws = ws[:limit]
-		next = ws[limit-1].ID
+	if limit <= 0 {
+		return ws, "", nil
 	}
+	ws, next := cut(ws, limit, func(w deliveryplan.Webhook) string { return w.ID })
 	return ws, next, nil
 }
 
