@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -306,13 +305,8 @@ func (s *WebhookStore) FanOut(ctx context.Context, batch []EventDeliveries, toke
 		return fmt.Errorf("fanning out %d events: about %d bytes, more than a transaction takes", len(batch), size)
 	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	var cancelled *types.TransactionCanceledException
-	if errors.As(err, &cancelled) {
-		for _, r := range cancelled.CancellationReasons {
-			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
-				return ErrStale
-			}
-		}
+	if anyConditionFailed(err) {
+		return ErrStale
 	}
 	if err != nil {
 		return fmt.Errorf("fanning out %d events: %w", len(batch), err)
@@ -374,13 +368,8 @@ func (s *WebhookStore) RecordAll(ctx context.Context, ds []deliveryplan.Delivery
 		return fmt.Errorf("recording %d deliveries: about %d bytes, more than a transaction takes", len(ds), size)
 	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	var cancelled *types.TransactionCanceledException
-	if errors.As(err, &cancelled) {
-		for _, r := range cancelled.CancellationReasons {
-			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
-				return ErrStale
-			}
-		}
+	if anyConditionFailed(err) {
+		return ErrStale
 	}
 	if err != nil {
 		return fmt.Errorf("recording %d deliveries: %w", len(ds), err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -167,6 +168,24 @@ func decodeJob(item map[string]types.AttributeValue) (jobs.Job, error) {
 }
 
 // isConditionFailed tells a failed condition among a cancelled transaction's reasons.
+// anyConditionFailed tells a transaction cancelled because some item's condition failed.
+func anyConditionFailed(err error) bool {
+	var tc *types.TransactionCanceledException
+	return errors.As(err, &tc) && slices.ContainsFunc(tc.CancellationReasons, func(r types.CancellationReason) bool {
+		return aws.ToString(r.Code) == "ConditionalCheckFailed"
+	})
+}
+
+// deleteExisting deletes the item under pk/sk; ErrNotFound if there was none.
+func deleteExisting(ctx context.Context, db *dynamodb.Client, table, pk, sk string) error {
+	_, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &table, Key: keyOf(pk, sk), ConditionExpression: aws.String("attribute_exists(pk)")})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return ErrNotFound
+	}
+	return err
+}
+
 func isConditionFailed(err error, index int) (map[string]types.AttributeValue, bool) {
 	var tc *types.TransactionCanceledException
 	if !errors.As(err, &tc) || index >= len(tc.CancellationReasons) {

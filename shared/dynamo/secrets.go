@@ -122,9 +122,8 @@ func (s *SecretStore) Names(ctx context.Context, org string, limit int, cursor s
 // Delete removes org's secret name; ErrNotFound if there was none.
 func (s *SecretStore) Delete(ctx context.Context, org, name string) error {
 	pk, sk := secretKey(org, name)
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: keyOf(pk, sk), ConditionExpression: aws.String("attribute_exists(pk)")})
-	var failed *types.ConditionalCheckFailedException
-	if errors.As(err, &failed) {
+	err := deleteExisting(ctx, s.db, s.table, pk, sk)
+	if errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("secret %s of org %s: %w", name, org, ErrNotFound)
 	}
 	if err != nil {

@@ -143,10 +143,9 @@ func (s *TemplateStore) List(ctx context.Context, tenant string, limit int, curs
 // Delete removes one of tenant's templates; ErrNotFound if there was none.
 func (s *TemplateStore) Delete(ctx context.Context, tenant, name string) error {
 	pk, sk := templateKey(tenant, name)
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: keyOf(pk, sk), ConditionExpression: aws.String("attribute_exists(pk)")})
-	var failed *types.ConditionalCheckFailedException
-	if errors.As(err, &failed) {
-		return ErrNotFound
+	err := deleteExisting(ctx, s.db, s.table, pk, sk)
+	if errors.Is(err, ErrNotFound) {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("deleting template %s: %w", name, err)

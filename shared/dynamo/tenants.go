@@ -127,8 +127,7 @@ func (s *TenantStore) addCredential(ctx context.Context, tenant, pk, subject str
 		}},
 		{Put: &types.Put{TableName: &s.table, Item: item}},
 	}})
-	var cancelled *types.TransactionCanceledException
-	if errors.As(err, &cancelled) && len(cancelled.CancellationReasons) > 0 && aws.ToString(cancelled.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
+	if _, failed := isConditionFailed(err, 0); failed {
 		return fmt.Errorf("tenant %s does not exist; create it first with `tidegate admin tenants put`: %w", tenant, ErrNotFound)
 	}
 	if err != nil {

@@ -138,8 +138,7 @@ func (s *WebhookStore) CreateWebhook(ctx context.Context, w deliveryplan.Webhook
 		puts = append(puts, types.TransactWriteItem{Put: &types.Put{TableName: &s.tables.Control, Item: pointer}})
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: puts})
-	var cancelled *types.TransactionCanceledException
-	if errors.As(err, &cancelled) && len(cancelled.CancellationReasons) > 0 && aws.ToString(cancelled.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
+	if _, failed := isConditionFailed(err, 0); failed {
 		return ErrExists
 	}
 	if err != nil {
