@@ -17,6 +17,7 @@ import (
 	"github.com/tidegate/tidegate/shared/egress"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 // benchEvents is how many events one iteration fans out and delivers.
@@ -80,24 +81,7 @@ func BenchmarkFanOutVsRawPost(b *testing.B) {
 // consume hands one batch of the webhook queue to the handler and deletes it, as the event source
 // mapping does.
 func (w *world) consume(tb testing.TB) {
-	ctx := context.Background()
-	out, err := w.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &w.queueURL, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var ev events.SQSEvent
-	for _, m := range out.Messages {
-		ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId), Body: aws.ToString(m.Body)})
-	}
-	if len(ev.Records) == 0 {
-		return
-	}
-	if _, err := w.h.HandleSQS(ctx, ev); err != nil {
-		tb.Fatal(err)
-	}
-	for _, m := range out.Messages {
-		_, _ = w.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &w.queueURL, ReceiptHandle: m.ReceiptHandle})
-	}
+	testenv.Pump(tb, w.sqs, w.queueURL, w.h.HandleSQS)
 }
 
 // throughputEvents is how many outbox events one iteration of the throughput benchmark delivers

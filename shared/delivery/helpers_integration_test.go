@@ -96,36 +96,12 @@ func (w *world) submit(t testing.TB, id, tenant, namespace string) outbox.Event 
 // so; it fails the test if that takes more than a minute.
 func (w *world) pump(t *testing.T, done func() bool) {
 	t.Helper()
-	ctx := context.Background()
 	deadline := time.Now().Add(time.Minute)
 	for !done() {
 		if time.Now().After(deadline) {
 			t.Fatalf("the webhook queue did not get there within a minute")
 		}
-		out, err := w.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &w.queueURL, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(out.Messages) == 0 {
-			continue
-		}
-		var ev events.SQSEvent
-		for _, m := range out.Messages {
-			ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId), Body: aws.ToString(m.Body)})
-		}
-		resp, err := w.h.HandleSQS(ctx, ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		failed := map[string]bool{}
-		for _, f := range resp.BatchItemFailures {
-			failed[f.ItemIdentifier] = true
-		}
-		for _, m := range out.Messages {
-			if !failed[aws.ToString(m.MessageId)] {
-				_, _ = w.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &w.queueURL, ReceiptHandle: m.ReceiptHandle})
-			}
-		}
+		testenv.Pump(t, w.sqs, w.queueURL, w.h.HandleSQS)
 	}
 }
 

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/tidegate/tidegate/shared/delivery"
@@ -104,28 +102,11 @@ func (st *hookStack) do(t *testing.T, method, path, key string, body any) (int, 
 // pump runs the webhook queue through the worker, as the event source mapping does, until done.
 func (st *hookStack) pump(t *testing.T, done func() bool) {
 	t.Helper()
-	ctx := context.Background()
 	for deadline := time.Now().Add(time.Minute); !done(); {
 		if time.Now().After(deadline) {
 			t.Fatalf("the webhook queue did not get there within a minute")
 		}
-		out, err := st.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &st.hookQueueURL, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ev events.SQSEvent
-		for _, m := range out.Messages {
-			ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId), Body: aws.ToString(m.Body)})
-		}
-		if len(ev.Records) == 0 {
-			continue
-		}
-		if _, err := st.worker.HandleSQS(ctx, ev); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range out.Messages {
-			_, _ = st.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &st.hookQueueURL, ReceiptHandle: m.ReceiptHandle})
-		}
+		testenv.Pump(t, st.sqs, st.hookQueueURL, st.worker.HandleSQS)
 	}
 }
 
