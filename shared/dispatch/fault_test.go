@@ -66,6 +66,8 @@ const (
 	// holds it. The leases only save work; claims and conditional records are what must keep
 	// dispatch exactly-once, so the suite lets drains and beats truly overlap.
 	leaseOverrun = 0.2
+	// coldStart: the beat runs on a new instance, which remembers nothing of earlier beats.
+	coldStart = 0.1
 )
 
 // apiFault is one way a request to the API server goes wrong.
@@ -307,18 +309,30 @@ func (d *dispatcher) invoke(ev events.SQSEvent) {
 // beater is one reconcile Lambda instance.
 type beater struct {
 	process
-	h      reconcile.Handler
+	h      *reconcile.Handler
+	fresh  func() *reconcile.Handler
 	faults *faults
 }
 
 func newBeater(t *testing.T, r rig, f *faults) *beater {
-	b := &beater{h: *r.reconcile, faults: f}
+	b := &beater{faults: f}
 	b.leases = r.reconcile.Leases
-	b.h.Leases, b.h.Clusters = &b.process, newFaultClusters(t, r.clusters, f)
+	clusters := newFaultClusters(t, r.clusters, f)
+	b.fresh = func() *reconcile.Handler {
+		rc := r.reconcile
+		return &reconcile.Handler{
+			Regions: rc.Regions, Queues: rc.Queues, Ringer: rc.Ringer, Jobs: rc.Jobs, Log: rc.Log, Now: rc.Now,
+			Leases: &b.process, Clusters: clusters,
+		}
+	}
+	b.h = b.fresh()
 	return b
 }
 
 func (b *beater) invoke(ev events.EventBridgeEvent) {
+	if b.faults.chance(coldStart, "beat on a new instance (remembers nothing)") {
+		b.h = b.fresh()
+	}
 	b.overrun.Store(b.faults.chance(leaseOverrun, "beat lease overrun"))
 	defer b.overrun.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), beatDeadline)

@@ -84,9 +84,28 @@ func queueKeys(j jobs.Job) (pk, sk string) {
 	case j.Status == jobs.StatusQueued:
 		return "queue#" + j.Region, fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
 	case j.Status.Active():
-		return activeKey(j.Region, j.ID), j.ID
+		return activeKey(j.Region, j.ID), activeSort(j)
 	}
 	return "", ""
+}
+
+// Within an active partition, the sort key sets apart the jobs a beat cannot follow by LISTing
+// its cluster: claims (dispatching; the sweep looks for dead ones) and podless jobs (nothing to
+// list) sort before runSort, so the beat reads them alone (JobStore.Unlisted).
+const (
+	claimSort   = "claim#"
+	podlessSort = "podless#"
+	runSort     = "run#"
+)
+
+func activeSort(j jobs.Job) string {
+	switch {
+	case j.Status == jobs.StatusDispatching:
+		return claimSort + j.ID
+	case j.Podless:
+		return podlessSort + j.ID
+	}
+	return runSort + j.ID
 }
 
 func packManifests(m []map[string]any) ([]byte, error) {

@@ -37,7 +37,7 @@ func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error
 
 // Active reads every job of region that holds capacity: dispatching, pending or running.
 func (s *JobStore) Active(ctx context.Context, region string) ([]jobs.Job, error) {
-	return s.byActive(ctx, region, summaryAttrs)
+	return s.byActive(ctx, region, "", summaryAttrs)
 }
 
 // activeShards spread a region's active jobs over that many gsi2 partitions: a beat reads them at
@@ -52,14 +52,15 @@ func activeKey(region, id string) string {
 	return "active#" + region + "#" + strconv.Itoa(int(h.Sum32()%activeShards))
 }
 
-// byActive reads every shard of region's active jobs at once, and answers them in id order.
-func (s *JobStore) byActive(ctx context.Context, region, attrs string) ([]jobs.Job, error) {
+// byActive reads every shard of region's active jobs at once (with below set, those whose sort
+// key is less), and answers them in id order.
+func (s *JobStore) byActive(ctx context.Context, region, below, attrs string) ([]jobs.Job, error) {
 	parts := make([][]jobs.Job, activeShards)
 	errs := make([]error, activeShards)
 	var wg sync.WaitGroup
 	for i := range activeShards {
 		wg.Go(func() {
-			parts[i], errs[i] = s.byQueueKey(ctx, "active#"+region+"#"+strconv.Itoa(i), attrs)
+			parts[i], errs[i] = s.query(ctx, "active#"+region+"#"+strconv.Itoa(i), below, attrs)
 		})
 	}
 	wg.Wait()
@@ -74,27 +75,103 @@ func (s *JobStore) byActive(ctx context.Context, region, attrs string) ([]jobs.J
 // stateAttrs are what following a job needs to decide whether it changed.
 const stateAttrs = "id, #status, claim, podless"
 
-// ActiveStates reads region's active jobs with only their id, status, claim and podless flag:
-// a beat that changes nothing reads no more than that. Read the whole job (Job) to change one.
+// ActiveStates reads region's active jobs with only their id, status, claim and podless flag.
+// Read the whole job (Job) to change one.
 func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
-	return s.byActive(ctx, region, stateAttrs)
+	return s.byActive(ctx, region, "", stateAttrs)
+}
+
+// Unlisted reads, as ActiveStates does, the active jobs of region that no LIST of its cluster
+// shows: claims and podless jobs (and any record stored before the active sort keys, until it
+// next moves). A beat where nothing changed reads no other record.
+func (s *JobStore) Unlisted(ctx context.Context, region string) ([]jobs.Job, error) {
+	return s.byActive(ctx, region, runSort, stateAttrs)
+}
+
+// statesPerRead is BatchGetItem's limit of keys a call.
+const statesPerRead = 100
+
+// States reads the records of ids as ActiveStates does (id, status, claim, podless), whatever
+// their status, with consistent reads; an id without a record is left out. At most
+// statesPerRead ids a call, a few calls at once.
+func (s *JobStore) States(ctx context.Context, ids []string) ([]jobs.Job, error) {
+	batches := slices.Collect(slices.Chunk(ids, statesPerRead))
+	parts := make([][]jobs.Job, len(batches))
+	errs := make([]error, len(batches))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, 4)
+	for i, batch := range batches {
+		wg.Go(func() {
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			parts[i], errs[i] = s.states(ctx, batch)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return slices.Concat(parts...), nil
+}
+
+// states reads one batch, asking again for the keys DynamoDB left unprocessed (it does so under
+// throttling), with a short backoff.
+func (s *JobStore) states(ctx context.Context, ids []string) ([]jobs.Job, error) {
+	keys := make([]map[string]types.AttributeValue, len(ids))
+	for i, id := range ids {
+		keys[i] = keyOf(jobKey(id))
+	}
+	var out []jobs.Job
+	for try := 0; len(keys) > 0; try++ {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(try*try) * 20 * time.Millisecond):
+			}
+		}
+		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			s.tables.Jobs: {Keys: keys, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(stateAttrs),
+				ExpressionAttributeNames: map[string]string{"#status": "status"}},
+		}})
+		if err != nil {
+			return nil, fmt.Errorf("reading %d jobs' states: %w", len(ids), err)
+		}
+		var items []jobs.Job
+		if err := attributevalue.UnmarshalListOfMaps(res.Responses[s.tables.Jobs], &items); err != nil {
+			return nil, fmt.Errorf("decoding jobs' states: %w", err)
+		}
+		out = append(out, items...)
+		keys = res.UnprocessedKeys[s.tables.Jobs].Keys
+	}
+	return out, nil
 }
 
 func (s *JobStore) byQueueKey(ctx context.Context, pk, attrs string) ([]jobs.Job, error) {
+	return s.query(ctx, pk, "", attrs)
+}
+
+// query reads every page of gsi2's partition pk, projected to attrs; with below set, only the
+// items whose sort key is less.
+func (s *JobStore) query(ctx context.Context, pk, below, attrs string) ([]jobs.Job, error) {
 	names := map[string]string{}
 	for k, v := range summaryNames {
 		if strings.Contains(attrs, k) {
 			names[k] = v
 		}
 	}
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:                 &s.tables.Jobs,
-		IndexName:                 aws.String(indexGSI2),
+	q := &dynamodb.QueryInput{
+		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
 		KeyConditionExpression:    aws.String("gsi2pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
 		ProjectionExpression:      &attrs,
 		ExpressionAttributeNames:  names,
-	})
+	}
+	if below != "" {
+		q.KeyConditionExpression = aws.String("gsi2pk = :pk AND gsi2sk < :below")
+		q.ExpressionAttributeValues[":below"] = &types.AttributeValueMemberS{Value: below}
+	}
+	p := dynamodb.NewQueryPaginator(s.db, q)
 	var out []jobs.Job
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -266,7 +343,7 @@ func (s *JobStore) claimQueued(ctx context.Context, id, region string, claim job
 	for name, v := range map[string]any{
 		":queued": jobs.StatusQueued, ":dispatching": jobs.StatusDispatching, ":claim": claim, ":at": now.UTC(),
 		":hist":   []jobs.Transition{{Status: jobs.StatusDispatching, At: now.UTC()}},
-		":active": activeKey(region, id), ":id": id,
+		":active": activeKey(region, id), ":sk": claimSort + id,
 	} {
 		av, err := attributevalue.Marshal(v)
 		if err != nil {
@@ -276,7 +353,7 @@ func (s *JobStore) claimQueued(ctx context.Context, id, region string, claim job
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.tables.Jobs, Key: keyOf(pk, sk),
-		UpdateExpression: aws.String("SET #status = :dispatching, claim = :claim, updated_at = :at, gsi2pk = :active, gsi2sk = :id, " +
+		UpdateExpression: aws.String("SET #status = :dispatching, claim = :claim, updated_at = :at, gsi2pk = :active, gsi2sk = :sk, " +
 			"status_history = list_append(status_history, :hist) REMOVE pending_reason, queue_position"),
 		ConditionExpression:       aws.String("#status = :queued"),
 		ExpressionAttributeNames:  map[string]string{"#status": "status"},

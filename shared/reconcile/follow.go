@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 // Jobs is what following reads and writes of job records; dynamo.JobStore is the real one.
 type Jobs interface {
 	ActiveStates(ctx context.Context, region string) ([]jobs.Job, error)
+	Unlisted(ctx context.Context, region string) ([]jobs.Job, error)
+	States(ctx context.Context, ids []string) ([]jobs.Job, error)
 	Job(ctx context.Context, id string) (jobs.Job, error)
 	Apply(ctx context.Context, j jobs.Job, c dynamo.Change) error
 }
@@ -46,10 +49,25 @@ var eventOf = map[jobs.Status]outbox.Type{
 	jobs.StatusFailed:    outbox.JobFailed,
 }
 
-// follow mirrors the cluster's view of region's dispatched jobs into their records: the records'
-// states and the label-selected LISTs of Jobs and of pods, read at the same time (a no-op beat
-// costs the slower of the two, not their sum), then each changed job's steps in order. It
-// answers the active jobs' states, for the sweep; with no active job, the LISTs are not looked at.
+// recorded is what a beat hands the next about one region: for each job its LIST showed, the
+// status last seen on the job's record ("" for a job without one). A record moves only forward,
+// and only a beat records a job's start and end, so a job whose objects show nothing past the
+// status remembered has nothing to record, and its record need not be read. A new process (a
+// cold start) remembers nothing and reads the records of every listed job once.
+type recorded map[string]jobs.Status
+
+// following reports whether a job remembered in status s may still move: a finished or
+// cancelled job never does, and a retry is a job of its own.
+func following(s jobs.Status) bool {
+	return s == jobs.StatusPending || s == jobs.StatusRunning
+}
+
+// follow mirrors the cluster's view of region's dispatched jobs into their records. It LISTs the
+// region's Jobs and pods and, at the same time, reads the few active records no LIST shows
+// (claims and podless jobs; on an instance's first beat, all active records). Then it reads the
+// records of the listed jobs it does not remember and of those whose objects moved past what it
+// remembers, and records each one's steps: a beat where nothing changed reads no other record.
+// It answers the records it read beside the LISTs, claims among them, for the sweep.
 func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error) {
 	if h.Clusters == nil {
 		return h.statesWithoutCluster(ctx, region, errors.New("no cluster access configured"))
@@ -61,41 +79,80 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 
 	listed := make(chan owned, 1)
 	go func() { listed <- listOwned(ctx, kc) }()
-	active, err := h.Jobs.ActiveStates(ctx, region)
-	if err != nil || len(active) == 0 {
-		// Let the LISTs finish rather than cut them off: a cancelled read mid-body is logged by
-		// client-go as an error, and they cost no more than the read of the states.
-		<-listed
-		return active, err
+	known := h.recall(region)
+	// Beside the LISTs: the records no LIST shows or, on an instance's first beat, every active one.
+	read := h.Jobs.Unlisted
+	if known == nil {
+		read = h.Jobs.ActiveStates
 	}
+	unlisted, err := read(ctx, region)
+	// Let the LISTs finish rather than cut them off: a cancelled read mid-body is logged by
+	// client-go as an error.
 	l := <-listed
-	if l.err != nil {
-		return active, fmt.Errorf("listing %s's jobs: %w", region, l.err)
+	if err != nil {
+		return nil, err
 	}
-	var errs []error
-	for _, j := range active {
-		if j.Status == jobs.StatusDispatching {
-			continue // dispatch's to finish, or to adopt
+	if l.err != nil {
+		return unlisted, fmt.Errorf("listing %s's jobs: %w", region, l.err)
+	}
+
+	have := make(map[string]bool, len(unlisted)) // records read already
+	for _, j := range unlisted {
+		have[j.ID] = true
+	}
+	next := make(recorded, len(l.jobs))
+	var unread []string
+	l.eachID(func(id string) {
+		if have[id] {
+			next[id] = "" // set from its record below
+			return
 		}
-		if err := h.followOne(ctx, kc, j, l.jobs[j.ID], l.pods[j.ID]); err != nil {
+		if s, ok := known[id]; ok && (!following(s) || len(Follow(s, false, l.jobs[id], l.pods[id])) == 0) {
+			next[id] = s
+			return
+		}
+		unread = append(unread, id)
+		next[id] = "" // no record, unless one is read below
+	})
+	changed, err := h.Jobs.States(ctx, unread)
+	if err != nil {
+		return unlisted, fmt.Errorf("reading %s's changed jobs: %w", region, err)
+	}
+
+	var errs []error
+	for _, j := range slices.Concat(unlisted, changed) {
+		s := j.Status
+		if following(s) {
+			s, err = h.followOne(ctx, kc, j, l.jobs[j.ID], l.pods[j.ID])
 			errs = append(errs, err)
 		}
+		_, inList := next[j.ID]
+		switch {
+		case !inList:
+		case s == "" || s == jobs.StatusDispatching || s == jobs.StatusQueued:
+			delete(next, j.ID) // dispatch's to finish, or moved under us: read it again next beat
+		default:
+			next[j.ID] = s
+		}
 	}
-	return active, errors.Join(errs...)
+	h.remember(region, next)
+	return unlisted, errors.Join(errs...)
 }
 
-func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, state jobs.Job, kjobs []batchv1.Job, pods []corev1.Pod) error {
+// followOne records state's steps, if its objects show any, and answers the status its record
+// is left in: "" when that is not known (it moved under us, or a step failed).
+func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, state jobs.Job, kjobs []batchv1.Job, pods []corev1.Pod) (jobs.Status, error) {
 	steps := Follow(state.Status, state.Podless, kjobs, pods)
 	if len(steps) == 0 {
-		return nil
+		return state.Status, nil
 	}
 	// Only a job that changes is read whole, for its event's data.
 	j, err := h.Jobs.Job(ctx, state.ID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if j.Status != state.Status {
-		return nil // moved since the states were read; the next beat sees it afresh
+		return "", nil // moved since the state was read; the next beat sees it afresh
 	}
 	for _, st := range steps {
 		now := h.now()
@@ -108,13 +165,29 @@ func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, state 
 		}
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {
 			if errors.Is(err, dynamo.ErrStale) {
-				return nil // another beat recorded it, or the job was cancelled
+				return "", nil // another beat recorded it, or the job was cancelled
 			}
-			return err
+			return "", err
 		}
 		j = next
 	}
-	return nil
+	return j.Status, nil
+}
+
+// recall is what the last beat remembered of region; remember replaces it.
+func (h *Handler) recall(region string) recorded {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.recorded[region]
+}
+
+func (h *Handler) remember(region string, r recorded) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.recorded == nil {
+		h.recorded = map[string]recorded{}
+	}
+	h.recorded[region] = r
 }
 
 // statesWithoutCluster reads region's active jobs for the sweep when its cluster cannot be
@@ -132,6 +205,18 @@ type owned struct {
 	jobs map[string][]batchv1.Job
 	pods map[string][]corev1.Pod
 	err  error
+}
+
+// eachID calls f once for each job id with a Job or a pod.
+func (o owned) eachID(f func(id string)) {
+	for id := range o.jobs {
+		f(id)
+	}
+	for id := range o.pods {
+		if _, seen := o.jobs[id]; !seen {
+			f(id)
+		}
+	}
 }
 
 // listOwned LISTs every Job and every pod carrying a job id, page by page, the two at once.

@@ -57,6 +57,9 @@ type Handler struct {
 	Hosting Hosting
 	// Webhooks, when set, is swept after the regions, so this beat's own events are rung for too.
 	Webhooks WebhookSweeper
+
+	mu       sync.Mutex
+	recorded map[string]recorded // by region: what the last beat saw recorded
 }
 
 // beatLease outlasts one beat: the function's 55 s timeout in template.yaml, and a little more.
@@ -117,19 +120,19 @@ func (h *Handler) region(ctx context.Context, region string) error {
 		q, err := h.Queues.HasQueued(ctx, region)
 		asked <- answer{q, err}
 	}()
-	active, err := h.follow(ctx, region)
+	read, err := h.follow(ctx, region)
 	a := <-asked
 	if a.err != nil {
 		return errors.Join(err, a.err)
 	}
-	return errors.Join(err, h.sweep(ctx, region, active, a.queued))
+	return errors.Join(err, h.sweep(ctx, region, read, a.queued))
 }
 
-// sweep rings dispatch for region if it has queued jobs or a claim whose dispatcher died (active
-// is the region's active jobs as the beat read them), so a job whose submission's ring was lost
+// sweep rings dispatch for region if it has queued jobs or a claim whose dispatcher died (read
+// holds the region's claims, as the beat read them), so a job whose submission's ring was lost
 // waits one beat at most. Ringing a region with nothing to admit costs one empty drain.
-func (h *Handler) sweep(ctx context.Context, region string, active []jobs.Job, queued bool) error {
-	deadClaim := slices.ContainsFunc(active, func(j jobs.Job) bool {
+func (h *Handler) sweep(ctx context.Context, region string, read []jobs.Job, queued bool) error {
+	deadClaim := slices.ContainsFunc(read, func(j jobs.Job) bool {
 		return j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now())
 	})
 	if !deadClaim && !queued {
