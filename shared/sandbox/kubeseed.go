@@ -86,7 +86,8 @@ func seedCluster(ctx context.Context, kubeconfig string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := cs.CoreV1().Nodes().Create(ctx, fakeNode(), metav1.CreateOptions{}); err != nil {
+	// A sandbox started again over its kept --dir finds its node from last time.
+	if _, err := cs.CoreV1().Nodes().Create(ctx, fakeNode(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating node %s: %w", FakeNodeName, err)
 	}
 	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: GVisorRuntimeClass}, Handler: "runsc"}
