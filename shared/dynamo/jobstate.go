@@ -73,9 +73,10 @@ func (s *JobStore) byActive(ctx context.Context, region, below, attrs string) ([
 }
 
 // stateAttrs are what following a job needs to decide whether it changed.
-const stateAttrs = "id, #status, claim, podless"
+const stateAttrs = "id, #region, #status, claim, podless"
 
-// ActiveStates reads region's active jobs with only their id, status, claim and podless flag.
+// ActiveStates reads region's active jobs with only their id, region, status, claim and podless
+// flag.
 // Read the whole job (Job) to change one.
 func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
 	return s.byActive(ctx, region, "", stateAttrs)
@@ -91,7 +92,7 @@ func (s *JobStore) Unlisted(ctx context.Context, region string) ([]jobs.Job, err
 // statesPerRead is BatchGetItem's limit of keys a call.
 const statesPerRead = 100
 
-// States reads the records of ids as ActiveStates does (id, status, claim, podless), whatever
+// States reads the records of ids as ActiveStates does (id, region, status, claim, podless), whatever
 // their status, with consistent reads; an id without a record is left out. At most
 // statesPerRead ids a call, a few calls at once.
 func (s *JobStore) States(ctx context.Context, ids []string) ([]jobs.Job, error) {
@@ -132,7 +133,7 @@ func (s *JobStore) states(ctx context.Context, ids []string) ([]jobs.Job, error)
 		}
 		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 			s.tables.Jobs: {Keys: keys, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(stateAttrs),
-				ExpressionAttributeNames: map[string]string{"#status": "status"}},
+				ExpressionAttributeNames: map[string]string{"#status": "status", "#region": "region"}},
 		}})
 		if err != nil {
 			return nil, fmt.Errorf("reading %d jobs' states: %w", len(ids), err)

@@ -208,11 +208,15 @@ func newBeatBench(b *testing.B) *beatBench {
 
 // setupJob stores job i as running and creates its Job, running: one active, ready pod.
 func setupJob(ctx context.Context, store *dynamo.JobStore, kc kubernetes.Interface, ns string, i int) error {
+	return setupJobIn(ctx, store, kc, ns, benchRegion, i)
+}
+
+func setupJobIn(ctx context.Context, store *dynamo.JobStore, kc kubernetes.Interface, ns, region string, i int) error {
 	name := fmt.Sprintf("bench-%04d", i)
 	id := "job-" + name
 	m := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": name}}
 	now := time.Now()
-	j := jobs.New(id, "ml", ns, benchRegion, jobs.DefaultPriority, nil, []map[string]any{m}, now)
+	j := jobs.New(id, "ml", ns, region, jobs.DefaultPriority, nil, []map[string]any{m}, now)
 	for _, s := range []jobs.Status{jobs.StatusDispatching, jobs.StatusPending, jobs.StatusRunning} {
 		j.Status = s
 		j.StatusHistory = append(j.StatusHistory, jobs.Transition{Status: s, At: now.UTC()})

@@ -50,7 +50,8 @@ var eventOf = map[jobs.Status]outbox.Type{
 }
 
 // recorded is what a beat hands the next about one region: for each job its LIST showed, the
-// status last seen on the job's record ("" for a job without one). A record moves only forward,
+// status last seen on the job's record ("" for one it does not follow: no record, or another
+// region's). A record moves only forward,
 // and only a beat records a job's start and end, so a job whose objects show nothing past the
 // status remembered has nothing to record, and its record need not be read. A new process (a
 // cold start) remembers nothing and reads the records of every listed job once.
@@ -121,22 +122,36 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 
 	var errs []error
 	for _, j := range slices.Concat(unlisted, changed) {
-		s := j.Status
-		if following(s) {
-			s, err = h.followOne(ctx, kc, j, l.jobs[j.ID], l.pods[j.ID])
-			errs = append(errs, err)
+		s, keep, err := h.settle(ctx, kc, region, j, l)
+		errs = append(errs, err)
+		if _, inList := next[j.ID]; !inList {
+			continue
 		}
-		_, inList := next[j.ID]
-		switch {
-		case !inList:
-		case s == "" || s == jobs.StatusDispatching || s == jobs.StatusQueued:
-			delete(next, j.ID) // dispatch's to finish, or moved under us: read it again next beat
-		default:
+		if keep {
 			next[j.ID] = s
+		} else {
+			delete(next, j.ID)
 		}
 	}
 	h.remember(region, next)
 	return unlisted, errors.Join(errs...)
+}
+
+// settle follows job j, whose record this beat read, and answers what to remember of it: the
+// status its record is left in ("" for another region's job, which a cluster shared between
+// regions, as in dev, lists to both), or keep false to read it again next beat (dispatch's to
+// finish, or it moved under us).
+func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region string, j jobs.Job, l owned) (s jobs.Status, keep bool, err error) {
+	switch {
+	case j.Region != region:
+		return "", true, nil
+	case j.Status == jobs.StatusQueued || j.Status == jobs.StatusDispatching:
+		return "", false, nil
+	case !following(j.Status):
+		return j.Status, true, nil
+	}
+	s, err = h.followOne(ctx, kc, j, l.jobs[j.ID], l.pods[j.ID])
+	return s, s != "", err
 }
 
 // followOne records state's steps, if its objects show any, and answers the status its record

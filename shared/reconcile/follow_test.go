@@ -62,6 +62,10 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Job 4 belongs to another region whose cluster is this one too (as in dev).
+	if err := setupJobIn(ctx, store, kc, ns, "us-west-2", 4); err != nil {
+		t.Fatal(err)
+	}
 	ended, err := store.Job(ctx, "job-bench-0003")
 	if err != nil {
 		t.Fatal(err)
@@ -90,9 +94,9 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 	if rings.n() != 1 {
 		t.Errorf("the first beat rang dispatch %d times, want once for the dead claim", rings.n())
 	}
-	if read := spy.ours(); !slices.Equal(read, []string{"job-bench-0003"}) {
-		t.Errorf("a new instance's first beat read the states of %v by id, want only the ended job's "+
-			"(it reads the active ones together)", read)
+	if read := spy.ours(); !slices.Equal(read, []string{"job-bench-0003", "job-bench-0004"}) {
+		t.Errorf("a new instance's first beat read the states of %v by id, want only the ended job's and "+
+			"the other region's (it reads its region's active ones together)", read)
 	}
 
 	beat(first, "quiet")
@@ -124,6 +128,22 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 	}
 	if n := completedEvents(t, db, tables, "job-bench-0001"); n != 1 {
 		t.Errorf("job-bench-0001 has %d job.completed events, want 1", n)
+	}
+
+	// The other region's job is left to its own region's beat, and followed there.
+	complete(t, kc, ns, "bench-0004")
+	beat(first, "other-region")
+	if got := status(t, store, "job-bench-0004"); got != jobs.StatusRunning {
+		t.Errorf("us-east-1's beat moved us-west-2's job-bench-0004 to %s; want it left running", got)
+	}
+	both := newBeat()
+	both.Regions = []string{benchRegion, "us-west-2"}
+	beat(both, "both-regions")
+	if got := status(t, store, "job-bench-0004"); got != jobs.StatusSucceeded {
+		t.Errorf("job-bench-0004 is %s after its own region's beat, want succeeded", got)
+	}
+	if n := completedEvents(t, db, tables, "job-bench-0004"); n != 1 {
+		t.Errorf("job-bench-0004 has %d job.completed events, want 1", n)
 	}
 
 	// The old-key record is followed too.
