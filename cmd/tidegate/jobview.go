@@ -15,6 +15,7 @@ var pendingWhy = map[string]string{
 	"spot_price_above_cap":          "held in %s: the spot price is above the job's cap",
 	"spot_price_unknown":            "held in %s: the spot price is not known yet",
 	"queued_behind_higher_priority": "waiting in %s behind jobs of higher priority",
+	"name_in_use_by_finishing_job":  "waiting in %s for an earlier job of the same name to be recorded as ended",
 }
 
 // statusText is a job's status with why it waits and where it stands in line.

@@ -60,6 +60,10 @@ const (
 	// ReasonQueuedBehindHigherPriority: the job waits for room, and a job of strictly higher
 	// priority is waiting for room ahead of it.
 	ReasonQueuedBehindHigherPriority Reason = "queued_behind_higher_priority"
+	// ReasonNameInUse is dispatch's, not this package's: the job was admitted, but one of its
+	// objects' names is held by a finished Job of an earlier job whose end no beat has recorded
+	// yet. It waits in the queue until one has; then the finished Job makes way.
+	ReasonNameInUse Reason = "name_in_use_by_finishing_job"
 )
 
 // Wait is one job that is not dispatched now.

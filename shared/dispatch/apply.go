@@ -42,10 +42,20 @@ var resources = map[schema.GroupVersionKind]string{
 // ErrNameCollision is a manifest whose name is taken by an object Tidegate did not make for this job.
 var ErrNameCollision = errors.New("name collision")
 
+// errNameFinishing is a manifest whose name is held by a finished Job of an earlier job whose
+// end is not recorded yet: replacing that Job now would take away what the beat reads the end
+// from, and the earlier job would never end. The job goes back to the queue until it has.
+var errNameFinishing = errors.New("name in use by a finished job whose end is not recorded yet")
+
+// ended reports whether job id's end is recorded (or it has no record): its finished objects may
+// make way for a rerun.
+type ended func(ctx context.Context, id string) (bool, error)
+
 // applyJob creates each of the job's manifests in its namespace, stamped with the job id. An
 // object that already exists with this job's annotation was created by an earlier try of this
-// same dispatch, and counts as done; one with another job's (or none) is a name collision.
-func applyJob(ctx context.Context, dc dynamic.Interface, j jobs.Job) error {
+// same dispatch, and counts as done; a finished Job of an earlier job makes way once that job's
+// end is recorded; anything else is a name collision.
+func applyJob(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded ended) error {
 	for i, m := range j.Manifests {
 		obj := stamped(m, j)
 		gvk := obj.GroupVersionKind()
@@ -70,8 +80,15 @@ func applyJob(ctx context.Context, dc dynamic.Interface, j jobs.Job) error {
 			continue
 		}
 		if owner != "" && finished(existing) {
-			// A finished Job of an earlier Tidegate job holds the name: its record keeps what
-			// mattered of it (status, placement, log tail), so it makes way, as a rerun expects.
+			// A finished Job of an earlier Tidegate job holds the name: once its record keeps what
+			// mattered of it (status, placement, log tail), it makes way, as a rerun expects.
+			done, err := isEnded(ctx, owner)
+			if err != nil {
+				return fmt.Errorf("reading job %s, whose %s %s/%s holds the name: %w", owner, gvk.Kind, j.Namespace, obj.GetName(), err)
+			}
+			if !done {
+				return fmt.Errorf("%w: %s %s/%s belongs to job %s", errNameFinishing, gvk.Kind, j.Namespace, obj.GetName(), owner)
+			}
 			if err := replace(ctx, ri, existing, obj); err != nil {
 				return err
 			}

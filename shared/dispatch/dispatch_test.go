@@ -15,9 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -246,6 +249,55 @@ func TestNames(t *testing.T) {
 	got := r.job(t, clash.ID)
 	if got.Status != jobs.StatusFailed || !containsAll(got.StatusHistory[len(got.StatusHistory)-1].Reason, "name collision", "did not create") {
 		t.Errorf("a job whose name a foreign object holds = %s (%v), want failed naming the collision", got.Status, got.StatusHistory)
+	}
+}
+
+// TestRerunWaitsForTheEndToBeRecorded: a rerun under the name of a Job that has finished but
+// whose end no beat has recorded yet waits in the queue, rather than replacing the objects that
+// end is read from; once a beat records it, the rerun replaces it. Neither job is lost.
+func TestRerunWaitsForTheEndToBeRecorded(t *testing.T) {
+	r := newRig(t, 5)
+	ctx := context.Background()
+	first := r.submit(t, "early", 50, nil)
+	if err := r.dispatch.Drain(ctx, region); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := r.clusters.Client(ctx, region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kwok runs the Job to its end in about a second; no beat runs meanwhile.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		kj, err := kc.BatchV1().Jobs(r.ns).Get(ctx, "early", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(kj.Status.Conditions, func(c batchv1.JobCondition) bool {
+			return c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue
+		}), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for the first Job to complete: %v", err)
+	}
+
+	rerun := r.submitAs(t, "job-early-rerun", "early", 50, nil)
+	if err := r.dispatch.Drain(ctx, region); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.job(t, rerun.ID); got.Status != jobs.StatusQueued || got.PendingReason != string(admission.ReasonNameInUse) {
+		t.Errorf("a rerun under a name whose Job's end is not recorded = %s, reason %q; want queued, %s",
+			got.Status, got.PendingReason, admission.ReasonNameInUse)
+	}
+	kj, err := kc.BatchV1().Jobs(r.ns).Get(ctx, "early", metav1.GetOptions{})
+	if err != nil || kj.Annotations[JobIDKey] != first.ID {
+		t.Fatalf("after the rerun's drain the Job early is %v (%v); want the first job's, untouched", kj.Annotations, err)
+	}
+
+	r.run(t, []string{first.ID, rerun.ID}, allEnded(first.ID, rerun.ID))
+	for _, id := range []string{first.ID, rerun.ID} {
+		if got := r.job(t, id); got.Status != jobs.StatusSucceeded {
+			t.Errorf("job %s = %s (%v), want succeeded", id, got.Status, got.StatusHistory)
+		}
 	}
 }
 

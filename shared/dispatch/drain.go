@@ -138,7 +138,10 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	if err != nil {
 		return fmt.Errorf("reaching %s's cluster: %w", region, err)
 	}
-	applyErr := applyJob(ctx, dc, j)
+	applyErr := applyJob(ctx, dc, j, h.ended)
+	if errors.Is(applyErr, errNameFinishing) {
+		return h.requeue(ctx, j, token, applyErr)
+	}
 	if applyErr != nil && !errors.Is(applyErr, ErrNameCollision) {
 		return fmt.Errorf("dispatching job %s: %w", id, applyErr)
 	}
@@ -162,6 +165,28 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	}
 	h.Log.InfoContext(ctx, "dispatched", "job_id", id, "region", region, "status", c.To)
 	return nil
+}
+
+// requeue gives claimed job j back to the queue, to wait for why (a name held by a job whose end
+// is not recorded): the beat that records that end finds j queued and rings dispatch again.
+func (h *Handler) requeue(ctx context.Context, j jobs.Job, token string, why error) error {
+	c := dynamo.Change{From: jobs.StatusDispatching, To: jobs.StatusQueued, At: h.now(), Claim: token, Reason: why.Error(),
+		Set: map[string]any{"claim": nil, "pending_reason": admission.ReasonNameInUse}}
+	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, dynamo.ErrStale) {
+		return err
+	}
+	h.Log.InfoContext(ctx, "back in the queue", "job_id", j.ID, "why", why.Error())
+	return nil
+}
+
+// ended is dispatch's answer to whether job id's end is recorded: a job without a record has
+// nothing to lose.
+func (h *Handler) ended(ctx context.Context, id string) (bool, error) {
+	j, err := h.Store.Job(ctx, id)
+	if errors.Is(err, dynamo.ErrNotFound) {
+		return true, nil
+	}
+	return err == nil && j.Status.Terminal(), err
 }
 
 // dispatchAll dispatches ids, dispatchers at a time, starting them in the order given, and answers

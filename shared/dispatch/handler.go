@@ -28,6 +28,7 @@ type Store interface {
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 	Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error)
 	Apply(ctx context.Context, j jobs.Job, c dynamo.Change) error
+	Job(ctx context.Context, id string) (jobs.Job, error)
 }
 
 // Leases keeps one drain of a region at a time; dynamo.LeaseStore is the real one.

@@ -54,7 +54,8 @@ type Job struct {
 	// Podless marks a job whose manifests run no pods (ConfigMaps, Services): it is done once applied.
 	Podless bool `json:"podless,omitempty" dynamodbav:"podless,omitempty"`
 	// PendingReason says why a queued job waits: capacity, spot_price_above_cap,
-	// spot_price_unknown or queued_behind_higher_priority; empty once dispatched.
+	// spot_price_unknown, queued_behind_higher_priority or name_in_use_by_finishing_job; empty
+	// once dispatched.
 	PendingReason string `json:"pending_reason,omitempty" dynamodbav:"pending_reason,omitempty"`
 	// QueuePosition is the job's place among the region's waiting jobs, from 1, at the last drain.
 	QueuePosition int `json:"queue_position,omitempty" dynamodbav:"queue_position,omitempty"`
