@@ -49,26 +49,13 @@ var eventOf = map[jobs.Status]outbox.Type{
 	jobs.StatusFailed:    outbox.JobFailed,
 }
 
-// recorded is what a beat hands the next about one region: for each job its LIST showed, the
-// status last seen on the job's record ("" for one it does not follow: no record, or another
-// region's). A record moves only forward,
-// and only a beat records a job's start and end, so a job whose objects show nothing past the
-// status remembered has nothing to record, and its record need not be read. A new process (a
-// cold start) remembers nothing and reads the records of every listed job once.
-type recorded map[string]jobs.Status
-
-// following reports whether a job remembered in status s may still move: a finished or
-// cancelled job never does, and a retry is a job of its own.
-func following(s jobs.Status) bool {
-	return s == jobs.StatusPending || s == jobs.StatusRunning
-}
-
 // follow mirrors the cluster's view of region's dispatched jobs into their records. It LISTs the
 // region's Jobs and pods and, at the same time, reads the few active records no LIST shows
 // (claims and podless jobs; on an instance's first beat, all active records). Then it reads the
 // records of the listed jobs it does not remember and of those whose objects moved past what it
 // remembers, and records each one's steps: a beat where nothing changed reads no other record.
-// It answers the records it read beside the LISTs, claims among them, for the sweep.
+// A followed job whose objects have been gone from the LISTs for goneGrace is recorded failed
+// (memory.go). It answers the records it read beside the LISTs, claims among them, for the sweep.
 func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error) {
 	if h.Clusters == nil {
 		return h.statesWithoutCluster(ctx, region, errors.New("no cluster access configured"))
@@ -80,10 +67,10 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 
 	listed := make(chan owned, 1)
 	go func() { listed <- listOwned(ctx, kc) }()
-	known := h.recall(region)
+	last := h.recall(region)
 	// Beside the LISTs: the records no LIST shows or, on an instance's first beat, every active one.
 	read := h.Jobs.Unlisted
-	if known == nil {
+	if last.cold() {
 		read = h.Jobs.ActiveStates
 	}
 	unlisted, err := read(ctx, region)
@@ -97,24 +84,31 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 		return unlisted, fmt.Errorf("listing %s's jobs: %w", region, l.err)
 	}
 
+	now := h.now()
+	next := last.next(region, l, unlisted, now)
 	have := make(map[string]bool, len(unlisted)) // records read already
 	for _, j := range unlisted {
 		have[j.ID] = true
 	}
-	next := make(recorded, len(l.jobs))
 	var unread []string
 	l.eachID(func(id string) {
 		if have[id] {
-			next[id] = "" // set from its record below
 			return
 		}
-		if s, ok := known[id]; ok && (!following(s) || len(Follow(s, false, l.jobs[id], l.pods[id])) == 0) {
-			next[id] = s
+		if s, ok := last.recorded[id]; ok && (!following(s) || len(Follow(s, false, l.jobs[id], l.pods[id])) == 0) {
+			next.recorded[id] = s
 			return
 		}
 		unread = append(unread, id)
-		next[id] = "" // no record, unless one is read below
+		next.recorded[id] = "" // no record, unless one is read below
 	})
+	overdue := next.overdue(now)
+	for id := range overdue {
+		if !have[id] {
+			unread = append(unread, id)
+		}
+		delete(next.gone, id) // recorded below, or without a record to record
+	}
 	changed, err := h.Jobs.States(ctx, unread)
 	if err != nil {
 		return unlisted, fmt.Errorf("reading %s's changed jobs: %w", region, err)
@@ -122,15 +116,22 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 
 	var errs []error
 	for _, j := range slices.Concat(unlisted, changed) {
+		if since, ok := overdue[j.ID]; ok {
+			if err := h.vanish(ctx, region, j); err != nil {
+				errs = append(errs, err)
+				next.gone[j.ID] = since // again next beat
+			}
+			continue
+		}
 		s, keep, err := h.settle(ctx, kc, region, j, l)
 		errs = append(errs, err)
-		if _, inList := next[j.ID]; !inList {
+		if !l.has(j.ID) {
 			continue
 		}
 		if keep {
-			next[j.ID] = s
+			next.recorded[j.ID] = s
 		} else {
-			delete(next, j.ID)
+			delete(next.recorded, j.ID)
 		}
 	}
 	h.remember(region, next)
@@ -157,7 +158,28 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 // followOne records state's steps, if its objects show any, and answers the status its record
 // is left in: "" when that is not known (it moved under us, or a step failed).
 func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, state jobs.Job, kjobs []batchv1.Job, pods []corev1.Pod) (jobs.Status, error) {
-	steps := Follow(state.Status, state.Podless, kjobs, pods)
+	return h.record(ctx, kc, state, Follow(state.Status, state.Podless, kjobs, pods), pods)
+}
+
+// vanishedReason is why a job whose objects disappeared before its end was seen failed.
+const vanishedReason = "its Jobs and pods are gone from the cluster and no end was seen: deleted outside Tidegate " +
+	"(kubectl, a namespace deleted, or a ttlSecondsAfterFinished shorter than a few minutes)"
+
+// vanish records the end of job j, of region, whose objects the LISTs have not shown for
+// goneGrace: deleted before any beat saw it end. Left as it was, it would stay active for good
+// and hold a share of its region.
+func (h *Handler) vanish(ctx context.Context, region string, j jobs.Job) error {
+	if j.Region != region || !following(j.Status) {
+		return nil // cancelled, say: cancelling deletes the objects too
+	}
+	_, err := h.record(ctx, nil, j, []Step{{To: jobs.StatusFailed, Reason: vanishedReason}}, nil)
+	return err
+}
+
+// record writes steps, in order, for the job whose state this beat read, each with its event,
+// and answers the status its record is left in: "" when that is not known (it moved under us,
+// or a step failed). A terminal step keeps the placement and the last log lines of pods.
+func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state jobs.Job, steps []Step, pods []corev1.Pod) (jobs.Status, error) {
 	if len(steps) == 0 {
 		return state.Status, nil
 	}
@@ -175,7 +197,7 @@ func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, state 
 		next.Status = st.To
 		ev := outbox.ForJob(eventOf[st.To], next, st.Reason, now)
 		c := dynamo.Change{From: j.Status, To: st.To, Reason: st.Reason, At: now, Event: &ev}
-		if st.To.Terminal() {
+		if st.To.Terminal() && len(pods) > 0 {
 			c.Set = map[string]any{"placement": Placement(pods, nodesOf(ctx, kc, pods)), "log_tail": logTail(ctx, kc, pods)}
 		}
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {
@@ -187,22 +209,6 @@ func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, state 
 		j = next
 	}
 	return j.Status, nil
-}
-
-// recall is what the last beat remembered of region; remember replaces it.
-func (h *Handler) recall(region string) recorded {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.recorded[region]
-}
-
-func (h *Handler) remember(region string, r recorded) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.recorded == nil {
-		h.recorded = map[string]recorded{}
-	}
-	h.recorded[region] = r
 }
 
 // statesWithoutCluster reads region's active jobs for the sweep when its cluster cannot be
@@ -220,6 +226,13 @@ type owned struct {
 	jobs map[string][]batchv1.Job
 	pods map[string][]corev1.Pod
 	err  error
+}
+
+// has reports whether job id has a Job or a pod.
+func (o owned) has(id string) bool {
+	_, j := o.jobs[id]
+	_, p := o.pods[id]
+	return j || p
 }
 
 // eachID calls f once for each job id with a Job or a pod.

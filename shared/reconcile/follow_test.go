@@ -36,8 +36,9 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 	ctx := context.Background()
 	tables, db := testenv.Tables(t)
 	ns, kc := testCluster(t)
+	id := func(i int) string { return benchID(ns, i) }
 	store := dynamo.NewJobStore(db, tables)
-	spy := &readSpy{JobStore: store}
+	spy := &readSpy{JobStore: store, prefix: "job-" + ns + "-"}
 	rings := &ringCounter{}
 	newBeat := func() *reconcile.Handler {
 		return &reconcile.Handler{
@@ -66,14 +67,14 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 	if err := setupJobIn(ctx, store, kc, ns, "us-west-2", 4); err != nil {
 		t.Fatal(err)
 	}
-	ended, err := store.Job(ctx, "job-bench-0003")
+	ended, err := store.Job(ctx, id(3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Apply(ctx, ended, dynamo.Change{From: jobs.StatusRunning, To: jobs.StatusCancelled, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	legacy := "job-bench-0002"
+	legacy := id(2)
 	if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &tables.Jobs, Key: jobKey(legacy), UpdateExpression: aws.String("SET gsi2sk = :id"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: legacy}},
@@ -94,7 +95,7 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 	if rings.n() != 1 {
 		t.Errorf("the first beat rang dispatch %d times, want once for the dead claim", rings.n())
 	}
-	if read := spy.ours(); !slices.Equal(read, []string{"job-bench-0003", "job-bench-0004"}) {
+	if read := spy.ours(); !slices.Equal(read, []string{id(3), id(4)}) {
 		t.Errorf("a new instance's first beat read the states of %v by id, want only the ended job's and "+
 			"the other region's (it reads its region's active ones together)", read)
 	}
@@ -107,11 +108,11 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 	// Job 0 completes: the next beat reads its record, and only its, and records the end.
 	complete(t, kc, ns, "bench-0000")
 	beat(first, "one-done")
-	if read := spy.ours(); !slices.Equal(read, []string{"job-bench-0000"}) {
-		t.Errorf("after one Job completed the beat read %v, want only job-bench-0000", read)
+	if read := spy.ours(); !slices.Equal(read, []string{id(0)}) {
+		t.Errorf("after one Job completed the beat read %v, want only %s", read, id(0))
 	}
-	if got := status(t, store, "job-bench-0000"); got != jobs.StatusSucceeded {
-		t.Errorf("job-bench-0000 is %s after its Job completed, want succeeded", got)
+	if got := status(t, store, id(0)); got != jobs.StatusSucceeded {
+		t.Errorf("%s is %s after its Job completed, want succeeded", id(0), got)
 	}
 
 	// Another instance records job 1's end; the first, which remembers it running, then reads it
@@ -119,31 +120,31 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 	complete(t, kc, ns, "bench-0001")
 	beat(second, "other-instance")
 	beat(first, "behind")
-	if read := spy.ours(); !slices.Equal(read, []string{"job-bench-0001"}) {
-		t.Errorf("an instance left behind read %v, want job-bench-0001 once", read)
+	if read := spy.ours(); !slices.Equal(read, []string{id(1)}) {
+		t.Errorf("an instance left behind read %v, want %s once", read, id(1))
 	}
 	beat(first, "caught-up")
 	if read := spy.ours(); len(read) != 0 {
 		t.Errorf("once caught up, a quiet beat read %v, want none", read)
 	}
-	if n := completedEvents(t, db, tables, "job-bench-0001"); n != 1 {
-		t.Errorf("job-bench-0001 has %d job.completed events, want 1", n)
+	if n := completedEvents(t, db, tables, id(1)); n != 1 {
+		t.Errorf("%s has %d job.completed events, want 1", id(1), n)
 	}
 
 	// The other region's job is left to its own region's beat, and followed there.
 	complete(t, kc, ns, "bench-0004")
 	beat(first, "other-region")
-	if got := status(t, store, "job-bench-0004"); got != jobs.StatusRunning {
-		t.Errorf("us-east-1's beat moved us-west-2's job-bench-0004 to %s; want it left running", got)
+	if got := status(t, store, id(4)); got != jobs.StatusRunning {
+		t.Errorf("us-east-1's beat moved us-west-2's %s to %s; want it left running", id(4), got)
 	}
 	both := newBeat()
 	both.Regions = []string{benchRegion, "us-west-2"}
 	beat(both, "both-regions")
-	if got := status(t, store, "job-bench-0004"); got != jobs.StatusSucceeded {
-		t.Errorf("job-bench-0004 is %s after its own region's beat, want succeeded", got)
+	if got := status(t, store, id(4)); got != jobs.StatusSucceeded {
+		t.Errorf("%s is %s after its own region's beat, want succeeded", id(4), got)
 	}
-	if n := completedEvents(t, db, tables, "job-bench-0004"); n != 1 {
-		t.Errorf("job-bench-0004 has %d job.completed events, want 1", n)
+	if n := completedEvents(t, db, tables, id(4)); n != 1 {
+		t.Errorf("%s has %d job.completed events, want 1", id(4), n)
 	}
 
 	// The old-key record is followed too.
@@ -157,8 +158,9 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 // readSpy is the real job store, noting which records following reads one by one or by id.
 type readSpy struct {
 	*dynamo.JobStore
-	mu   sync.Mutex
-	read []string
+	prefix string // of the ids of this test's jobs
+	mu     sync.Mutex
+	read   []string
 }
 
 func (s *readSpy) States(ctx context.Context, ids []string) ([]jobs.Job, error) {
@@ -177,7 +179,7 @@ func (s *readSpy) ours() []string {
 	defer s.mu.Unlock()
 	var out []string
 	for _, id := range s.read {
-		if strings.HasPrefix(id, "job-bench-") {
+		if strings.HasPrefix(id, s.prefix) {
 			out = append(out, id)
 		}
 	}
@@ -232,6 +234,11 @@ func complete(t *testing.T, kc kubernetes.Interface, ns, name string) {
 
 // completedEvents counts the job.completed events of job id in the outbox.
 func completedEvents(t *testing.T, db *dynamodb.Client, tables dynamo.Tables, id string) int {
+	return countEvents(t, db, tables, outbox.JobCompleted, id)
+}
+
+// countEvents counts the events of type typ about job id in the outbox.
+func countEvents(t *testing.T, db *dynamodb.Client, tables dynamo.Tables, typ outbox.Type, id string) int {
 	t.Helper()
 	evs, _, err := dynamo.NewOutboxStore(db, tables).Undelivered(context.Background(), 1000, "")
 	if err != nil {
@@ -239,7 +246,7 @@ func completedEvents(t *testing.T, db *dynamodb.Client, tables dynamo.Tables, id
 	}
 	n := 0
 	for _, ev := range evs {
-		if ev.Type == outbox.JobCompleted && ev.Data["job_id"] == id {
+		if ev.Type == typ && ev.Data["job_id"] == id {
 			n++
 		}
 	}
@@ -269,4 +276,92 @@ func testCluster(t *testing.T) (string, kubernetes.Interface) {
 		t.Fatal(err)
 	}
 	return ns, kc
+}
+
+// TestGoneJobsEnd: a followed job whose objects vanish from the cluster before any beat saw it
+// end is recorded failed once they have been gone for a few minutes, by the instance that saw
+// them go and by one started after they went. A cancelled job and one never listed are left be.
+func TestGoneJobsEnd(t *testing.T) {
+	ctx := context.Background()
+	tables, db := testenv.Tables(t)
+	ns, kc := testCluster(t)
+	id := func(i int) string { return benchID(ns, i) }
+	store := dynamo.NewJobStore(db, tables)
+	var later time.Duration // how far the beats' clock is ahead of the wall's
+	newBeat := func() *reconcile.Handler {
+		return &reconcile.Handler{
+			Regions: []string{benchRegion}, Queues: store, Ringer: &ringCounter{}, Jobs: store,
+			Clusters: oneClient{kc}, Leases: dynamo.NewLeaseStore(db, tables.Control),
+			Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return time.Now().Add(later) },
+		}
+	}
+	beat := func(h *reconcile.Handler, at time.Duration) {
+		t.Helper()
+		later = at
+		if err := h.HandleBeat(ctx, events.EventBridgeEvent{ID: at.String()}); err != nil {
+			t.Fatalf("beat at +%s: %v", at, err)
+		}
+	}
+	for i := range 3 {
+		if err := setupJob(ctx, store, kc, ns, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deleted, cancelled, seenLate := id(0), id(1), id(2)
+	// Dispatched, but nothing of it listed yet (a CronJob before its first run).
+	unlisted := storeJob(t, store, "job-never-listed", func(*jobs.Job) {}, jobs.StatusDispatching, jobs.StatusPending)
+
+	first := newBeat()
+	beat(first, 0)
+	removeJob(t, kc, ns, "bench-0000")
+	removeJob(t, kc, ns, "bench-0001")
+	j, err := store.Job(ctx, cancelled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Apply(ctx, j, dynamo.Change{From: jobs.StatusRunning, To: jobs.StatusCancelled, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	beat(first, time.Minute)
+	if got := status(t, store, deleted); got != jobs.StatusRunning {
+		t.Errorf("a minute after its Job went, %s is %s; want running still (a cancel may be under way)", deleted, got)
+	}
+	beat(first, 5*time.Minute)
+	got, err := store.Job(ctx, deleted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := got.StatusHistory[len(got.StatusHistory)-1]; got.Status != jobs.StatusFailed || !strings.Contains(last.Reason, "deleted outside Tidegate") {
+		t.Errorf("five minutes after its Job went, %s is %s (%q); want failed, saying it was deleted outside Tidegate", deleted, got.Status, last.Reason)
+	}
+	if n := countEvents(t, db, tables, outbox.JobFailed, deleted); n != 1 {
+		t.Errorf("%s has %d job.failed events, want 1", deleted, n)
+	}
+	if got := status(t, store, cancelled); got != jobs.StatusCancelled {
+		t.Errorf("the cancelled job is %s, want cancelled still", got)
+	}
+	if got := status(t, store, unlisted); got != jobs.StatusPending {
+		t.Errorf("the job never listed is %s, want pending still", got)
+	}
+
+	// An instance started after a Job went: it finds the job running and unlisted.
+	removeJob(t, kc, ns, "bench-0002")
+	second := newBeat()
+	beat(second, 6*time.Minute)
+	beat(second, 10*time.Minute)
+	if got := status(t, store, seenLate); got != jobs.StatusFailed {
+		t.Errorf("%s, whose Job went before the instance started, is %s; want failed", seenLate, got)
+	}
+	if got := status(t, store, unlisted); got != jobs.StatusPending {
+		t.Errorf("the job never listed is %s after a new instance's beats, want pending still", got)
+	}
+}
+
+func removeJob(t *testing.T, kc kubernetes.Interface, ns, name string) {
+	t.Helper()
+	background := metav1.DeletePropagationBackground
+	if err := kc.BatchV1().Jobs(ns).Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
+		t.Fatal(err)
+	}
 }

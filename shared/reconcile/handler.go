@@ -58,8 +58,8 @@ type Handler struct {
 	// Webhooks, when set, is swept after the regions, so this beat's own events are rung for too.
 	Webhooks WebhookSweeper
 
-	mu       sync.Mutex
-	recorded map[string]recorded // by region: what the last beat saw recorded
+	mu     sync.Mutex
+	memory map[string]memory // by region: what the last beat saw
 }
 
 // beatLease outlasts one beat: the function's 55 s timeout in template.yaml, and a little more.
