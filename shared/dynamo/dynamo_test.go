@@ -199,3 +199,71 @@ func TestJobCreateIdempotency(t *testing.T) {
 		t.Errorf("an expired key: Create = replayed %v, %v; want a new job", replayed, err)
 	}
 }
+
+// TestStatesAndUnlisted: States reads any number of records by id (more than one BatchGetItem
+// holds), leaving out ids without one; Unlisted reads only the claims and podless jobs of a
+// region's active partitions, not the jobs a LIST shows.
+func TestStatesAndUnlisted(t *testing.T) {
+	ctx := context.Background()
+	tables, db := testenv.Tables(t)
+	s := dynamo.NewJobStore(db, tables)
+	made := createJobs(t, s, 130)
+	ids := []string{"job-missing"}
+	for _, j := range made {
+		ids = append(ids, j.ID)
+	}
+	got, err := s.States(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(made) {
+		t.Fatalf("States of %d ids (one without a record) answered %d, want %d", len(ids), len(got), len(made))
+	}
+	for _, j := range got {
+		if j.Status != jobs.StatusQueued || j.Region == "" || j.Manifests != nil {
+			t.Errorf("state of %s = %s in %q with manifests %v; want queued, its region, no manifests", j.ID, j.Status, j.Region, j.Manifests)
+		}
+	}
+
+	// In us-east-1: one job claimed, one podless pending, one pending that its LIST would show.
+	move := func(j jobs.Job, through ...jobs.Status) {
+		t.Helper()
+		for _, to := range through {
+			var err error
+			if to == jobs.StatusDispatching {
+				_, err = s.Claim(ctx, j.ID, j.Region, "t", time.Now(), time.Now().Add(time.Minute))
+			} else {
+				err = s.Apply(ctx, j, dynamo.Change{From: j.Status, To: to, At: time.Now()})
+			}
+			if err != nil {
+				t.Fatalf("moving %s to %s: %v", j.ID, to, err)
+			}
+			j.Status = to
+		}
+	}
+	now := time.Now()
+	cm := []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "settings"}}}
+	podless := jobs.New("job-podless", "ml", "a", "us-east-1", 50, nil, cm, now)
+	podless.Podless = true
+	if _, _, err := s.Create(ctx, podless, outbox.ForJob(outbox.JobQueued, podless, "", now), nil, now); err != nil {
+		t.Fatal(err)
+	}
+	move(made[0], jobs.StatusDispatching)
+	move(podless, jobs.StatusDispatching, jobs.StatusPending)
+	move(made[4], jobs.StatusDispatching, jobs.StatusPending)
+	unlisted, err := s.Unlisted(ctx, "us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, j := range unlisted {
+		seen = append(seen, j.ID+"="+string(j.Status))
+	}
+	if want := []string{"job-00=dispatching", "job-podless=pending"}; !cmp.Equal(seen, want) {
+		t.Errorf("Unlisted(us-east-1) = %v, want %v", seen, want)
+	}
+	active, err := s.ActiveStates(ctx, "us-east-1")
+	if err != nil || len(active) != 3 {
+		t.Errorf("ActiveStates(us-east-1) = %d jobs (%v), want all 3", len(active), err)
+	}
+}

@@ -76,8 +76,7 @@ func (s *JobStore) byActive(ctx context.Context, region, below, attrs string) ([
 const stateAttrs = "id, #region, #status, claim, podless"
 
 // ActiveStates reads region's active jobs with only their id, region, status, claim and podless
-// flag.
-// Read the whole job (Job) to change one.
+// flag. Read the whole job (Job) to change one.
 func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
 	return s.byActive(ctx, region, "", stateAttrs)
 }
@@ -92,8 +91,8 @@ func (s *JobStore) Unlisted(ctx context.Context, region string) ([]jobs.Job, err
 // statesPerRead is BatchGetItem's limit of keys a call.
 const statesPerRead = 100
 
-// States reads the records of ids as ActiveStates does (id, region, status, claim, podless), whatever
-// their status, with consistent reads; an id without a record is left out. At most
+// States reads the records of ids as ActiveStates does (id, region, status, claim, podless),
+// whatever their status, with consistent reads; an id without a record is left out. At most
 // statesPerRead ids a call, a few calls at once.
 func (s *JobStore) States(ctx context.Context, ids []string) ([]jobs.Job, error) {
 	batches := slices.Collect(slices.Chunk(ids, statesPerRead))
