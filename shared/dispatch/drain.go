@@ -51,8 +51,17 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 		}
 	}()
 
+	// The active jobs (capacity in use, dead claims) and the queue are read at once.
+	var queued []jobs.Job
+	var queuedErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		queued, queuedErr = h.Store.Queued(ctx, region)
+	}()
 	active, err := h.Store.Active(ctx, region)
-	if err != nil {
+	<-read
+	if err = errors.Join(err, queuedErr); err != nil {
 		return err
 	}
 	var errs []error
@@ -60,10 +69,6 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 		if j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now()) {
 			errs = append(errs, h.dispatch(ctx, region, j.ID))
 		}
-	}
-	queued, err := h.Store.Queued(ctx, region)
-	if err != nil {
-		return err
 	}
 	observed := h.observe(ctx, region, queued)
 	decision := admission.Decide(candidates(queued), h.capacity(region, active), prices(observed))
