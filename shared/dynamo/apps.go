@@ -148,13 +148,20 @@ func (s *AppStore) Apps(ctx context.Context, org string, limit int, cursor strin
 // Hosting is, for the beat, every app of every org with all the host plan reads of it: the
 // release wanted and its sources' digest, what is live, the registered host, the failure, whether
 // it is stopped, each host's recent crashes and the host the current token was minted for. It is
-// one paginated Query, whatever the number of orgs.
-func (s *AppStore) Hosting(ctx context.Context) ([]apps.App, error) {
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+// one paginated Query, whatever the number of orgs. With org set, only that org's apps (a plan
+// preview's, say), read as Apps reads them.
+func (s *AppStore) Hosting(ctx context.Context, org string) ([]apps.App, error) {
+	q := &dynamodb.QueryInput{
 		TableName: &s.tables.Control, IndexName: aws.String(indexGSI1),
 		KeyConditionExpression:    aws.String("gsi1pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: indexApps}},
-	})
+	}
+	if org != "" {
+		q.KeyConditionExpression = aws.String("gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to")
+		q.ExpressionAttributeValues[":from"] = &types.AttributeValueMemberS{Value: org + "#"}
+		q.ExpressionAttributeValues[":to"] = &types.AttributeValueMemberS{Value: org + "$"}
+	}
+	p := dynamodb.NewQueryPaginator(s.db, q)
 	var out []apps.App
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)

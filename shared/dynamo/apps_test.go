@@ -102,7 +102,7 @@ func TestAppReleases(t *testing.T) {
 		t.Errorf("Releases(web) page by page (-want +got):\n%s", diff)
 	}
 
-	hosting, err := s.Hosting(ctx)
+	hosting, err := s.Hosting(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +113,17 @@ func TestAppReleases(t *testing.T) {
 	slices.Sort(names)
 	if diff := cmp.Diff([]string{"acm/web", "acme-x/web", "acme/api", "acme/web"}, names); diff != "" {
 		t.Errorf("Hosting (-want +got):\n%s", diff)
+	}
+	ofAcme, err := s.Hosting(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = nil
+	for _, a := range ofAcme {
+		names = append(names, a.Org+"/"+a.Name)
+	}
+	if diff := cmp.Diff([]string{"acme/api", "acme/web"}, names); diff != "" {
+		t.Errorf("Hosting(acme), beside orgs acm and acme-x (-want +got):\n%s", diff)
 	}
 }
 
@@ -315,7 +326,7 @@ func TestAppDelete(t *testing.T) {
 	if _, _, err := s.Register(ctx, host, tok, appNow); !errors.Is(err, dynamo.ErrNotFound) {
 		t.Errorf("Register after Delete = %v, want ErrNotFound: the host's token went with the app", err)
 	}
-	if hosting, err := s.Hosting(ctx); err != nil || len(hosting) != 1 || hosting[0].Name != "keep" {
+	if hosting, err := s.Hosting(ctx, ""); err != nil || len(hosting) != 1 || hosting[0].Name != "keep" {
 		t.Errorf("Hosting after Delete = %v, %v; want only keep", hosting, err)
 	}
 	if err := s.Delete(ctx, "acme", "web"); !errors.Is(err, dynamo.ErrNotFound) {

@@ -24,7 +24,7 @@ import (
 
 // Apps is what the beat reads and writes of apps; dynamo.AppStore is the real one.
 type Apps interface {
-	Hosting(ctx context.Context) ([]apps.App, error)
+	Hosting(ctx context.Context, org string) ([]apps.App, error)
 	MintHostToken(ctx context.Context, org, app, host string) (string, error)
 	MarkLive(ctx context.Context, org, app, host string, release int, now time.Time) error
 	MarkFailed(ctx context.Context, org, app string, release int, host, reason, lines string, now time.Time) error
@@ -77,7 +77,7 @@ const appWorkers = 16
 // Beat runs one hosting beat: read, plan, do. One app's failing step is logged and returned with
 // the others'; it never stops other apps' steps.
 func (h *Hoster) Beat(ctx context.Context) error {
-	w, err := h.read(ctx, "")
+	w, err := h.read(ctx, "", "")
 	if err != nil {
 		return err
 	}
@@ -126,15 +126,18 @@ type podInfo struct {
 	spec          podRef
 }
 
-// read reads what the plan needs: every app's and every host's, or only org's when org is set
-// (one app's steps never depend on another's, so an org's plan is the whole plan's part of it).
-func (h *Hoster) read(ctx context.Context, org string) (*world, error) {
+// read reads what the plan needs: every app's and every host's, or only org's when org is set,
+// or only one app's when app is set too (one app's steps never depend on another's, so an org's
+// plan is the whole plan's part of it). An org's apps are one range of the apps' index; its
+// hosts' pods are all hosts' pods filtered, since a pod carries its app's stamp, not its org's,
+// but one app's are selected by that stamp.
+func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
 	w := &world{now: h.now(), apps: map[string]apps.App{},
 		crashes: map[string][]time.Time{}, digests: map[string]string{}, podsByName: map[string]podInfo{}}
 	kc, err := h.Clusters.Client(ctx, h.Region)
 	if err != nil {
 		// A cluster that cannot be reached matters only if some app is hosted there.
-		all, aerr := h.Apps.Hosting(ctx)
+		all, aerr := h.Apps.Hosting(ctx, org)
 		if aerr != nil || len(all) > 0 {
 			return nil, errors.Join(aerr, fmt.Errorf("reaching the hosting cluster in %s: %w", h.Region, err))
 		}
@@ -148,15 +151,19 @@ func (h *Hoster) read(ctx context.Context, org string) (*world, error) {
 		err  error
 	}
 	podsCh := make(chan listed, 1)
+	selector := podspec.Selector()
+	if app != "" {
+		selector += "," + podspec.AppLabel + "=" + podspec.AppStamp(podspec.AppKey(org, app))
+	}
 	go func() {
-		pods, err := w.cluster.hosts(ctx, podspec.Selector())
+		pods, err := w.cluster.hosts(ctx, selector)
 		refs := make([]podRef, len(pods))
 		for i := range pods {
 			refs[i] = podRef{&pods[i]}
 		}
 		podsCh <- listed{refs, err}
 	}()
-	all, err := h.Apps.Hosting(ctx)
+	all, err := h.Apps.Hosting(ctx, org)
 	l := <-podsCh
 	if err != nil {
 		return nil, err
@@ -168,11 +175,13 @@ func (h *Hoster) read(ctx context.Context, org string) (*world, error) {
 		return nil, l.err
 	}
 	if org != "" {
-		all = slices.DeleteFunc(all, func(a apps.App) bool { return a.Org != org })
 		l.pods = slices.DeleteFunc(l.pods, func(p podRef) bool {
 			key, _ := podspec.AppOf(p.p)
 			return !strings.HasPrefix(key, org+"/")
 		})
+	}
+	if app != "" {
+		all = slices.DeleteFunc(all, func(a apps.App) bool { return a.Name != app })
 	}
 	if w.digests, err = h.digests(ctx, all); err != nil {
 		return nil, err

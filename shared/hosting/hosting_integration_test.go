@@ -322,6 +322,17 @@ func TestStopDeleteAndPreview(t *testing.T) {
 	}
 	s.beat(t)
 
+	// Each app's logs come from its own host, read by its stamp among the other apps' hosts.
+	s.release(t, "web", 'b')
+	s.beat(t)
+	webHost := s.hostOf(t, s.app(t, "web"))
+	for name, want := range map[string]string{"api": host, "web": webHost} {
+		got, _, from, err := s.h.Logs(ctx, s.app(t, name), 10)
+		if err != nil || got != want || from != "cluster" {
+			t.Errorf("Logs(%s) came from %q (%s, %v), want its host %s in the cluster", name, got, from, err, want)
+		}
+	}
+
 	if _, err := s.apps.SetStopped(ctx, "acme", "api", true, s.now); err != nil {
 		t.Fatal(err)
 	}
@@ -342,8 +353,8 @@ func TestStopDeleteAndPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.beat(t)
-	if p := s.pods(t); len(p) != 0 {
-		t.Errorf("pods left after the app was deleted: %v", keys(p))
+	if p := s.pods(t); len(p) != 1 || p[webHost].Name == "" {
+		t.Errorf("pods left after api was deleted: %v; want only web's %s", keys(p), webHost)
 	}
 	if _, err := s.kc.CoreV1().Secrets(s.ns).Get(ctx, podspec.SecretName(host), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Secret of a deleted app's host: %v, want it removed", err)

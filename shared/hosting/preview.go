@@ -32,7 +32,7 @@ type PlannedStep struct {
 // Plan answers what the next beat would do for org's apps, and why, without doing any of it: the
 // same reads and the same plan as a beat, now.
 func (h *Hoster) Plan(ctx context.Context, org string) ([]AppPlan, error) {
-	w, err := h.read(ctx, org)
+	w, err := h.read(ctx, org, "")
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (h *Hoster) Logs(ctx context.Context, a apps.App, lines int) (host string, 
 	if a.Failed() && a.FailedWhy != "" {
 		return a.FailedHost, strings.Split(a.FailedWhy, "\n"), "record", nil
 	}
-	w, err := h.read(ctx, a.Org)
+	w, err := h.read(ctx, a.Org, a.Name)
 	if err != nil {
 		return "", nil, "", err
 	}
