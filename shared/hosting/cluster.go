@@ -11,7 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/tidegate/tidegate/shared/podspec"
 )
 
 const (
@@ -48,6 +51,17 @@ func (c cluster) hosts(ctx context.Context, selector string) ([]corev1.Pod, erro
 			return out, nil
 		}
 	}
+}
+
+// labelOrg gives host pod its org's label (podspec.OrgLabel), which hosts started before it lack.
+// A pod gone meanwhile is no error.
+func (c cluster) labelOrg(ctx context.Context, pod, org string) error {
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, podspec.OrgLabel, org)
+	_, err := c.kc.CoreV1().Pods(c.namespace).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("labelling host %s with its org: %w", pod, err)
+	}
+	return nil
 }
 
 // putSecret creates the host's Secret, replacing one of the same name (a Start after a crash

@@ -81,16 +81,25 @@ func (h *Hoster) Beat(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	steps := hostplan.Plan(w.plan, w.containers, w.crashes, w.now)
-	if len(steps) == 0 {
-		return nil
-	}
 	var (
 		mu   sync.Mutex
 		errs []error
 		wg   sync.WaitGroup
 		sem  = make(chan struct{}, appWorkers)
 	)
+	for pod, org := range w.unlabelled {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := w.cluster.labelOrg(ctx, pod, org); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	steps := hostplan.Plan(w.plan, w.containers, w.crashes, w.now)
 	for key, todo := range steps {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -118,6 +127,9 @@ type world struct {
 	crashes    map[string][]time.Time
 	digests    map[string]string
 	podsByName map[string]podInfo
+	// unlabelled are hosts started before hosts carried their org's label (podspec.OrgLabel),
+	// with their orgs: the beat labels them, so an org's plan preview lists them too.
+	unlabelled map[string]string
 }
 
 // podInfo is what carrying out a step needs of a pod beyond the plan's view.
@@ -129,8 +141,7 @@ type podInfo struct {
 // read reads what the plan needs: every app's and every host's, or only org's when org is set,
 // or only one app's when app is set too (one app's steps never depend on another's, so an org's
 // plan is the whole plan's part of it). An org's apps are one range of the apps' index; its
-// hosts' pods are all hosts' pods filtered, since a pod carries its app's stamp, not its org's,
-// but one app's are selected by that stamp.
+// hosts' pods are selected by their org label, one app's by its stamp.
 func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
 	w := &world{now: h.now(), apps: map[string]apps.App{},
 		crashes: map[string][]time.Time{}, digests: map[string]string{}, podsByName: map[string]podInfo{}}
@@ -152,8 +163,11 @@ func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
 	}
 	podsCh := make(chan listed, 1)
 	selector := podspec.Selector()
-	if app != "" {
+	switch {
+	case app != "":
 		selector += "," + podspec.AppLabel + "=" + podspec.AppStamp(podspec.AppKey(org, app))
+	case org != "":
+		selector = podspec.OrgSelector(org)
 	}
 	go func() {
 		pods, err := w.cluster.hosts(ctx, selector)
@@ -206,6 +220,12 @@ func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
 		c, info := p.container()
 		w.containers = append(w.containers, c)
 		w.podsByName[c.Name] = info
+		if key, ok := podspec.AppOf(p.p); ok && p.p.Labels[podspec.OrgLabel] == "" {
+			if w.unlabelled == nil {
+				w.unlabelled = map[string]string{}
+			}
+			w.unlabelled[c.Name], _, _ = strings.Cut(key, "/")
+		}
 	}
 	return w, nil
 }

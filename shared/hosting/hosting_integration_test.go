@@ -3,6 +3,7 @@ package hosting_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidegate/tidegate/shared/apps"
@@ -358,6 +360,45 @@ func TestStopDeleteAndPreview(t *testing.T) {
 	}
 	if _, err := s.kc.CoreV1().Secrets(s.ns).Get(ctx, podspec.SecretName(host), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Secret of a deleted app's host: %v, want it removed", err)
+	}
+}
+
+// TestOlderHostsGetTheirOrgLabel: a host started before hosts carried their org's label is not
+// in its org's plan preview, which lists by that label, until the beat labels it.
+func TestOlderHostsGetTheirOrgLabel(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	s.release(t, "api", 'a')
+	s.beat(t)
+	host := s.hostOf(t, s.app(t, "api"))
+	s.running(t, host)
+	s.register(t, host)
+	s.beat(t)
+	unlabel := []byte(`{"metadata":{"labels":{"` + podspec.OrgLabel + `":null}}}`)
+	if _, err := s.kc.CoreV1().Pods(s.ns).Patch(ctx, host, types.MergePatchType, unlabel, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	steps := func() []string {
+		t.Helper()
+		plan, err := s.h.Plan(ctx, "acme")
+		if err != nil || len(plan) != 1 {
+			t.Fatalf("Plan(acme) = %+v, %v; want api's", plan, err)
+		}
+		var out []string
+		for _, st := range plan[0].Steps {
+			out = append(out, st.Step)
+		}
+		return out
+	}
+	if got := steps(); !slices.Contains(got, "start") {
+		t.Errorf("preview with the live host unlabelled = %v; want a start, since the preview cannot see it", got)
+	}
+	s.beat(t)
+	if org := s.pods(t)[host].Labels[podspec.OrgLabel]; org != "acme" {
+		t.Errorf("after a beat the host's org label = %q, want acme", org)
+	}
+	if got := steps(); len(got) != 0 {
+		t.Errorf("preview once the beat labelled the host = %v, want no step", got)
 	}
 }
 

@@ -16,6 +16,9 @@ const (
 	AppLabel = "tidegate.io/app"
 	// AppAnnotation holds the app's key itself, <org>/<app>.
 	AppAnnotation = "tidegate.io/app"
+	// OrgLabel holds the app's org (a DNS label, so a valid label value): one org's hosts are
+	// listed alone with OrgSelector.
+	OrgLabel = "tidegate.io/org"
 	// ReleaseLabel holds the release the host runs, in decimal.
 	ReleaseLabel = "tidegate.io/release"
 	// ManagedByLabel is ManagedBy on every host.
@@ -35,6 +38,11 @@ const stampHexDigits = 16
 // Selector is the label selector of every host's pod, and of nothing else.
 func Selector() string {
 	return ManagedByLabel + "=" + ManagedBy + "," + AppLabel + ",!" + jobIDLabel
+}
+
+// OrgSelector is Selector narrowed to org's hosts.
+func OrgSelector(org string) string {
+	return Selector() + "," + OrgLabel + "=" + org
 }
 
 // AppKey is an app's key: <org>/<app>.
@@ -83,6 +91,7 @@ func objectMeta(l Launch, name string) metav1.ObjectMeta {
 		Namespace: l.Namespace,
 		Labels: map[string]string{
 			AppLabel:       AppStamp(key),
+			OrgLabel:       l.Org,
 			ReleaseLabel:   strconv.Itoa(l.Release),
 			ManagedByLabel: ManagedBy,
 		},
