@@ -137,6 +137,22 @@ func (s *stack) running(t *testing.T, host string) {
 	t.Fatalf("pod %s was not Running within a minute", host)
 }
 
+// goLive releases app (sources filled with c) and beats until its host is live: started,
+// running, registered, gone live. It answers the host.
+func (s *stack) goLive(t *testing.T, app string, c byte) string {
+	t.Helper()
+	s.release(t, app, c)
+	s.beat(t)
+	host := s.hostOf(t, s.app(t, app))
+	s.running(t, host)
+	s.register(t, host)
+	s.beat(t)
+	if a := s.app(t, app); a.LiveHost != host {
+		t.Fatalf("%s's live host = %q after its host registered, want %s", app, a.LiveHost, host)
+	}
+	return host
+}
+
 func (s *stack) hostOf(t *testing.T, a apps.App) string {
 	t.Helper()
 	digest, err := s.secrets.Digest(context.Background(), a.Org)
@@ -368,12 +384,7 @@ func TestStopDeleteAndPreview(t *testing.T) {
 func TestOlderHostsGetTheirOrgLabel(t *testing.T) {
 	s := newStack(t)
 	ctx := context.Background()
-	s.release(t, "api", 'a')
-	s.beat(t)
-	host := s.hostOf(t, s.app(t, "api"))
-	s.running(t, host)
-	s.register(t, host)
-	s.beat(t)
+	host := s.goLive(t, "api", 'a')
 	unlabel := []byte(`{"metadata":{"labels":{"` + podspec.OrgLabel + `":null}}}`)
 	if _, err := s.kc.CoreV1().Pods(s.ns).Patch(ctx, host, types.MergePatchType, unlabel, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -452,12 +463,7 @@ func (s *stack) exit(t *testing.T, host string, code int32, reason string) {
 func TestCrashes(t *testing.T) {
 	s := newStack(t)
 	ctx := context.Background()
-	s.release(t, "worker", 'a')
-	s.beat(t)
-	h1 := s.hostOf(t, s.app(t, "worker"))
-	s.running(t, h1)
-	s.register(t, h1)
-	s.beat(t)
+	h1 := s.goLive(t, "worker", 'a')
 	before, err := s.kc.CoreV1().Pods(s.ns).Get(ctx, h1, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

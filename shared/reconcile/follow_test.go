@@ -34,19 +34,11 @@ import (
 // which leave the first's memory behind, cost a read and never a second event.
 func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 	ctx := context.Background()
-	tables, db := testenv.Tables(t)
-	ns, kc := testCluster(t)
-	id := func(i int) string { return benchID(ns, i) }
-	store := dynamo.NewJobStore(db, tables)
+	r := newFollowRig(t)
+	tables, db, ns, kc, store, id := r.tables, r.db, r.ns, r.kc, r.store, r.id
 	spy := &readSpy{JobStore: store, prefix: "job-" + ns + "-"}
 	rings := &ringCounter{}
-	newBeat := func() *reconcile.Handler {
-		return &reconcile.Handler{
-			Regions: []string{benchRegion}, Queues: store, Ringer: rings, Jobs: spy,
-			Clusters: oneClient{kc}, Leases: dynamo.NewLeaseStore(db, tables.Control),
-			Log: slog.New(slog.DiscardHandler), Now: time.Now,
-		}
-	}
+	newBeat := func() *reconcile.Handler { return r.instance(spy, rings, time.Now) }
 	first, second := newBeat(), newBeat()
 	beat := func(h *reconcile.Handler, id string) {
 		t.Helper()
@@ -259,6 +251,34 @@ func jobKey(id string) map[string]types.AttributeValue {
 	}
 }
 
+// followRig is a test's own tables and namespace, and what a reconcile instance over them is
+// made of.
+type followRig struct {
+	tables dynamo.Tables
+	db     *dynamodb.Client
+	ns     string
+	kc     kubernetes.Interface
+	store  *dynamo.JobStore
+}
+
+func newFollowRig(t *testing.T) followRig {
+	tables, db := testenv.Tables(t)
+	ns, kc := testCluster(t)
+	return followRig{tables: tables, db: db, ns: ns, kc: kc, store: dynamo.NewJobStore(db, tables)}
+}
+
+// id is the id of the rig's job setupJob makes as number i.
+func (r followRig) id(i int) string { return benchID(r.ns, i) }
+
+// instance is a reconcile process just started, following benchRegion through records.
+func (r followRig) instance(records reconcile.Jobs, rings reconcile.Ringer, now func() time.Time) *reconcile.Handler {
+	return &reconcile.Handler{
+		Regions: []string{benchRegion}, Queues: r.store, Ringer: rings, Jobs: records,
+		Clusters: oneClient{r.kc}, Leases: dynamo.NewLeaseStore(r.db, r.tables.Control),
+		Log: slog.New(slog.DiscardHandler), Now: now,
+	}
+}
+
 // testCluster is a namespace of its own and a client made from the production rest.Config.
 func testCluster(t *testing.T) (string, kubernetes.Interface) {
 	t.Helper()
@@ -283,17 +303,11 @@ func testCluster(t *testing.T) (string, kubernetes.Interface) {
 // them go and by one started after they went. A cancelled job and one never listed are left be.
 func TestGoneJobsEnd(t *testing.T) {
 	ctx := context.Background()
-	tables, db := testenv.Tables(t)
-	ns, kc := testCluster(t)
-	id := func(i int) string { return benchID(ns, i) }
-	store := dynamo.NewJobStore(db, tables)
+	r := newFollowRig(t)
+	tables, db, ns, kc, store, id := r.tables, r.db, r.ns, r.kc, r.store, r.id
 	var later time.Duration // how far the beats' clock is ahead of the wall's
 	newBeat := func() *reconcile.Handler {
-		return &reconcile.Handler{
-			Regions: []string{benchRegion}, Queues: store, Ringer: &ringCounter{}, Jobs: store,
-			Clusters: oneClient{kc}, Leases: dynamo.NewLeaseStore(db, tables.Control),
-			Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return time.Now().Add(later) },
-		}
+		return r.instance(store, &ringCounter{}, func() time.Time { return time.Now().Add(later) })
 	}
 	beat := func(h *reconcile.Handler, at time.Duration) {
 		t.Helper()
