@@ -208,7 +208,7 @@ func TestStatesAndUnlisted(t *testing.T) {
 	tables, db := testenv.Tables(t)
 	s := dynamo.NewJobStore(db, tables)
 	made := createJobs(t, s, 130)
-	ids := []string{"job-missing"}
+	ids := []string{"job-missing", made[7].ID} // and job 7 again below
 	for _, j := range made {
 		ids = append(ids, j.ID)
 	}
@@ -217,7 +217,7 @@ func TestStatesAndUnlisted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got) != len(made) {
-		t.Fatalf("States of %d ids (one without a record) answered %d, want %d", len(ids), len(got), len(made))
+		t.Fatalf("States of %d ids (one without a record, one twice) answered %d, want %d", len(ids), len(got), len(made))
 	}
 	for _, j := range got {
 		if j.Status != jobs.StatusQueued || j.Region == "" || j.Manifests != nil {

@@ -93,8 +93,10 @@ const statesPerRead = 100
 
 // States reads the records of ids as ActiveStates does (id, region, status, claim, podless),
 // whatever their status, with consistent reads; an id without a record is left out. At most
-// statesPerRead ids a call, a few calls at once.
+// statesPerRead ids a call, a few calls at once. An id given twice is read once (BatchGetItem
+// refuses a call that names a key twice).
 func (s *JobStore) States(ctx context.Context, ids []string) ([]jobs.Job, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	batches := slices.Collect(slices.Chunk(ids, statesPerRead))
 	parts := make([][]jobs.Job, len(batches))
 	errs := make([]error, len(batches))
