@@ -32,11 +32,12 @@ func statePath(dir string) string { return filepath.Join(dir, "state.json") }
 // ErrNotRunning is what ReadState answers when no `tidegate dev` is up.
 var ErrNotRunning = errors.New("tidegate dev is not running; start it with `make dev`")
 
-// ReadState reads the running dev stack's state from dir.
+// ReadState reads the running dev stack's state from dir. With none there it answers
+// ErrNotRunning, naming dir: a stack started with another --dir is found with that --dir.
 func ReadState(dir string) (State, error) {
 	b, err := os.ReadFile(statePath(dir))
 	if errors.Is(err, fs.ErrNotExist) {
-		return State{}, ErrNotRunning
+		return State{}, fmt.Errorf("%w (none keeps its state in %s; pass --dir if it was started with another)", ErrNotRunning, dir)
 	}
 	if err != nil {
 		return State{}, fmt.Errorf("reading dev state: %w", err)
