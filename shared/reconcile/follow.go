@@ -197,8 +197,13 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		next.Status = st.To
 		ev := outbox.ForJob(eventOf[st.To], next, st.Reason, now)
 		c := dynamo.Change{From: j.Status, To: st.To, Reason: st.Reason, At: now, Event: &ev}
-		if st.To.Terminal() && len(pods) > 0 {
-			c.Set = map[string]any{"placement": Placement(pods, nodesOf(ctx, kc, pods)), "log_tail": logTail(ctx, kc, pods)}
+		if st.To.Terminal() && kc != nil {
+			if len(pods) == 0 {
+				pods = podsOf(ctx, kc, j)
+			}
+			if len(pods) > 0 {
+				c.Set = map[string]any{"placement": Placement(pods, nodesOf(ctx, kc, pods)), "log_tail": logTail(ctx, kc, pods)}
+			}
 		}
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {
 			if errors.Is(err, dynamo.ErrStale) {
@@ -247,14 +252,21 @@ func (o owned) eachID(f func(id string)) {
 	}
 }
 
-// listOwned LISTs every Job and every pod carrying a job id, page by page, the two at once.
+// unownedPods selects the pods carrying a job id that no Job made: a job's bare pods, or its
+// Deployment's. A Job's own pods are left out (the Job controller labels them with the Job's
+// name): the Job's status says what they do, so a beat over 5,000 running Jobs does not read
+// 5,000 pods as well. A Job's pods are read when it ends, for its placement (podsOf).
+const unownedPods = jobIDLabel + ",!" + batchv1.JobNameLabel
+
+// listOwned LISTs every Job carrying a job id and every such pod no Job made, page by page, the
+// two at once.
 func listOwned(ctx context.Context, kc kubernetes.Interface) owned {
 	var o owned
 	var podErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		o.pods, podErr = listPages(ctx, func(opts metav1.ListOptions) ([]corev1.Pod, string, error) {
+		o.pods, podErr = listPages(ctx, unownedPods, func(opts metav1.ListOptions) ([]corev1.Pod, string, error) {
 			l, err := kc.CoreV1().Pods("").List(ctx, opts)
 			if err != nil {
 				return nil, "", err
@@ -263,7 +275,7 @@ func listOwned(ctx context.Context, kc kubernetes.Interface) owned {
 		}, func(p corev1.Pod) string { return p.Labels[jobIDLabel] })
 	}()
 	var jobErr error
-	o.jobs, jobErr = listPages(ctx, func(opts metav1.ListOptions) ([]batchv1.Job, string, error) {
+	o.jobs, jobErr = listPages(ctx, jobIDLabel, func(opts metav1.ListOptions) ([]batchv1.Job, string, error) {
 		l, err := kc.BatchV1().Jobs("").List(ctx, opts)
 		if err != nil {
 			return nil, "", err
@@ -275,10 +287,10 @@ func listOwned(ctx context.Context, kc kubernetes.Interface) owned {
 	return o
 }
 
-// listPages reads every page of a label-selected LIST, grouping the items by key.
-func listPages[T any](ctx context.Context, page func(metav1.ListOptions) ([]T, string, error), key func(T) string) (map[string][]T, error) {
+// listPages reads every page of a LIST by selector, grouping the items by key.
+func listPages[T any](ctx context.Context, selector string, page func(metav1.ListOptions) ([]T, string, error), key func(T) string) (map[string][]T, error) {
 	out := map[string][]T{}
-	opts := metav1.ListOptions{LabelSelector: jobIDLabel, Limit: listPage}
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: listPage}
 	for {
 		items, next, err := page(opts)
 		if err != nil {
@@ -291,6 +303,19 @@ func listPages[T any](ctx context.Context, page func(metav1.ListOptions) ([]T, s
 			return out, nil
 		}
 	}
+}
+
+// podsOf reads job j's pods, for its placement and last lines once it ended: those of its Jobs,
+// which the beat's LIST leaves out. A read that fails leaves them out: a missing placement never
+// holds a job's end.
+func podsOf(ctx context.Context, kc kubernetes.Interface, j jobs.Job) []corev1.Pod {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	l, err := kc.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: jobIDLabel + "=" + j.ID})
+	if err != nil {
+		return nil
+	}
+	return l.Items
 }
 
 // logTail is the last lines of the job's newest pod's first container, or nothing if the logs

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
@@ -377,5 +378,57 @@ func removeJob(t *testing.T, kc kubernetes.Interface, ns, name string) {
 	background := metav1.DeletePropagationBackground
 	if err := kc.BatchV1().Jobs(ns).Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBarePodsAreFollowedAndJobPodsLeftToTheirJob: a job of bare pods is followed by its pods;
+// the beat does not list a pod a Job made (its Job's status says what it does), so such a pod
+// alone moves nothing.
+func TestBarePodsAreFollowedAndJobPodsLeftToTheirJob(t *testing.T) {
+	ctx := context.Background()
+	r := newFollowRig(t)
+	bare := storeJob(t, r.store, "job-"+r.ns+"-bare", func(*jobs.Job) {}, jobs.StatusDispatching, jobs.StatusPending)
+	owned := storeJob(t, r.store, "job-"+r.ns+"-owned", func(*jobs.Job) {}, jobs.StatusDispatching, jobs.StatusPending)
+	runningPod(t, r.kc, r.ns, "bare", map[string]string{jobIDLabel: bare})
+	runningPod(t, r.kc, r.ns, "owned", map[string]string{jobIDLabel: owned, batchv1.JobNameLabel: "owned"})
+
+	if err := r.instance(r.store, &ringCounter{}, time.Now).HandleBeat(ctx, events.EventBridgeEvent{ID: "beat"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(t, r.store, bare); got != jobs.StatusRunning {
+		t.Errorf("a job whose bare pod runs is %s, want running", got)
+	}
+	if got := status(t, r.store, owned); got != jobs.StatusPending {
+		t.Errorf("a job with only a Job-made pod and no Job is %s, want pending: the beat follows Jobs by their status", got)
+	}
+}
+
+// runningPod creates a pod no node will take (so nothing runs it) and marks it running.
+func runningPod(t *testing.T, kc kubernetes.Interface, ns, name string, labels map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: corev1.PodSpec{
+			NodeSelector:  map[string]string{"tidegate.io/no-such-node": "true"},
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "main", Image: "busybox:1.36"}},
+		},
+	}
+	if _, err := kc.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The scheduler writes its verdict on the pod meanwhile: read it again on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := kc.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Status.Phase = corev1.PodRunning
+		_, err = kc.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("marking pod %s running: %v", name, err)
 	}
 }
