@@ -159,7 +159,8 @@ func TestConcurrentReleases(t *testing.T) {
 	}
 }
 
-func appEvents(t *testing.T, db *dynamodb.Client, tables dynamo.Tables) []outbox.Event {
+// undeliveredEvents reads the outbox's undelivered index as it is stored.
+func undeliveredEvents(t *testing.T, db *dynamodb.Client, tables dynamo.Tables) []outbox.Event {
 	t.Helper()
 	out, err := db.Query(context.Background(), &dynamodb.QueryInput{
 		TableName: &tables.Events, IndexName: aws.String("gsi1"),
@@ -245,7 +246,7 @@ func TestHostLifecycle(t *testing.T) {
 	}
 
 	var types []string
-	for _, ev := range appEvents(t, db, tables) {
+	for _, ev := range undeliveredEvents(t, db, tables) {
 		types = append(types, fmt.Sprintf("%s %v %v %v", ev.Type, ev.Data["org"], ev.Data["app"], ev.Data["host"]))
 	}
 	slices.Sort(types)

@@ -8,10 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
@@ -143,18 +139,7 @@ func TestJobCreateKeepsManifestsAndWritesTheEvent(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Job(%s) after Create (-want +got):\n%s", want.ID, diff)
 	}
-	out, err := db.Query(context.Background(), &dynamodb.QueryInput{
-		TableName: &tables.Events, IndexName: aws.String("gsi1"),
-		KeyConditionExpression:    aws.String("gsi1pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "undelivered"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []outbox.Event
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &evs); err != nil {
-		t.Fatal(err)
-	}
+	evs := undeliveredEvents(t, db, tables)
 	if len(evs) != 1 || evs[0].Type != outbox.JobQueued || evs[0].Data["job_id"] != want.ID {
 		t.Errorf("outbox after Create = %+v, want one job.queued for %s", evs, want.ID)
 	}
