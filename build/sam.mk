@@ -4,7 +4,7 @@
 #
 # Lambda's provided.al2023 runtime on arm64 runs a static linux/arm64 binary named bootstrap.
 # lambda.norpc drops aws-lambda-go's net/rpc path, which only the retired go1.x runtime used.
-# shared/samcheck checks that every function in template.yaml has a target here that builds its
+# shared/dev/samcheck checks that every function in template.yaml has a target here that builds its
 # Metadata.SourceFolder for its architecture.
 
 SAM_GO_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags "-s -w"

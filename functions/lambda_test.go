@@ -25,9 +25,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/config"
-	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/secretbox"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 // invokePath is where the emulator takes invocations, as the Lambda Invoke API names it.

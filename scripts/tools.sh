@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools.sh installs everything the sandbox (shared/sandbox) starts, into the cache outside the
+# tools.sh installs everything the sandbox (shared/dev/sandbox) starts, into the cache outside the
 # clone: the AWS stand-ins (tools-aws.sh), then the Kubernetes binaries (tools-kube.sh). Each step
 # is idempotent and pinned, so a warm run only checks version stamps. The make targets call this.
 set -euo pipefail

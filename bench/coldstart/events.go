@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/tidegate/tidegate/shared/config"
-	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
 // hostArch is the platform the functions are built for here: this machine's, so the emulator can

@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
 // invokePath is where the emulator takes invocations, as the Lambda Invoke API names it.

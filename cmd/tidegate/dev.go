@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tidegate/tidegate/shared/devstack"
+	"github.com/tidegate/tidegate/shared/dev/devstack"
 )
 
 func devCmd() *cobra.Command {

@@ -19,8 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/apiclient"
-	"github.com/tidegate/tidegate/shared/devstack"
-	"github.com/tidegate/tidegate/shared/testenv"
+	"github.com/tidegate/tidegate/shared/dev/devstack"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

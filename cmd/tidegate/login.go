@@ -11,7 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tidegate/tidegate/shared/apiclient"
-	"github.com/tidegate/tidegate/shared/devstack"
+	"github.com/tidegate/tidegate/shared/dev/devstack"
 )
 
 // defaultContext names the context login saves when none is named.

@@ -17,7 +17,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/spf13/cobra"
 
-	"github.com/tidegate/tidegate/shared/devstack"
+	"github.com/tidegate/tidegate/shared/dev/devstack"
 )
 
 func devPricesCmd(dir *string) *cobra.Command {

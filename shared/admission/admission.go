@@ -37,14 +37,6 @@ type Capacity struct {
 	ActiveGPUs int64
 }
 
-// SpotPrice is the spot gate's observation of one instance type's price in the region: the lowest
-// current price across its zones, and whether there was one. It holds just what admission reads of
-// spotgate.Observation, so that this package stays free of the EC2 reader spotgate also holds.
-type SpotPrice struct {
-	Price float64
-	Known bool
-}
-
 // Reason says why a job was not admitted. The values are what the API shows as pending_reason.
 type Reason string
 

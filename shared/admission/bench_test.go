@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/spotgate"
 )
 
 // The issue asks admission over 100,000 queued jobs to be linear: t(2N)/t(N) ≤ 2.3 at
@@ -56,7 +57,7 @@ func shuffled(cands []Candidate) []Candidate {
 
 var (
 	benchCapacity = Capacity{MaxActive: 500, MaxGPUs: 2000, ActiveJobs: 120, ActiveGPUs: 700}
-	benchPrices   = map[string]SpotPrice{
+	benchPrices   = map[string]spotgate.Observation{
 		"g5.xlarge":    {Price: 0.41, Known: true},
 		"g5.12xlarge":  {Price: 2.10, Known: true},
 		"p4d.24xlarge": {Known: false},

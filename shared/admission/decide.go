@@ -1,6 +1,9 @@
 package admission
 
-import "github.com/tidegate/tidegate/shared/jobs"
+import (
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/spotgate"
+)
 
 // Decide says which candidates to dispatch now and why each other one waits.
 //
@@ -20,7 +23,7 @@ import "github.com/tidegate/tidegate/shared/jobs"
 //
 // The price gate is judged before room, so a capped job's reason names its price even in a full
 // region: room would not be enough for it. Decide never changes candidates or prices.
-func Decide(candidates []Candidate, capacity Capacity, prices map[string]SpotPrice) Decision {
+func Decide(candidates []Candidate, capacity Capacity, prices map[string]spotgate.Observation) Decision {
 	order, l := dispatchOrder(candidates, prices)
 	d := walk(order, l, roomOf(capacity, candidates))
 	// The IDs are read after the walk, in a loop whose reads do not wait on each other, so the
@@ -76,7 +79,7 @@ func walk(order []word, l layout, r room) Decision {
 
 // gate is a job's price verdict. A job without a cap is never held; a capped job is held unless a
 // price is known for its instance type and is at or below its cap.
-func gate(spot *jobs.Spot, prices map[string]SpotPrice) verdict {
+func gate(spot *jobs.Spot, prices map[string]spotgate.Observation) verdict {
 	if spot == nil {
 		return open
 	}

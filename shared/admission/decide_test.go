@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/spotgate"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -27,7 +28,7 @@ func capped(c Candidate, instanceType string, maxPrice float64) Candidate {
 func wait(id string, r Reason, pos int) Wait { return Wait{ID: id, Reason: r, Position: pos} }
 
 // devPrices are the prices of the "done when": g5.xlarge at $0.55 in the region.
-var devPrices = map[string]SpotPrice{
+var devPrices = map[string]spotgate.Observation{
 	"g5.xlarge": {Price: 0.55, Known: true},
 	"m5.large":  {Price: 0.031, Known: true},
 	"p4d":       {Known: false},
@@ -39,7 +40,7 @@ func TestDecide(t *testing.T) {
 		name   string
 		in     []Candidate
 		cap    Capacity
-		prices map[string]SpotPrice
+		prices map[string]spotgate.Observation
 		want   Decision
 	}{
 		{"nothing queued", nil, one, nil, Decision{}},

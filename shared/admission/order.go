@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/spotgate"
 )
 
 // Dispatch order is priority descending, then CreatedAt ascending, then ID ascending.
@@ -70,7 +71,7 @@ func (l layout) pack(p int, age uint64, v verdict, i int) word {
 }
 
 // dispatchOrder is the candidates' words in dispatch order.
-func dispatchOrder(candidates []Candidate, prices map[string]SpotPrice) ([]word, layout) {
+func dispatchOrder(candidates []Candidate, prices map[string]spotgate.Observation) ([]word, layout) {
 	l := layoutFor(len(candidates))
 	if len(candidates) == 0 {
 		return nil, l

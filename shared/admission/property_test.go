@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/spotgate"
 )
 
 // A case is one random input to Decide, small enough that priorities, times and the room all
@@ -19,15 +20,15 @@ import (
 type propCase struct {
 	cands  []Candidate
 	cap    Capacity
-	prices map[string]SpotPrice
+	prices map[string]spotgate.Observation
 }
 
 func randomCase(r *rand.Rand) propCase {
 	types := []string{"g5.xlarge", "m5.large", "p4d.24xlarge", "x9.unpriced"}
-	prices := map[string]SpotPrice{}
+	prices := map[string]spotgate.Observation{}
 	for _, typ := range types[:3] {
 		if r.IntN(4) > 0 {
-			prices[typ] = SpotPrice{Price: float64(r.IntN(100)) / 100, Known: r.IntN(5) > 0}
+			prices[typ] = spotgate.Observation{Price: float64(r.IntN(100)) / 100, Known: r.IntN(5) > 0}
 		}
 	}
 	cands := make([]Candidate, r.IntN(40))

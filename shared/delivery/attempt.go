@@ -14,7 +14,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/egress"
 	"github.com/tidegate/tidegate/shared/ids"
-	"github.com/tidegate/tidegate/shared/webhook"
+	"github.com/tidegate/tidegate/shared/signing"
 )
 
 const (
@@ -140,9 +140,9 @@ func (h *Handler) send(ctx context.Context, w deliveryplan.Webhook, d deliverypl
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", userAgent)
-	req.Header.Set(webhook.HeaderID, d.ID)
-	req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
-	req.Header.Set(webhook.HeaderSignature, webhook.NewSigner(secrets...).Signature(d.ID, at, d.Payload))
+	req.Header.Set(signing.HeaderID, d.ID)
+	req.Header.Set(signing.HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set(signing.HeaderSignature, signing.NewSigner(secrets...).Signature(d.ID, at, d.Payload))
 	start := time.Now()
 	resp, err := h.Client.Do(req)
 	if err != nil {

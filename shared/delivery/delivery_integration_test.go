@@ -16,7 +16,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/reconcile"
-	"github.com/tidegate/tidegate/shared/webhook"
+	"github.com/tidegate/tidegate/shared/signing"
 )
 
 func decodeMessage(t *testing.T, body string) delivery.Message {
@@ -29,10 +29,10 @@ func decodeMessage(t *testing.T, body string) delivery.Message {
 }
 
 // verify checks a request as a Standard Webhooks receiver would, against secrets.
-func verify(t *testing.T, r received, secrets ...webhook.Secret) {
+func verify(t *testing.T, r received, secrets ...signing.Secret) {
 	t.Helper()
-	if err := webhook.Verify(secrets, r.id, r.timestamp, r.signature, r.body, time.Now()); err != nil {
-		t.Errorf("webhook.Verify refused delivery %s (signature %q): %v", r.id, r.signature, err)
+	if err := signing.Verify(secrets, r.id, r.timestamp, r.signature, r.body, time.Now()); err != nil {
+		t.Errorf("signing.Verify refused delivery %s (signature %q): %v", r.id, r.signature, err)
 	}
 }
 

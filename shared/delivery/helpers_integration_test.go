@@ -20,12 +20,12 @@ import (
 
 	"github.com/tidegate/tidegate/shared/delivery"
 	"github.com/tidegate/tidegate/shared/deliveryplan"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/egress"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
-	"github.com/tidegate/tidegate/shared/testenv"
-	"github.com/tidegate/tidegate/shared/webhook"
+	"github.com/tidegate/tidegate/shared/signing"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -68,7 +68,7 @@ func (w *world) hook(t testing.TB, id, tenant, namespace, url string, types ...o
 // register stores wh with a fresh secret, made a minute ago, and answers it with the secret.
 func (w *world) register(t testing.TB, wh deliveryplan.Webhook) deliveryplan.Webhook {
 	t.Helper()
-	key, err := webhook.NewSecret()
+	key, err := signing.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func newReceiver(t testing.TB, codes ...int) *receiver {
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
-		r.got = append(r.got, received{req.Header.Get(webhook.HeaderID), req.Header.Get(webhook.HeaderTimestamp), req.Header.Get(webhook.HeaderSignature), body})
+		r.got = append(r.got, received{req.Header.Get(signing.HeaderID), req.Header.Get(signing.HeaderTimestamp), req.Header.Get(signing.HeaderSignature), body})
 		code := r.codes[min(len(r.got), len(r.codes))-1]
 		r.mu.Unlock()
 		w.WriteHeader(code)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/outbox"
-	"github.com/tidegate/tidegate/shared/webhook"
+	"github.com/tidegate/tidegate/shared/signing"
 )
 
 // Webhook is a tenant's registered endpoint and what it subscribed to.
@@ -38,7 +38,7 @@ type Webhook struct {
 
 // Secret is one signing secret; a previous secret keeps signing until ExpiresAt.
 type Secret struct {
-	Key       webhook.Secret
+	Key       signing.Secret
 	ExpiresAt *time.Time
 }
 
@@ -48,8 +48,8 @@ const RotationOverlap = 24 * time.Hour
 
 // SigningSecrets are the secrets that sign at now: the current one, then any previous one that has
 // not expired.
-func (w Webhook) SigningSecrets(now time.Time) []webhook.Secret {
-	var out []webhook.Secret
+func (w Webhook) SigningSecrets(now time.Time) []signing.Secret {
+	var out []signing.Secret
 	for _, s := range w.Secrets {
 		if s.ExpiresAt == nil || now.Before(*s.ExpiresAt) {
 			out = append(out, s.Key)
@@ -60,7 +60,7 @@ func (w Webhook) SigningSecrets(now time.Time) []webhook.Secret {
 
 // Rotate answers w's secrets after a rotation to fresh at now: fresh first, then the current one
 // until now+RotationOverlap. A secret already on its way out is dropped: one overlap at a time.
-func (w Webhook) Rotate(fresh webhook.Secret, now time.Time) []Secret {
+func (w Webhook) Rotate(fresh signing.Secret, now time.Time) []Secret {
 	out := []Secret{{Key: fresh}}
 	for _, s := range w.Secrets {
 		if s.ExpiresAt == nil {

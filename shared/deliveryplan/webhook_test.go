@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/outbox"
-	"github.com/tidegate/tidegate/shared/webhook"
+	"github.com/tidegate/tidegate/shared/signing"
 )
 
 func TestWants(t *testing.T) {
@@ -59,17 +59,17 @@ func appEvent(org string) outbox.Event {
 }
 
 func TestRotate(t *testing.T) {
-	a, b, c := webhook.Secret("aaaa"), webhook.Secret("bbbb"), webhook.Secret("cccc")
+	a, b, c := signing.Secret("aaaa"), signing.Secret("bbbb"), signing.Secret("cccc")
 	w := Webhook{Secrets: []Secret{{Key: a}}}
 	w.Secrets = w.Rotate(b, t0)
-	if diff := cmp.Diff([]webhook.Secret{b, a}, w.SigningSecrets(t0.Add(time.Hour))); diff != "" {
+	if diff := cmp.Diff([]signing.Secret{b, a}, w.SigningSecrets(t0.Add(time.Hour))); diff != "" {
 		t.Errorf("an hour after a rotation, signing secrets (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]webhook.Secret{b}, w.SigningSecrets(t0.Add(RotationOverlap))); diff != "" {
+	if diff := cmp.Diff([]signing.Secret{b}, w.SigningSecrets(t0.Add(RotationOverlap))); diff != "" {
 		t.Errorf("24 h after a rotation, signing secrets (-want +got):\n%s", diff)
 	}
 	w.Secrets = w.Rotate(c, t0.Add(time.Hour))
-	if diff := cmp.Diff([]webhook.Secret{c, b}, w.SigningSecrets(t0.Add(2*time.Hour))); diff != "" {
+	if diff := cmp.Diff([]signing.Secret{c, b}, w.SigningSecrets(t0.Add(2*time.Hour))); diff != "" {
 		t.Errorf("after a second rotation, signing secrets (-want +got):\n%s", diff)
 	}
 }

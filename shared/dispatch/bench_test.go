@@ -23,12 +23,12 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/spotgate"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 // The issue asks dispatch to reach 0.8× the throughput of raw client-go Creates of the same Jobs

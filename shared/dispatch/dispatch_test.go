@@ -22,15 +22,15 @@ import (
 
 	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/spotprices"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/ec2spot"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/reconcile"
-	"github.com/tidegate/tidegate/shared/spotgate"
-	"github.com/tidegate/tidegate/shared/spotprices"
-	"github.com/tidegate/tidegate/shared/testenv"
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
@@ -73,7 +73,7 @@ func newRig(t *testing.T, capacity int) rig {
 	book := &spotprices.Book{}
 	srv := httptest.NewServer(book.Handler())
 	t.Cleanup(srv.Close)
-	prices := spotgate.NewReader(func(r string) spotgate.Describer {
+	prices := ec2spot.NewReader(func(r string) ec2spot.Describer {
 		return ec2.New(ec2.Options{Region: r, BaseEndpoint: aws.String(srv.URL), Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")})
 	})
 	store := dynamo.NewJobStore(db, tables)

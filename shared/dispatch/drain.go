@@ -71,7 +71,7 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 		}
 	}
 	observed := h.observe(ctx, region, queued)
-	decision := admission.Decide(candidates(queued), h.capacity(region, active), prices(observed))
+	decision := admission.Decide(candidates(queued), h.capacity(region, active), observed)
 	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit)...)
 	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
@@ -112,14 +112,6 @@ func (h *Handler) observe(ctx context.Context, region string, queued []jobs.Job)
 		if _, done := out[j.Spot.InstanceType]; !done {
 			out[j.Spot.InstanceType] = h.Prices.Observe(ctx, region, j.Spot.InstanceType, h.now())
 		}
-	}
-	return out
-}
-
-func prices(observed map[string]spotgate.Observation) map[string]admission.SpotPrice {
-	out := make(map[string]admission.SpotPrice, len(observed))
-	for t, o := range observed {
-		out[t] = admission.SpotPrice{Price: o.Price, Known: o.Known}
 	}
 	return out
 }

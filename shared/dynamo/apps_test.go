@@ -17,9 +17,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/outbox"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 var appNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

@@ -10,11 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

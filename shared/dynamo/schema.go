@@ -14,7 +14,7 @@ import (
 )
 
 // Tables names the three tables. template.yaml creates the same three with the same keys and
-// indexes; shared/samcheck's test holds the two in step.
+// indexes; shared/dev/samcheck's test holds the two in step.
 type Tables struct {
 	Jobs    string // job records and their history
 	Events  string // the outbox: every state change's event, written in the same transaction

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
-	"github.com/tidegate/tidegate/shared/webhook"
+	"github.com/tidegate/tidegate/shared/signing"
 )
 
 // Sealer seals webhook secrets at rest; secretbox.Box is the real one.
@@ -97,7 +97,7 @@ func (s *WebhookStore) decodeWebhook(item map[string]types.AttributeValue) (deli
 				return w, fmt.Errorf("opening webhook %s's secret: %w", w.ID, err)
 			}
 		}
-		key, err := webhook.ParseSecret(text)
+		key, err := signing.ParseSecret(text)
 		if err != nil {
 			return w, fmt.Errorf("webhook %s's stored secret: %w", w.ID, err)
 		}

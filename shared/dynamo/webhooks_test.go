@@ -14,17 +14,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/secretbox"
-	"github.com/tidegate/tidegate/shared/testenv"
-	"github.com/tidegate/tidegate/shared/webhook"
+	"github.com/tidegate/tidegate/shared/signing"
 )
 
 func newHook(t *testing.T, id, tenant string, now time.Time) deliveryplan.Webhook {
 	t.Helper()
-	key, err := webhook.NewSecret()
+	key, err := signing.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestWebhookStore(t *testing.T) {
 		t.Errorf("Webhooks(after wh_a) = %v, %q, %v; want wh_b and no cursor", page, next, err)
 	}
 
-	fresh, _ := webhook.NewSecret()
+	fresh, _ := signing.NewSecret()
 	got.Secrets = got.Rotate(fresh, now)
 	if err := s.SetSecrets(ctx, got, now); err != nil {
 		t.Fatalf("SetSecrets: %v", err)
@@ -108,7 +108,7 @@ func TestWebhookStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]webhook.Secret{fresh, a.Secrets[0].Key}, after.SigningSecrets(now)); diff != "" {
+	if diff := cmp.Diff([]signing.Secret{fresh, a.Secrets[0].Key}, after.SigningSecrets(now)); diff != "" {
 		t.Errorf("secrets after a rotation (-want +got):\n%s", diff)
 	}
 	if after.FailingSince == nil || !after.FailingSince.Equal(now) || !after.Disabled || after.DisabledReason != "gone" {

@@ -9,7 +9,7 @@ import (
 const module = "github.com/tidegate/tidegate/"
 
 // devOnly are the stand-ins and the dev stack: no function links them.
-var devOnly = []string{module + "shared/sandbox", module + "shared/devstack", module + "shared/testenv", module + "shared/spotprices"}
+var devOnly = []string{module + "shared/dev/sandbox", module + "shared/dev/devstack", module + "shared/dev/testenv", module + "shared/dev/spotprices"}
 
 // kubernetes is every Kubernetes package: their inits run in each cold start of a binary that
 // links them, used or not (client-go's scheme alone registers every API group).

@@ -16,14 +16,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/hosting"
 	"github.com/tidegate/tidegate/shared/hostplan"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/podspec"
-	"github.com/tidegate/tidegate/shared/sandbox"
 	"github.com/tidegate/tidegate/shared/secretbox"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

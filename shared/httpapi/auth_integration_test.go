@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/tenancy"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/tenancy"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 // cacheFixture is a PrincipalCache over the real tenant store on DynamoDB Local, with a meter on

@@ -17,8 +17,8 @@ import (
 	"github.com/tidegate/tidegate/shared/egress"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/signing"
 	"github.com/tidegate/tidegate/shared/tenancy"
-	"github.com/tidegate/tidegate/shared/webhook"
 )
 
 // WebhookStore keeps webhooks and their deliveries; dynamo.WebhookStore is the real one.
@@ -199,9 +199,9 @@ func checkWebhookURL(raw string, allowPrivate bool) string {
 }
 
 // webhookSecret reads a given secret or makes one; the problem is what to fix in a given one.
-func webhookSecret(given string) (webhook.Secret, string) {
+func webhookSecret(given string) (signing.Secret, string) {
 	if given == "" {
-		key, err := webhook.NewSecret()
+		key, err := signing.NewSecret()
 		if err != nil {
 			return nil, "could not be made; try again"
 		}
@@ -210,7 +210,7 @@ func webhookSecret(given string) (webhook.Secret, string) {
 	if !strings.HasPrefix(given, "whsec_") {
 		return nil, "must be whsec_ followed by the base64 of 24 to 64 random bytes; or leave it out for one to be made"
 	}
-	key, err := webhook.ParseSecret(given)
+	key, err := signing.ParseSecret(given)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -283,7 +283,7 @@ func (a *api) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error 
 	if err := webhookAdmin(r); err != nil {
 		return err
 	}
-	fresh, err := webhook.NewSecret()
+	fresh, err := signing.NewSecret()
 	if err != nil {
 		return err
 	}

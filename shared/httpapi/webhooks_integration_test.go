@@ -16,14 +16,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/tidegate/tidegate/shared/delivery"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/egress"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/policy"
+	"github.com/tidegate/tidegate/shared/signing"
 	"github.com/tidegate/tidegate/shared/tenancy"
-	"github.com/tidegate/tidegate/shared/testenv"
 	"github.com/tidegate/tidegate/shared/wake"
-	"github.com/tidegate/tidegate/shared/webhook"
 )
 
 // hookStack is the API with webhooks on, the webhook worker on the same tables and queue, and
@@ -140,17 +140,17 @@ func (r *hookReceiver) req(i int) (http.Header, []byte) {
 
 func verifyWith(t *testing.T, h http.Header, body []byte, secrets ...string) {
 	t.Helper()
-	var keys []webhook.Secret
+	var keys []signing.Secret
 	for _, s := range secrets {
-		k, err := webhook.ParseSecret(s)
+		k, err := signing.ParseSecret(s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		keys = append(keys, k)
 	}
-	err := webhook.Verify(keys, h.Get(webhook.HeaderID), h.Get(webhook.HeaderTimestamp), h.Get(webhook.HeaderSignature), body, time.Now())
+	err := signing.Verify(keys, h.Get(signing.HeaderID), h.Get(signing.HeaderTimestamp), h.Get(signing.HeaderSignature), body, time.Now())
 	if err != nil {
-		t.Errorf("webhook.Verify with %d secret(s) refused %s: %v", len(keys), h.Get(webhook.HeaderSignature), err)
+		t.Errorf("signing.Verify with %d secret(s) refused %s: %v", len(keys), h.Get(signing.HeaderSignature), err)
 	}
 }
 
@@ -279,8 +279,8 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	}
 	st.pump(t, func() bool { return rcv.n() >= 2 })
 	h, body = rcv.req(1)
-	if sigs := strings.Fields(h.Get(webhook.HeaderSignature)); len(sigs) != 2 || !strings.HasPrefix(sigs[0], "v1,") || !strings.HasPrefix(sigs[1], "v1,") {
-		t.Errorf("after a rotation webhook-signature = %q, want two v1 entries", h.Get(webhook.HeaderSignature))
+	if sigs := strings.Fields(h.Get(signing.HeaderSignature)); len(sigs) != 2 || !strings.HasPrefix(sigs[0], "v1,") || !strings.HasPrefix(sigs[1], "v1,") {
+		t.Errorf("after a rotation webhook-signature = %q, want two v1 entries", h.Get(signing.HeaderSignature))
 	}
 	verifyWith(t, h, body, secret)
 	verifyWith(t, h, body, rotated["secret"].(string))
@@ -317,8 +317,8 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		t.Errorf("redelivering an unknown delivery = %d %v, want 404", status, out)
 	}
 	st.pump(t, func() bool { return rcv.n() >= 3 })
-	if h, _ := rcv.req(2); h.Get(webhook.HeaderID) != deliveryID {
-		t.Errorf("the redelivery's webhook-id = %s, want %s", h.Get(webhook.HeaderID), deliveryID)
+	if h, _ := rcv.req(2); h.Get(signing.HeaderID) != deliveryID {
+		t.Errorf("the redelivery's webhook-id = %s, want %s", h.Get(signing.HeaderID), deliveryID)
 	}
 	_, log = st.do(t, "GET", "/api/v1/webhooks/"+id+"/deliveries?limit=1", st.admin, nil)
 	if n := log["items"].([]any)[0].(map[string]any)["attempt_count"]; n != float64(2) {

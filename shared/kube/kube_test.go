@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/ekstoken"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/tidegate/tidegate/shared/sandbox"
-	"github.com/tidegate/tidegate/shared/testenv"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

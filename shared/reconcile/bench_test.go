@@ -21,12 +21,12 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/reconcile"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 // The issue asks a reconcile beat that changes nothing, over 5,000 running jobs, to take at most

@@ -20,12 +20,12 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/reconcile"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 // TestFollowReadsOnlyWhatMoved: a beat reads the record of a listed job only when it does not

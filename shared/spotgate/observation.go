@@ -1,7 +1,6 @@
-// Package spotgate reads EC2 spot prices and says whether a job's price cap is met.
-//
-// Lowest and Allows decide and touch nothing; Reader is the thin part that asks EC2 (or the dev
-// endpoint in shared/spotprices) and caches what it heard.
+// Package spotgate says whether a job's spot price cap is met: the lowest current price across a
+// region's zones, from EC2's price history (which shared/ec2spot reads).
+// Lowest and Allows decide and touch nothing.
 package spotgate
 
 import (
@@ -43,7 +42,7 @@ func (o Observation) Allows(maxPrice float64) bool {
 // so a zone whose price has not moved for days answers a days-old point, and that is its price.
 // No age makes a point stale; EC2 itself bounds what it answers (90 days of history), and a zone
 // that stops offering the type stops answering. What can be stale is the observation, which says
-// when it was made in CheckedAt; Reader serves none older than its TTL.
+// when it was made in CheckedAt; ec2spot.Reader serves none older than its TTL.
 //
 // A point after now is not yet in effect and is passed over. A zone whose current point has no
 // usable price (unreadable, negative, infinite) counts as a zone without a price, rather than

@@ -11,13 +11,13 @@ import (
 	"github.com/tidegate/tidegate/shared/delivery"
 	"github.com/tidegate/tidegate/shared/dispatch"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/ec2spot"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/kube"
-	"github.com/tidegate/tidegate/shared/spotgate"
 )
 
 // New is the dispatch queue's handler.
-func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices *spotgate.Reader, log *slog.Logger) *dispatch.Handler {
+func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices *ec2spot.Reader, log *slog.Logger) *dispatch.Handler {
 	return &dispatch.Handler{
 		Regions:  cfg.Regions,
 		Capacity: cfg.Capacity,
@@ -33,8 +33,8 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 
 // Prices reads spot prices through EC2 in each region (at cfg's EC2 endpoint when one is set),
 // keeping each answer for its TTL.
-func Prices(cfg config.Config, c handlers.Clients) *spotgate.Reader {
-	return spotgate.NewReader(func(region string) spotgate.Describer {
+func Prices(cfg config.Config, c handlers.Clients) *ec2spot.Reader {
+	return ec2spot.NewReader(func(region string) ec2spot.Describer {
 		return ec2.NewFromConfig(c.AWS, func(o *ec2.Options) {
 			o.Region = region
 			o.BaseEndpoint = handlers.Endpoint(cfg.Endpoints.EC2)

@@ -19,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/spotprices"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/apihandler"
@@ -27,9 +29,7 @@ import (
 	"github.com/tidegate/tidegate/shared/handlers/webhookhandler"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/kube/typed"
-	"github.com/tidegate/tidegate/shared/sandbox"
 	"github.com/tidegate/tidegate/shared/secretbox"
-	"github.com/tidegate/tidegate/shared/spotprices"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 

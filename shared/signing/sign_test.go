@@ -1,4 +1,4 @@
-package webhook
+package signing
 
 import (
 	"crypto/hmac"

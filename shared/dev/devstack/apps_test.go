@@ -19,10 +19,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tidegate/tidegate/shared/devstack"
+	"github.com/tidegate/tidegate/shared/dev/devstack"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/podspec"
-	"github.com/tidegate/tidegate/shared/sandbox"
-	"github.com/tidegate/tidegate/shared/testenv"
 )
 
 // TestHostedAppsBlueGreen runs `tidegate dev` with its stand-in for hosted processes and walks

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
 // State is what a running `tidegate dev` tells other commands: where its API and price endpoint

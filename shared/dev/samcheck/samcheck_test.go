@@ -14,7 +14,7 @@ import (
 
 // The checkout this package lives in, and its template.
 const (
-	repoRoot     = "../.."
+	repoRoot     = "../../.."
 	templatePath = repoRoot + "/template.yaml"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/tidegate/tidegate/shared/spotprices"
+	"github.com/tidegate/tidegate/shared/dev/spotprices"
 )
 
 func TestPutPriceThenDescribe(t *testing.T) {

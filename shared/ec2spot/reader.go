@@ -1,4 +1,7 @@
-package spotgate
+// Package ec2spot reads EC2 spot prices for the spot gate (through DescribeSpotPriceHistory, or the
+// dev endpoint in shared/dev/spotprices) and keeps what it heard for a minute. What the prices mean
+// for a job is spotgate's to decide.
+package ec2spot
 
 import (
 	"context"
@@ -14,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/tidegate/tidegate/shared/spotgate"
 )
 
 // Describer is the one EC2 call a Reader makes.
@@ -23,7 +27,7 @@ type Describer interface {
 
 var _ Describer = (*ec2.Client)(nil)
 
-// DefaultTTL is how long a Reader reuses a known price. The issue asks for about a minute: the
+// DefaultTTL is how long a Reader reuses a known price, about a minute: the
 // job record shows an observation at most once a minute and a reconcile beat in AWS is a minute,
 // so a fresher read would show nobody anything, while a burst of dispatch wake-ups for a region
 // shares one DescribeSpotPriceHistory call instead of spending EC2's request budget on each.
@@ -67,7 +71,7 @@ type Reader struct {
 type cacheKey struct{ region, instanceType string }
 
 type cached struct {
-	o     Observation
+	o     spotgate.Observation
 	until time.Time
 }
 
@@ -79,14 +83,14 @@ func NewReader(client func(region string) Describer) *Reader {
 // Observe is the lowest current spot price of instanceType across region's zones at now (see
 // Lowest), from the cache or from EC2. A failed read, or an answer without a usable price, is an
 // unknown price, which holds the jobs capped on it.
-func (r *Reader) Observe(ctx context.Context, region, instanceType string, now time.Time) Observation {
+func (r *Reader) Observe(ctx context.Context, region, instanceType string, now time.Time) spotgate.Observation {
 	return r.ObserveMany(ctx, region, []string{instanceType}, now)[instanceType]
 }
 
 // ObserveMany observes each of instanceTypes in region as Observe does, asking EC2 once for all
 // those not cached (in calls of up to 100 types).
-func (r *Reader) ObserveMany(ctx context.Context, region string, instanceTypes []string, now time.Time) map[string]Observation {
-	out := make(map[string]Observation, len(instanceTypes))
+func (r *Reader) ObserveMany(ctx context.Context, region string, instanceTypes []string, now time.Time) map[string]spotgate.Observation {
+	out := make(map[string]spotgate.Observation, len(instanceTypes))
 	var missing []string
 	r.mu.Lock()
 	for _, t := range instanceTypes {
@@ -99,7 +103,7 @@ func (r *Reader) ObserveMany(ctx context.Context, region string, instanceTypes [
 			out[t] = c.o
 			continue
 		}
-		out[t] = Observation{InstanceType: t, CheckedAt: now}
+		out[t] = spotgate.Observation{InstanceType: t, CheckedAt: now}
 		missing = append(missing, t)
 	}
 	r.mu.Unlock()
@@ -112,7 +116,7 @@ func (r *Reader) ObserveMany(ctx context.Context, region string, instanceTypes [
 		r.mu.Lock()
 		for _, t := range chunk {
 			if err == nil {
-				out[t] = Lowest(t, points, now)
+				out[t] = spotgate.Lowest(t, points, now)
 			}
 			r.cache[cacheKey{region, t}] = cached{out[t], now.Add(r.keepFor(out[t]))}
 		}
@@ -121,7 +125,7 @@ func (r *Reader) ObserveMany(ctx context.Context, region string, instanceTypes [
 	return out
 }
 
-func (r *Reader) keepFor(o Observation) time.Duration {
+func (r *Reader) keepFor(o spotgate.Observation) time.Duration {
 	ttl := r.TTL
 	if ttl <= 0 {
 		ttl = DefaultTTL
@@ -142,7 +146,7 @@ func (r *Reader) log() *slog.Logger {
 // read asks EC2 for the Linux/UNIX prices of instanceTypes in region in effect at now: given a
 // StartTime and no EndTime, EC2 answers each zone's price in effect at the start, however long
 // ago it was set, and any change since.
-func (r *Reader) read(ctx context.Context, region string, instanceTypes []string, now time.Time) ([]Point, error) {
+func (r *Reader) read(ctx context.Context, region string, instanceTypes []string, now time.Time) ([]spotgate.Point, error) {
 	c := r.client(region)
 	if c == nil {
 		return nil, errors.New("no EC2 client for the region")
@@ -158,7 +162,7 @@ func (r *Reader) read(ctx context.Context, region string, instanceTypes []string
 	pages := ec2.NewDescribeSpotPriceHistoryPaginator(c, in, func(o *ec2.DescribeSpotPriceHistoryPaginatorOptions) {
 		o.StopOnDuplicateToken = true
 	})
-	var points []Point
+	var points []spotgate.Point
 	for n := 0; pages.HasMorePages(); n++ {
 		if n == maxPages {
 			return nil, fmt.Errorf("DescribeSpotPriceHistory still paging after %d pages", maxPages)
@@ -179,8 +183,8 @@ func (r *Reader) read(ctx context.Context, region string, instanceTypes []string
 // pointOf reads one row of EC2's answer. A row whose price does not parse, or that has no time,
 // keeps a NaN price, so that Lowest counts its zone as without a price rather than fall back on
 // an older point.
-func pointOf(sp types.SpotPrice) Point {
-	p := Point{Zone: aws.ToString(sp.AvailabilityZone), InstanceType: string(sp.InstanceType), At: aws.ToTime(sp.Timestamp)}
+func pointOf(sp types.SpotPrice) spotgate.Point {
+	p := spotgate.Point{Zone: aws.ToString(sp.AvailabilityZone), InstanceType: string(sp.InstanceType), At: aws.ToTime(sp.Timestamp)}
 	price, err := strconv.ParseFloat(aws.ToString(sp.SpotPrice), 64)
 	if err != nil || sp.Timestamp == nil {
 		price = math.NaN()

@@ -19,9 +19,9 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tidegate/tidegate/shared/devstack"
-	"github.com/tidegate/tidegate/shared/sandbox"
-	"github.com/tidegate/tidegate/shared/testenv"
+	"github.com/tidegate/tidegate/shared/dev/devstack"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

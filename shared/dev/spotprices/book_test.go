@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tidegate/tidegate/shared/spotprices"
+	"github.com/tidegate/tidegate/shared/dev/spotprices"
 )
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)

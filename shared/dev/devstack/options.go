@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/config"
-	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
 // Options are `tidegate dev`'s settings; API.md fixes their names and defaults.

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidegate/tidegate/shared/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
 // EnvState names the file of a sandbox another process runs, to attach to instead of starting one.

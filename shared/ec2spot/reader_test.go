@@ -1,4 +1,4 @@
-package spotgate_test
+package ec2spot_test
 
 import (
 	"bytes"
@@ -19,8 +19,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tidegate/tidegate/shared/dev/spotprices"
+	"github.com/tidegate/tidegate/shared/ec2spot"
 	"github.com/tidegate/tidegate/shared/spotgate"
-	"github.com/tidegate/tidegate/shared/spotprices"
 )
 
 // ec2Stand is the dev price endpoint on loopback, behind a handler that records each EC2 request
@@ -91,8 +92,8 @@ func (s *ec2Stand) last() url.Values {
 
 // reader is a Reader whose clients are real EC2 clients pointed at the stand. They do not retry,
 // so that each Observe that reads is one request to count.
-func (s *ec2Stand) reader(log *bytes.Buffer) *spotgate.Reader {
-	r := spotgate.NewReader(func(region string) spotgate.Describer {
+func (s *ec2Stand) reader(log *bytes.Buffer) *ec2spot.Reader {
+	r := ec2spot.NewReader(func(region string) ec2spot.Describer {
 		return ec2.New(ec2.Options{
 			Region:       region,
 			BaseEndpoint: aws.String(s.srv.URL),
@@ -144,12 +145,12 @@ func TestObserveCachesForTheTTL(t *testing.T) {
 
 	r.Observe(ctx, "us-east-1", "g5.xlarge", now)
 	s.set(t, "us-east-1", "g5.xlarge", 0.35, now.Add(time.Second))
-	got := r.Observe(ctx, "us-east-1", "g5.xlarge", now.Add(spotgate.DefaultTTL-time.Millisecond))
+	got := r.Observe(ctx, "us-east-1", "g5.xlarge", now.Add(ec2spot.DefaultTTL-time.Millisecond))
 	if s.count() != 1 || got.Price != 0.55 || !got.CheckedAt.Equal(now) {
 		t.Errorf("Observe within the TTL: %d requests, price %v checked %v; want 1 request and the cached 0.55 checked at %v",
 			s.count(), got.Price, got.CheckedAt, now)
 	}
-	later := now.Add(spotgate.DefaultTTL)
+	later := now.Add(ec2spot.DefaultTTL)
 	if diff := cmp.Diff(spotgate.Observation{InstanceType: "g5.xlarge", Price: 0.35, Zone: "us-east-1a", CheckedAt: later, Known: true},
 		r.Observe(ctx, "us-east-1", "g5.xlarge", later)); diff != "" || s.count() != 2 {
 		t.Errorf("Observe once the TTL ran out, after %d requests (-want +got):\n%s", s.count(), diff)
@@ -212,7 +213,7 @@ func TestObserveFailsClosed(t *testing.T) {
 		t.Errorf("Observe 5s after a failure, EC2 well again (-want +got):\n%s", diff)
 	}
 
-	none := spotgate.NewReader(func(string) spotgate.Describer { return nil })
+	none := ec2spot.NewReader(func(string) ec2spot.Describer { return nil })
 	none.Log = slog.New(slog.DiscardHandler)
 	if o := none.Observe(ctx, "eu-west-9", "g5.xlarge", now); o.Known {
 		t.Errorf("Observe in a region without a client = %+v, want unknown", o)
@@ -260,3 +261,11 @@ func TestObserveReadsEveryPage(t *testing.T) {
 		t.Errorf("ObserveMany of 2 types in 3 zones at one price a page: %d requests, want 6", s.count())
 	}
 }
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func known(price float64, zone string) spotgate.Observation {
+	return spotgate.Observation{InstanceType: "g5.xlarge", Price: price, Zone: zone, CheckedAt: now, Known: true}
+}
+
+var unknown = spotgate.Observation{InstanceType: "g5.xlarge", CheckedAt: now}

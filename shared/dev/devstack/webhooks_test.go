@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidegate/tidegate/shared/devstack"
-	"github.com/tidegate/tidegate/shared/testenv"
-	"github.com/tidegate/tidegate/shared/webhook"
+	"github.com/tidegate/tidegate/shared/dev/devstack"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
+	"github.com/tidegate/tidegate/shared/signing"
 )
 
 // hookSecret is the secret the test registers its webhook with: 32 bytes, as whsec_ base64.
@@ -46,7 +46,7 @@ func TestWebhooksOnTheDevStack(t *testing.T) {
 	st := waitState(t, dir, done, &runErr)
 	c := client{t: t, url: st.URL}
 	rcv := newHookReceiver(t)
-	secret, err := webhook.ParseSecret(hookSecret)
+	secret, err := signing.ParseSecret(hookSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +66,8 @@ func TestWebhooksOnTheDevStack(t *testing.T) {
 		t.Errorf("the first job's events arrived as %v, want %v: each once, in the order they happened", types, jobEvents)
 	}
 	for _, r := range got {
-		if err := webhook.Verify([]webhook.Secret{secret}, r.id, r.timestamp, r.signature, r.body, time.Now()); err != nil {
-			t.Errorf("webhook.Verify refused the %s delivery %s: %v", r.typ, r.id, err)
+		if err := signing.Verify([]signing.Secret{secret}, r.id, r.timestamp, r.signature, r.body, time.Now()); err != nil {
+			t.Errorf("signing.Verify refused the %s delivery %s: %v", r.typ, r.id, err)
 		}
 	}
 
@@ -83,8 +83,8 @@ func TestWebhooksOnTheDevStack(t *testing.T) {
 	taken := map[string]int{}
 	var types []string
 	for _, r := range rcv.requests(second) {
-		if err := webhook.Verify([]webhook.Secret{secret}, r.id, r.timestamp, r.signature, r.body, time.Now()); err != nil {
-			t.Errorf("webhook.Verify refused an attempt of %s (%s): %v", r.id, r.typ, err)
+		if err := signing.Verify([]signing.Secret{secret}, r.id, r.timestamp, r.signature, r.body, time.Now()); err != nil {
+			t.Errorf("signing.Verify refused an attempt of %s (%s): %v", r.id, r.typ, err)
 		}
 		if r.status == http.StatusOK {
 			taken[r.id]++
@@ -135,8 +135,8 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 		r.mu.Lock()
 		status := r.status
 		r.got = append(r.got, hookRequest{
-			id: req.Header.Get(webhook.HeaderID), timestamp: req.Header.Get(webhook.HeaderTimestamp),
-			signature: req.Header.Get(webhook.HeaderSignature), body: body, job: ev.Data.JobID, typ: ev.Type, status: status,
+			id: req.Header.Get(signing.HeaderID), timestamp: req.Header.Get(signing.HeaderTimestamp),
+			signature: req.Header.Get(signing.HeaderSignature), body: body, job: ev.Data.JobID, typ: ev.Type, status: status,
 		})
 		r.mu.Unlock()
 		w.WriteHeader(status)
@@ -199,7 +199,7 @@ func typesOf(rs []hookRequest) []string {
 // shared cluster's team-a has its name, and answers the job's id.
 func (c client) submitExample(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../examples/job.yaml")
+	b, err := os.ReadFile("../../../examples/job.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

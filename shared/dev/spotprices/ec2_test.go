@@ -17,7 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tidegate/tidegate/shared/spotprices"
+	"github.com/tidegate/tidegate/shared/dev/spotprices"
 )
 
 // row is what a test reads of one types.SpotPrice, which go-cmp cannot compare itself.

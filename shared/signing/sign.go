@@ -1,7 +1,7 @@
-// Package webhook signs and verifies webhook deliveries by the Standard Webhooks scheme: headers
+// Package signing signs and verifies webhook deliveries by the Standard Webhooks scheme: headers
 // webhook-id, webhook-timestamp and webhook-signature, the signature an HMAC-SHA256 over
 // "{id}.{timestamp}.{body}". Numbers in, bytes out: nothing here sends anything.
-package webhook
+package signing
 
 import (
 	"crypto/hmac"

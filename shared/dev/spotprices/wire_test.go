@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tidegate/tidegate/shared/spotprices"
+	"github.com/tidegate/tidegate/shared/dev/spotprices"
 )
 
 // TestSDKRequestOnTheWire pins what ec2 v1.344.3 sends, which is what the handler parses.
