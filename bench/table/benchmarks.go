@@ -1,0 +1,224 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Step is one benchmark command scripts/bench.sh runs, and the rows of the table its output fills.
+type Step struct {
+	// Name is what scripts/bench.sh takes to run this step alone.
+	Name string
+	// About is the line of progress printed before it runs.
+	About   string
+	Command string
+	Rows    []Row
+}
+
+// Row is one ratio against a floor, the goal it is held to and where the step's output says it.
+type Row struct {
+	Step string
+	// What says what is divided by what.
+	What string
+	Goal Goal
+	Find Finder
+}
+
+// Label is the row's first cell, which also keys it from one run to the next.
+func (r Row) Label() string { return fmt.Sprintf("`%s`: %s", r.Step, r.What) }
+
+// Goal is a bound on a ratio: at most or at least Value. The zero Goal is none.
+type Goal struct {
+	Op    Op
+	Value float64
+}
+
+// Op is a goal's direction.
+type Op int
+
+const (
+	NoGoal Op = iota
+	AtMost
+	AtLeast
+)
+
+func atMost(v float64) Goal  { return Goal{AtMost, v} }
+func atLeast(v float64) Goal { return Goal{AtLeast, v} }
+
+// Met says whether ratio meets the goal; a ratio on the bound meets it.
+func (g Goal) Met(ratio float64) bool {
+	switch g.Op {
+	case AtMost:
+		return ratio <= g.Value
+	case AtLeast:
+		return ratio >= g.Value
+	}
+	return true
+}
+
+func (g Goal) String() string {
+	bound := strconv.FormatFloat(g.Value, 'f', -1, 64) + "×"
+	switch g.Op {
+	case AtMost:
+		return "≤ " + bound
+	case AtLeast:
+		return "≥ " + bound
+	}
+	return "none set"
+}
+
+// times writes a ratio to three significant figures or to the unit, as the history below the
+// table does: 0.022×, 1.04×, 38.2×, 16,475×.
+func times(r float64) string {
+	switch {
+	case r >= 1000:
+		return thousands(fmt.Sprintf("%.0f", r)) + "×"
+	case r >= 100:
+		return fmt.Sprintf("%.0f×", r)
+	case r >= 10:
+		return fmt.Sprintf("%.1f×", r)
+	case r >= 0.1 || r == 0:
+		return fmt.Sprintf("%.2f×", r)
+	}
+	return fmt.Sprintf("%.3f×", r)
+}
+
+func thousands(digits string) string {
+	for i := len(digits) - 3; i > 0; i -= 3 {
+		digits = digits[:i] + "," + digits[i:]
+	}
+	return digits
+}
+
+// goTest is the command of a Go benchmark as scripts/bench.sh has always run it.
+func goTest(args string) string { return "go test -run '^$' " + args }
+
+// steps are the benchmarks `make bench` runs, in order, each once.
+var steps = []Step{
+	{
+		Name: "coldstart", About: "Lambda cold start under the runtime interface emulator, against hello-world",
+		Command: "go run ./bench/coldstart",
+		Rows: []Row{
+			// Its markdown table: | Function | Binary | median | p90 | Over hello | × hello | …
+			{What: "api, median cold start ÷ hello's", Goal: atMost(2), Find: Cell{First: "api", Col: 6}},
+			{What: "dispatch, median cold start ÷ hello's", Goal: atMost(2), Find: Cell{First: "dispatch", Col: 6}},
+			{What: "reconcile, median cold start ÷ hello's", Goal: atMost(2), Find: Cell{First: "reconcile", Col: 6}},
+			{What: "webhook, median cold start ÷ hello's", Goal: atMost(2), Find: Cell{First: "webhook", Col: 6}},
+		},
+	},
+	{
+		Name: "devstart", About: "make dev to a healthy API, against starting the stand-ins alone",
+		Command: "bash scripts/bench-devstart.sh 3",
+		Rows: []Row{
+			// The issue bounds it in time (a minute, tools cached), not as a ratio.
+			{What: "make dev to a healthy API ÷ the stand-ins alone", Find: Cell{First: "make dev to healthy API", Col: 4}},
+		},
+	},
+	{
+		Name: "policy", About: "admission policy against the upstream Pod Security evaluator on the same pods",
+		Command: goTest("-bench . -benchmem ./shared/policy/"),
+		Rows: []Row{
+			{What: "check of a Deployment ÷ upstream EvaluatePod", Goal: atMost(1.5), Find: Metric{"BenchmarkCheckDeployment", "x-upstream"}},
+			{What: "check of a 20-document bundle ÷ upstream EvaluatePod", Goal: atMost(1.5), Find: Metric{"BenchmarkCheckBundle20", "x-upstream"}},
+		},
+	},
+	{
+		Name: "submit", About: "POST /api/v1/jobs end to end, against a raw TransactWriteItems + SendMessage of the same items",
+		Command: goTest("-bench SubmitVsRaw -benchtime 200x ./shared/httpapi/"),
+		Rows: []Row{
+			{What: "POST /api/v1/jobs ÷ raw TransactWriteItems + SendMessage", Goal: atMost(1.3), Find: Metric{"BenchmarkSubmitVsRaw", "submit/raw"}},
+		},
+	},
+	{
+		Name: "admission", About: "admission over 100,000 and 200,000 queued jobs (linear: t(2N)/t(N) ≤ 2.3)",
+		Command: goTest("-bench Decide -benchmem ./shared/admission/"),
+		Rows: []Row{
+			{What: "Decide over 200,000 ÷ 100,000 jobs, in dispatch order", Goal: atMost(2.3), Find: Metric{"BenchmarkDecide200k", "t200k/t100k"}},
+			{What: "Decide over 200,000 ÷ 100,000 jobs, shuffled", Goal: atMost(2.3), Find: Metric{"BenchmarkDecide200kShuffled", "t200k/t100k"}},
+		},
+	},
+	{
+		Name: "dispatch", About: "dispatch against raw client-go creates of the same Jobs",
+		Command: goTest("-bench 'DispatchVsRaw' -benchtime 1x ./shared/dispatch/"),
+		Rows: []Row{
+			{What: "jobs dispatched a second ÷ raw client-go creates", Goal: atLeast(0.8), Find: Metric{"BenchmarkDispatchVsRawCreate", "dispatch/raw"}},
+		},
+	},
+	{
+		Name: "beat", About: "a no-op beat over 5,000 jobs against one raw LIST",
+		Command: goTest("-bench 'NoopBeatVsRawList' -benchtime 1x -timeout 20m ./shared/reconcile/"),
+		Rows: []Row{
+			{What: "no-op beat over 5,000 jobs ÷ one raw LIST, fastest of each", Goal: atMost(1.3), Find: Metric{"BenchmarkNoopBeatVsRawList", "beat/raw"}},
+		},
+	},
+	{
+		Name: "signing", About: "webhook signing of 1 KB against a bare HMAC-SHA256 of the same bytes",
+		Command: goTest("-bench SignVsRawHMAC -benchmem ./shared/signing/"),
+		Rows: []Row{
+			{What: "a 1 KB body signed ÷ a bare HMAC-SHA256 of it", Goal: atMost(1.3), Find: Metric{"BenchmarkSignVsRawHMAC", "x-hmac"}},
+		},
+	},
+	{
+		Name: "delivery", About: "webhook fan-out and signed delivery of 20 events to a loopback receiver, against bare POSTs of the same bodies",
+		Command: goTest("-bench FanOutVsRawPost -benchtime 5x ./shared/delivery/"),
+		Rows: []Row{
+			// Time per event, so more is slower; the issue set its goal on throughput.
+			{What: "20 events drained and delivered ÷ bare POSTs, time per event", Find: Metric{"BenchmarkFanOutVsRawPost", "delivered/raw"}},
+			{What: "deliveries a second to 1 webhook ÷ bare POSTs", Goal: atLeast(0.8), Find: Metric{"BenchmarkFanOutVsRawPostThroughput/webhooks=1", "delivered/raw"}},
+			{What: "deliveries a second to 8 webhooks ÷ bare POSTs", Goal: atLeast(0.8), Find: Metric{"BenchmarkFanOutVsRawPostThroughput/webhooks=8", "delivered/raw"}},
+		},
+	},
+	{
+		Name: "hostplan", About: "host plan over 10,000 and 20,000 apps of 5 pods, against grouping the pods alone (x-index ≤ 3) and linear (t20k/t10k ≤ 2.3)",
+		Command: goTest("-bench . -benchmem ./shared/hostplan/"),
+		Rows: []Row{
+			{What: "plan of 10,000 apps ÷ grouping their pods alone", Goal: atMost(3), Find: Metric{"BenchmarkPlan10k", "x-index"}},
+			{What: "plan of 20,000 apps ÷ 10,000", Goal: atMost(2.3), Find: Metric{"BenchmarkPlan20k", "t20k/t10k"}},
+		},
+	},
+	{
+		Name: "seedplan", About: "host plan against the seed runner's Python planned() on the same 10,000 apps (≥ 100× faster; the seed takes minutes)",
+		Command: "go run ./bench/hostplan -n 10000",
+		Rows: []Row{
+			// Its markdown row: | Apps (pods) | seed planned() | hostplan.Plan | × faster |
+			{What: "the seed's Python planned() ÷ the plan, 10,000 apps", Goal: atLeast(100), Find: Cell{First: "10000 (", Col: 4}},
+		},
+	},
+	{
+		Name: "hosting", About: "a no-op hosting beat over 2,000 live apps, against one raw LIST of their pods (≤ 1.3×)",
+		Command: goTest("-bench 'NoopBeatVsRawList' -benchtime 1x -timeout 20m ./shared/hosting/"),
+		Rows: []Row{
+			{What: "no-op hosting beat over 2,000 apps ÷ one raw LIST, fastest of each", Goal: atMost(1.3), Find: Metric{"BenchmarkNoopBeatVsRawList", "beat/raw"}},
+		},
+	},
+}
+
+func init() {
+	for i := range steps {
+		for j := range steps[i].Rows {
+			steps[i].Rows[j].Step = steps[i].Name
+		}
+	}
+}
+
+// choose is the steps named, in the order given; all of them when none is.
+func choose(all []Step, names []string) ([]Step, error) {
+	if len(names) == 0 {
+		return all, nil
+	}
+	var chosen []Step
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(s Step) bool { return s.Name == n })
+		if i < 0 {
+			known := make([]string, len(all))
+			for j, s := range all {
+				known[j] = s.Name
+			}
+			return nil, fmt.Errorf("no benchmark named %q; the names are %s", n, strings.Join(known, ", "))
+		}
+		chosen = append(chosen, all[i])
+	}
+	return chosen, nil
+}
