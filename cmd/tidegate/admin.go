@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -72,7 +73,7 @@ func tenantsPutCmd() *cobra.Command {
 			}
 			if old, err := store.Tenant(cmd.Context(), t.Name); err == nil {
 				t.CreatedAt = old.CreatedAt
-			} else if !errors.Is(err, dynamo.ErrNotFound) {
+			} else if !errors.Is(err, records.ErrNotFound) {
 				return err
 			}
 			if err := store.PutTenant(cmd.Context(), t); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/egress"
 	"github.com/tidegate/tidegate/shared/ids"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/signing"
 )
 
@@ -41,7 +42,7 @@ const (
 func (h *Handler) Attempt(ctx context.Context, ref dynamo.DeliveryRef) error {
 	now := h.now()
 	d, err := h.Store.Delivery(ctx, ref.WebhookID, ref.DeliveryID)
-	if errors.Is(err, dynamo.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return nil
 	}
 	if err != nil || !d.Due(now, dueSlack) {
@@ -49,7 +50,7 @@ func (h *Handler) Attempt(ctx context.Context, ref dynamo.DeliveryRef) error {
 	}
 	w, err := h.Store.Webhook(ctx, d.Tenant, d.WebhookID)
 	switch {
-	case errors.Is(err, dynamo.ErrNotFound):
+	case errors.Is(err, records.ErrNotFound):
 		return h.abandon(ctx, d, reasonWebhookGone, now)
 	case err != nil:
 		return err
@@ -58,7 +59,7 @@ func (h *Handler) Attempt(ctx context.Context, ref dynamo.DeliveryRef) error {
 	}
 	token := ids.New("claim_", now)
 	d, err = h.Store.Claim(ctx, d, token, now, now.Add(dueSlack), now.Add(claimLease))
-	if errors.Is(err, dynamo.ErrStale) {
+	if errors.Is(err, records.ErrStale) {
 		return nil // another worker has this attempt, or made it
 	}
 	if err != nil {
@@ -72,7 +73,7 @@ func (h *Handler) Attempt(ctx context.Context, ref dynamo.DeliveryRef) error {
 // webhook and queues the retry when it is near enough for SQS.
 func (h *Handler) finish(ctx context.Context, w deliveryplan.Webhook, v deliveryplan.Verdict, token string, now time.Time) error {
 	if err := h.Store.Record(ctx, v.Delivery, token); err != nil {
-		if errors.Is(err, dynamo.ErrStale) {
+		if errors.Is(err, records.ErrStale) {
 			h.Log.WarnContext(ctx, "attempt outlived its claim; not logged", "delivery_id", v.Delivery.ID)
 			return nil
 		}
@@ -120,7 +121,7 @@ func (h *Handler) endpointHealth(ctx context.Context, w deliveryplan.Webhook, v 
 
 func (h *Handler) abandon(ctx context.Context, d deliveryplan.Delivery, reason string, now time.Time) error {
 	err := h.Store.Replace(ctx, d.Abandon(reason, now), d.AttemptCount, now)
-	if errors.Is(err, dynamo.ErrStale) {
+	if errors.Is(err, records.ErrStale) {
 		return nil
 	}
 	return err

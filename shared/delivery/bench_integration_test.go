@@ -114,7 +114,7 @@ func benchThroughput(b *testing.B, hooks int) {
 		var bodies [][]byte
 		for j := range throughputEvents {
 			at := time.Now()
-			ev := outbox.ForJob(outbox.JobQueued, jobs.New(fmt.Sprintf("job-%d-%d", i, j), "ml", "team-a", "us-east-1", 50, nil, nil, at), "", at)
+			ev := jobs.Event(outbox.JobQueued, jobs.New(fmt.Sprintf("job-%d-%d", i, j), "ml", "team-a", "us-east-1", 50, nil, nil, at), "", at)
 			w.writeEvent(b, ev)
 			if err := w.queue.RingDrain(ctx); err != nil {
 				b.Fatal(err)

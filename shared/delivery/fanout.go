@@ -11,6 +11,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // Bounds of one drain. A page of 100 events is one Query; 1,000 events take a few seconds at
@@ -114,7 +115,7 @@ func (h *Handler) fanOut(ctx context.Context, evs []outbox.Event, hooks map[stri
 			}
 			continue
 		}
-		if !errors.Is(err, dynamo.ErrStale) && !errors.Is(err, errTooBig) {
+		if !errors.Is(err, records.ErrStale) && !errors.Is(err, errTooBig) {
 			return made, errors.Join(err, stop)
 		}
 		// Another fan-out had some of these (a drain that outlived its lease), or one event has

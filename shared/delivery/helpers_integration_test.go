@@ -85,7 +85,7 @@ func (w *world) submit(t testing.TB, id, tenant, namespace string) outbox.Event 
 	t.Helper()
 	now := time.Now()
 	j := jobs.New(id, tenant, namespace, "us-east-1", 50, nil, nil, now)
-	ev := outbox.ForJob(outbox.JobQueued, j, "", now)
+	ev := jobs.Event(outbox.JobQueued, j, "", now)
 	if _, _, err := w.jobs.Create(context.Background(), j, ev, nil, now); err != nil {
 		t.Fatal(err)
 	}

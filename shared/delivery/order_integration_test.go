@@ -28,7 +28,7 @@ func lifecycle(jobID string, at time.Time) []outbox.Event {
 	j := jobs.New(jobID, "ml", "team-a", "us-east-1", 50, nil, nil, at)
 	var evs []outbox.Event
 	for i, t := range []outbox.Type{outbox.JobQueued, outbox.JobDispatched, outbox.JobStarted, outbox.JobCompleted} {
-		evs = append(evs, outbox.ForJob(t, j, "", at.Add(time.Duration(i)*time.Millisecond)))
+		evs = append(evs, jobs.Event(t, j, "", at.Add(time.Duration(i)*time.Millisecond)))
 	}
 	return evs
 }

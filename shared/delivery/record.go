@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // Bounds of a drain's recorder. Two writers keep one transaction in flight while the next fills.
@@ -117,7 +118,7 @@ func (h *Handler) recordBatch(ctx context.Context, ds []deliveryplan.Delivery, t
 	var errs []error
 	for _, d := range ds {
 		err := h.Store.Record(ctx, d, token)
-		if errors.Is(err, dynamo.ErrStale) {
+		if errors.Is(err, records.ErrStale) {
 			h.Log.WarnContext(ctx, "attempt outlived its claim; not logged", "delivery_id", d.ID)
 		} else if err != nil {
 			errs = append(errs, err)

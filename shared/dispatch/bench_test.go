@@ -266,7 +266,7 @@ func (d *dispatchBench) queue(b *testing.B, reg, name string, n int) []jobs.Job 
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if _, _, err := d.store.Create(context.Background(), j, outbox.ForJob(outbox.JobQueued, j, "", now), nil, now); err != nil {
+			if _, _, err := d.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now); err != nil {
 				errs <- err
 			}
 		}()

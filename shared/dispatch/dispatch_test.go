@@ -122,7 +122,7 @@ func (r rig) create(id, name string, priority int, spot *jobs.Spot) (jobs.Job, e
 	now := r.clock.now()
 	j := jobs.New(id, "ml", r.ns, region, priority, nil, []map[string]any{m}, now)
 	j.Spot = spot
-	_, _, err := r.store.Create(context.Background(), j, outbox.ForJob(outbox.JobQueued, j, "", now), nil, now)
+	_, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now)
 	return j, err
 }
 
@@ -242,7 +242,7 @@ func TestNames(t *testing.T) {
 	now := r.clock.now()
 	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "taken"}, "data": map[string]any{"k": "v"}}
 	clash := jobs.New("job-clash", "ml", r.ns, region, 50, nil, []map[string]any{cm}, now)
-	if _, _, err := r.store.Create(context.Background(), clash, outbox.ForJob(outbox.JobQueued, clash, "", now), nil, now); err != nil {
+	if _, _, err := r.store.Create(context.Background(), clash, jobs.Event(outbox.JobQueued, clash, "", now), nil, now); err != nil {
 		t.Fatal(err)
 	}
 	r.run(t, []string{clash.ID}, allEnded(clash.ID))

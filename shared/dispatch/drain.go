@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
-	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/spotgate"
 )
 
@@ -122,7 +121,7 @@ func (h *Handler) observe(ctx context.Context, region string, queued []jobs.Job)
 func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	token := ids.New("claim-", h.now())
 	j, err := h.Store.Claim(ctx, id, region, token, h.now(), h.now().Add(claimLease))
-	if errors.Is(err, dynamo.ErrStale) {
+	if errors.Is(err, records.ErrStale) {
 		return nil
 	}
 	if err != nil {
@@ -145,31 +144,31 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	if h.afterApply != nil {
 		h.afterApply(j)
 	}
-	now := h.now()
-	c := dynamo.Change{From: jobs.StatusDispatching, To: jobs.StatusPending, At: now, Claim: token, Set: map[string]any{"claim": nil}}
+	to, reason := jobs.StatusPending, ""
 	if applyErr != nil {
-		c.To, c.Reason = jobs.StatusFailed, applyErr.Error()
+		to, reason = jobs.StatusFailed, applyErr.Error()
 	}
-	next := j
-	next.Status = c.To
-	ev := outbox.ForJob(outbox.JobDispatched, next, c.Reason, now)
-	if c.To == jobs.StatusFailed {
-		ev = outbox.ForJob(outbox.JobFailed, next, c.Reason, now)
-	}
-	c.Event = &ev
-	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, dynamo.ErrStale) {
+	_, c, err := jobs.Move(j, to, reason, h.now())
+	if err != nil {
 		return err
 	}
-	h.Log.InfoContext(ctx, "dispatched", "job_id", id, "region", region, "status", c.To)
+	c.Claim = token
+	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, records.ErrStale) {
+		return err
+	}
+	h.Log.InfoContext(ctx, "dispatched", "job_id", id, "region", region, "status", to)
 	return nil
 }
 
 // requeue gives claimed job j back to the queue, to wait for why (a name held by a job whose end
 // is not recorded): the beat that records that end finds j queued and rings dispatch again.
 func (h *Handler) requeue(ctx context.Context, j jobs.Job, token string, why error) error {
-	c := dynamo.Change{From: jobs.StatusDispatching, To: jobs.StatusQueued, At: h.now(), Claim: token, Reason: why.Error(),
-		Set: map[string]any{"claim": nil, "pending_reason": admission.ReasonNameInUse}}
-	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, dynamo.ErrStale) {
+	_, c, err := jobs.Move(j, jobs.StatusQueued, why.Error(), h.now())
+	if err != nil {
+		return err
+	}
+	c.Claim, c.PendingReason = token, string(admission.ReasonNameInUse)
+	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, records.ErrStale) {
 		return err
 	}
 	h.Log.InfoContext(ctx, "back in the queue", "job_id", j.ID, "why", why.Error())
@@ -180,7 +179,7 @@ func (h *Handler) requeue(ctx context.Context, j jobs.Job, token string, why err
 // nothing to lose.
 func (h *Handler) ended(ctx context.Context, id string) (bool, error) {
 	j, err := h.Store.Job(ctx, id)
-	if errors.Is(err, dynamo.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return true, nil
 	}
 	return err == nil && j.Status.Terminal(), err
@@ -242,18 +241,21 @@ func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []ad
 	var errs []error
 	for _, w := range waits {
 		j := byID[w.ID]
-		set := map[string]any{}
+		var reason string
+		var position int
 		if j.PendingReason != string(w.Reason) || j.QueuePosition != w.Position {
-			set["pending_reason"], set["queue_position"] = string(w.Reason), w.Position
+			reason, position = string(w.Reason), w.Position
 		}
+		var gate *jobs.SpotGate
 		if j.Spot != nil && (j.SpotGate == nil || now.Sub(j.SpotGate.CheckedAt) >= gateRefresh) {
-			set["spot_gate"] = gateOf(j.Spot, observed[j.Spot.InstanceType], now)
+			g := gateOf(j.Spot, observed[j.Spot.InstanceType], now)
+			gate = &g
 		}
-		if len(set) == 0 {
+		if reason == "" && gate == nil {
 			continue
 		}
-		err := h.Store.Apply(ctx, j, dynamo.Change{From: jobs.StatusQueued, To: jobs.StatusQueued, At: now, Set: set})
-		if err != nil && !errors.Is(err, dynamo.ErrStale) {
+		err := h.Store.Apply(ctx, j, jobs.Wait(j, reason, position, gate, now))
+		if err != nil && !errors.Is(err, records.ErrStale) {
 			errs = append(errs, err)
 		}
 	}

@@ -27,7 +27,7 @@ type Store interface {
 	Queued(ctx context.Context, region string) ([]jobs.Job, error)
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 	Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error)
-	Apply(ctx context.Context, j jobs.Job, c dynamo.Change) error
+	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Job(ctx context.Context, id string) (jobs.Job, error)
 }
 

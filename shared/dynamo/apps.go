@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // AppStore keeps hosted apps, their releases and their hosts' tokens in the control table, and
@@ -35,7 +36,7 @@ func NewAppStore(db *dynamodb.Client, t Tables) *AppStore {
 	return &AppStore{db: db, tables: t}
 }
 
-// What a host's registration is refused for, besides ErrNotFound for a host no token was minted for.
+// What a host's registration is refused for, besides records.ErrNotFound for a host no token was minted for.
 var (
 	ErrBadHostToken  = errors.New("the host token is not this host's")
 	ErrHostNotWanted = errors.New("the app no longer wants this host")
@@ -82,11 +83,11 @@ const indexApps = "apps"
 // DynamoDB reserved words.
 var appNames = map[string]string{"#release": "release", "#state": "state", "#sha": "release_sha"}
 
-// App reads one of org's apps; ErrNotFound if there is none.
+// App reads one of org's apps; records.ErrNotFound if there is none.
 func (s *AppStore) App(ctx context.Context, org, name string) (apps.App, error) {
 	a, ok, err := s.app(ctx, org, name)
 	if err == nil && !ok {
-		err = ErrNotFound
+		err = records.ErrNotFound
 	}
 	return a, err
 }
@@ -235,7 +236,7 @@ func (s *AppStore) createRelease(ctx context.Context, org string, r apps.Release
 			return r, err
 		}
 		if mustExist && !exists {
-			return r, fmt.Errorf("app %s/%s: %w", org, r.App, ErrNotFound)
+			return r, fmt.Errorf("app %s/%s: %w", org, r.App, records.ErrNotFound)
 		}
 		r.Number = cur.Release + 1
 		if r.Number > apps.MaxRelease {
@@ -313,7 +314,7 @@ func lostRace(err error) bool {
 	})
 }
 
-// Rollback records a new release of app with release from's sources; ErrNotFound if the app or
+// Rollback records a new release of app with release from's sources; records.ErrNotFound if the app or
 // that release does not exist.
 func (s *AppStore) Rollback(ctx context.Context, org, name string, from int, now time.Time) (apps.Release, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
@@ -323,7 +324,7 @@ func (s *AppStore) Rollback(ctx context.Context, org, name string, from int, now
 		return apps.Release{}, fmt.Errorf("reading release %d of app %s/%s: %w", from, org, name, err)
 	}
 	if out.Item == nil {
-		return apps.Release{}, fmt.Errorf("release %d of app %s/%s: %w", from, org, name, ErrNotFound)
+		return apps.Release{}, fmt.Errorf("release %d of app %s/%s: %w", from, org, name, records.ErrNotFound)
 	}
 	var old releaseItem
 	if err := attributevalue.UnmarshalMap(out.Item, &old); err != nil {
@@ -364,7 +365,7 @@ func (s *AppStore) SetStopped(ctx context.Context, org, name string, stopped boo
 	var failed *types.ConditionalCheckFailedException
 	switch {
 	case errors.As(err, &failed) && failed.Item == nil:
-		return apps.App{}, fmt.Errorf("app %s/%s: %w", org, name, ErrNotFound)
+		return apps.App{}, fmt.Errorf("app %s/%s: %w", org, name, records.ErrNotFound)
 	case errors.As(err, &failed):
 		return decodeApp(failed.Item) // already running or on its way: nothing to start
 	case err != nil:
@@ -376,7 +377,7 @@ func (s *AppStore) SetStopped(ctx context.Context, org, name string, stopped boo
 // maxBatch is the most items one TransactWriteItems takes.
 const maxBatch = 100
 
-// Delete removes an app with its releases and host tokens; ErrNotFound if there is none. The app
+// Delete removes an app with its releases and host tokens; records.ErrNotFound if there is none. The app
 // item goes last, in the last transaction, so a Delete cut short leaves the app in place and may
 // simply be retried. Once it is gone the beat stops whatever hosts remain: nothing wants them.
 func (s *AppStore) Delete(ctx context.Context, org, name string) error {

@@ -20,6 +20,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 var appNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -76,10 +77,10 @@ func TestAppReleases(t *testing.T) {
 	if err != nil || rb.Number != 3 || rb.SHA256 != sha('a') || rb.RollbackOf != 1 || rb.Bytes != 100 {
 		t.Errorf("Rollback(web, 1) = %+v, %v; want release 3 with release 1's sources", rb, err)
 	}
-	if _, err := s.Rollback(ctx, "acme", "web", 9, appNow); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.Rollback(ctx, "acme", "web", 9, appNow); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Rollback(web, 9) = %v, want ErrNotFound", err)
 	}
-	if _, err := s.Rollback(ctx, "acme", "nope", 1, appNow); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.Rollback(ctx, "acme", "nope", 1, appNow); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Rollback(nope, 1) = %v, want ErrNotFound", err)
 	}
 
@@ -185,7 +186,7 @@ func TestHostLifecycle(t *testing.T) {
 	upload(t, s, "acme", "web", 'a')
 	h1 := apps.HostName("acme", "web", 1, sha('a'), "")
 
-	if _, _, err := s.Register(ctx, h1, "tgh_x", appNow); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, _, err := s.Register(ctx, h1, "tgh_x", appNow); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Register before any token = %v, want ErrNotFound", err)
 	}
 	tok1, err := s.MintHostToken(ctx, "acme", "web", h1)
@@ -207,7 +208,7 @@ func TestHostLifecycle(t *testing.T) {
 	if a := mustApp(t, s, "acme", "web"); a.State != apps.StateLive || a.LiveHost != h1 || a.LiveRelease != 1 {
 		t.Errorf("after MarkLive: %+v, want live on %s release 1", a, h1)
 	}
-	if _, err := s.MintHostToken(ctx, "other", "web", h1); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.MintHostToken(ctx, "other", "web", h1); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("MintHostToken for an app that does not exist = %v, want ErrNotFound", err)
 	}
 	upload(t, s, "other", "site", 'z')
@@ -223,7 +224,7 @@ func TestHostLifecycle(t *testing.T) {
 	if _, _, err := s.Register(ctx, h1, tok1, appNow); !errors.Is(err, dynamo.ErrHostNotWanted) {
 		t.Errorf("Register(the old host, once the app wants another) = %v, want ErrHostNotWanted", err)
 	}
-	if err := s.MarkLive(ctx, "acme", "web", h1, 1, appNow); !errors.Is(err, dynamo.ErrStale) {
+	if err := s.MarkLive(ctx, "acme", "web", h1, 1, appNow); !errors.Is(err, records.ErrStale) {
 		t.Errorf("MarkLive(release 1, after release 2 was uploaded) = %v, want ErrStale", err)
 	}
 	lines := strings.Repeat("npm ERR! something\n", 400) + "last line\n"
@@ -241,7 +242,7 @@ func TestHostLifecycle(t *testing.T) {
 	if _, _, err := s.Register(ctx, h2, tok2, appNow); !errors.Is(err, dynamo.ErrHostNotWanted) {
 		t.Errorf("Register(the failed release's host) = %v, want ErrHostNotWanted", err)
 	}
-	if err := s.MarkFailed(ctx, "ghost", "web", 1, "h", "r", "", appNow); !errors.Is(err, dynamo.ErrNotFound) {
+	if err := s.MarkFailed(ctx, "ghost", "web", 1, "h", "r", "", appNow); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("MarkFailed(an app that does not exist) = %v, want ErrNotFound", err)
 	}
 
@@ -258,7 +259,7 @@ func TestHostLifecycle(t *testing.T) {
 	if err != nil || stopped.State != apps.StateStopped || stopped.LiveHost != "" || stopped.Registered != "" || stopped.TokenHost != "" {
 		t.Errorf("SetStopped(true) = %+v, %v; want stopped with nothing live, registered or tokened", stopped, err)
 	}
-	if err := s.MarkLive(ctx, "acme", "web", h2, 2, appNow); !errors.Is(err, dynamo.ErrStale) {
+	if err := s.MarkLive(ctx, "acme", "web", h2, 2, appNow); !errors.Is(err, records.ErrStale) {
 		t.Errorf("MarkLive on a stopped app = %v, want ErrStale", err)
 	}
 	started, err := s.SetStopped(ctx, "acme", "web", false, appNow)
@@ -271,7 +272,7 @@ func TestHostLifecycle(t *testing.T) {
 	if again, err := s.SetStopped(ctx, "acme", "web", false, appNow); err != nil || again.State != apps.StateLive {
 		t.Errorf("starting a live app = %+v, %v; want it unchanged, live", again, err)
 	}
-	if _, err := s.SetStopped(ctx, "acme", "nope", true, appNow); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.SetStopped(ctx, "acme", "nope", true, appNow); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("SetStopped(nope) = %v, want ErrNotFound", err)
 	}
 }
@@ -296,7 +297,7 @@ func TestRecordCrash(t *testing.T) {
 	if diff := cmp.Diff(map[string][]time.Time{"web-r1-abc": want[2:]}, got); diff != "" {
 		t.Errorf("crashes after twelve of one host and one two days old of another (-want +got):\n%s", diff)
 	}
-	if err := s.RecordCrash(ctx, "acme", "nope", "h", appNow); !errors.Is(err, dynamo.ErrNotFound) {
+	if err := s.RecordCrash(ctx, "acme", "nope", "h", appNow); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("RecordCrash(nope) = %v, want ErrNotFound", err)
 	}
 }
@@ -318,19 +319,19 @@ func TestAppDelete(t *testing.T) {
 	if err := s.Delete(ctx, "acme", "web"); err != nil {
 		t.Fatalf("Delete(web): %v", err)
 	}
-	if _, err := s.App(ctx, "acme", "web"); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.App(ctx, "acme", "web"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("App(web) after Delete = %v, want ErrNotFound", err)
 	}
 	if rs, _, err := s.Releases(ctx, "acme", "web", 10, ""); err != nil || len(rs) != 0 {
 		t.Errorf("Releases(web) after Delete = %d, %v; want none", len(rs), err)
 	}
-	if _, _, err := s.Register(ctx, host, tok, appNow); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, _, err := s.Register(ctx, host, tok, appNow); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Register after Delete = %v, want ErrNotFound: the host's token went with the app", err)
 	}
 	if hosting, err := s.Hosting(ctx, ""); err != nil || len(hosting) != 1 || hosting[0].Name != "keep" {
 		t.Errorf("Hosting after Delete = %v, %v; want only keep", hosting, err)
 	}
-	if err := s.Delete(ctx, "acme", "web"); !errors.Is(err, dynamo.ErrNotFound) {
+	if err := s.Delete(ctx, "acme", "web"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Delete(web) again = %v, want ErrNotFound", err)
 	}
 	if r := upload(t, s, "acme", "web", 'b'); r.Number != 1 {
@@ -370,7 +371,7 @@ func TestSecretStore(t *testing.T) {
 	if err := s.Delete(ctx, "acme", "API_KEY"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, "acme", "API_KEY"); !errors.Is(err, dynamo.ErrNotFound) {
+	if err := s.Delete(ctx, "acme", "API_KEY"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Delete(again) = %v, want ErrNotFound", err)
 	}
 	if d, _ := s.Digest(ctx, "acme"); d != empty {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // Deliveries live in the events table beside the events they carry: a webhook's log is one Query
@@ -110,7 +111,7 @@ func (s *WebhookStore) createDelivery(ctx context.Context, d deliveryplan.Delive
 	return true, nil
 }
 
-// Delivery reads one delivery of webhookID; ErrNotFound if there is none.
+// Delivery reads one delivery of webhookID; records.ErrNotFound if there is none.
 func (s *WebhookStore) Delivery(ctx context.Context, webhookID, id string) (deliveryplan.Delivery, error) {
 	pk, sk := deliveryKey(webhookID, id)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Events, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
@@ -118,7 +119,7 @@ func (s *WebhookStore) Delivery(ctx context.Context, webhookID, id string) (deli
 		return deliveryplan.Delivery{}, fmt.Errorf("reading delivery %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return deliveryplan.Delivery{}, ErrNotFound
+		return deliveryplan.Delivery{}, records.ErrNotFound
 	}
 	return decodeDelivery(out.Item)
 }
@@ -156,7 +157,7 @@ func (s *WebhookStore) Deliveries(ctx context.Context, webhookID string, limit i
 
 // Claim takes the right to make d's next attempt until `until`, if d is still pending with the
 // attempts it had when read, due by `due`, and unclaimed or its claim has run out. It answers the
-// delivery as claimed; ErrStale if another worker has it or it moved on. A claim that runs out
+// delivery as claimed; records.ErrStale if another worker has it or it moved on. A claim that runs out
 // (its worker died) keeps the delivery in the due index, so the sweep finds it again.
 func (s *WebhookStore) Claim(ctx context.Context, d deliveryplan.Delivery, token string, now, due, until time.Time) (deliveryplan.Delivery, error) {
 	pk, sk := deliveryKey(d.WebhookID, d.ID)
@@ -176,7 +177,7 @@ func (s *WebhookStore) Claim(ctx context.Context, d deliveryplan.Delivery, token
 		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
 	})
 	if webhookCheckFailed(err) {
-		return d, ErrStale
+		return d, records.ErrStale
 	}
 	if err != nil {
 		return d, fmt.Errorf("claiming delivery %s: %w", d.ID, err)
@@ -191,7 +192,7 @@ func (s *WebhookStore) Record(ctx context.Context, d deliveryplan.Delivery, toke
 }
 
 // Replace writes d over the stored delivery (a redelivery, or an end without an attempt) if the
-// stored one still has prevAttempts attempts and no attempt is under way at now; ErrStale if not.
+// stored one still has prevAttempts attempts and no attempt is under way at now; records.ErrStale if not.
 func (s *WebhookStore) Replace(ctx context.Context, d deliveryplan.Delivery, prevAttempts int, now time.Time) error {
 	return s.replace(ctx, d, "attempt_count = :n AND (attribute_not_exists(claim_until_ms) OR claim_until_ms < :now)",
 		map[string]any{":n": prevAttempts, ":now": now.UnixMilli()})
@@ -210,7 +211,7 @@ func (s *WebhookStore) replace(ctx context.Context, d deliveryplan.Delivery, con
 		TableName: &s.tables.Events, Item: item, ConditionExpression: &cond, ExpressionAttributeValues: av,
 	})
 	if webhookCheckFailed(err) {
-		return ErrStale
+		return records.ErrStale
 	}
 	if err != nil {
 		return fmt.Errorf("writing delivery %s: %w", d.ID, err)
@@ -274,7 +275,7 @@ func (e EventDeliveries) Bytes() int {
 // event, claimed by token until `until` so that the worker making them sends their first attempts
 // without another write (and no other worker may), and takes each event out of the outbox's
 // undelivered index at `at`. If an event has already left the index, or one of its deliveries
-// exists, another fan-out got there first: nothing is written, and it answers ErrStale.
+// exists, another fan-out got there first: nothing is written, and it answers records.ErrStale.
 func (s *WebhookStore) FanOut(ctx context.Context, batch []EventDeliveries, token string, at, until time.Time) error {
 	var items []types.TransactWriteItem
 	for _, e := range batch {
@@ -306,7 +307,7 @@ func (s *WebhookStore) FanOut(ctx context.Context, batch []EventDeliveries, toke
 	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if anyConditionFailed(err) {
-		return ErrStale
+		return records.ErrStale
 	}
 	if err != nil {
 		return fmt.Errorf("fanning out %d events: %w", len(batch), err)
@@ -346,7 +347,7 @@ func DeliveryBytes(d deliveryplan.Delivery) int { return len(d.Payload) + 2<<10 
 
 // RecordAll is Record for several deliveries claimed by token, in one transaction of at most
 // MaxTransactItems: all are written, or, if any claim is no longer token's, none, and it answers
-// ErrStale.
+// records.ErrStale.
 func (s *WebhookStore) RecordAll(ctx context.Context, ds []deliveryplan.Delivery, token string) error {
 	if len(ds) > MaxTransactItems {
 		return fmt.Errorf("recording %d deliveries: more than a transaction's %d", len(ds), MaxTransactItems)
@@ -369,7 +370,7 @@ func (s *WebhookStore) RecordAll(ctx context.Context, ds []deliveryplan.Delivery
 	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if anyConditionFailed(err) {
-		return ErrStale
+		return records.ErrStale
 	}
 	if err != nil {
 		return fmt.Errorf("recording %d deliveries: %w", len(ds), err)

@@ -14,6 +14,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -35,7 +36,7 @@ func TestTenantStore(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Tenant(ml) (-want +got):\n%s", diff)
 	}
-	if _, err := s.Tenant(ctx, "nobody"); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.Tenant(ctx, "nobody"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Tenant(nobody) = %v, want ErrNotFound", err)
 	}
 	if err := s.PutTenant(ctx, tenancy.Tenant{Name: "Bad Name", Org: "acme", Namespaces: []string{"a"}, Role: "root"}); err == nil {
@@ -50,10 +51,10 @@ func TestTenantStore(t *testing.T) {
 	if err != nil || p.Tenant.Name != "ml" || p.Subject != "key:"+tenancy.KeyID(key) {
 		t.Errorf("ByKey = %+v, %v; want tenant ml, subject key:%s", p, err, tenancy.KeyID(key))
 	}
-	if _, err := s.ByKey(ctx, key+"x"); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.ByKey(ctx, key+"x"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("ByKey(other key) = %v, want ErrNotFound", err)
 	}
-	if err := s.AddKey(ctx, "ghost", key, now); !errors.Is(err, dynamo.ErrNotFound) {
+	if err := s.AddKey(ctx, "ghost", key, now); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("AddKey for a missing tenant = %v, want ErrNotFound", err)
 	}
 	if _, err := s.ByKey(ctx, key); err != nil {
@@ -72,7 +73,7 @@ func createJobs(t *testing.T, s *dynamo.JobStore, n int) []jobs.Job {
 		parity := map[bool]string{true: "even", false: "odd"}[i%2 == 0]
 		m := []map[string]any{{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": fmt.Sprintf("j%d", i)}, "spec": map[string]any{"backoffLimit": json.Number("12345678901234567890")}}}
 		j := jobs.New(fmt.Sprintf("job-%02d", i), "ml", []string{"a", "b", "c"}[i%3], []string{"us-east-1", "us-west-2"}[i%2], i*10, map[string]string{"parity": parity}, m, at)
-		if _, _, err := s.Create(context.Background(), j, outbox.ForJob(outbox.JobQueued, j, "", at), nil, at); err != nil {
+		if _, _, err := s.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", at), nil, at); err != nil {
 			t.Fatalf("Create(%s): %v", j.ID, err)
 		}
 		out = append(out, j)
@@ -81,7 +82,7 @@ func createJobs(t *testing.T, s *dynamo.JobStore, n int) []jobs.Job {
 }
 
 // listAll pages through List two at a time and answers the ids in order.
-func listAll(t *testing.T, s *dynamo.JobStore, f dynamo.JobFilter) []string {
+func listAll(t *testing.T, s *dynamo.JobStore, f jobs.Filter) []string {
 	t.Helper()
 	var got []string
 	cursor := ""
@@ -109,15 +110,15 @@ func TestJobList(t *testing.T) {
 	createJobs(t, s, 7) // a: 0,3,6  b: 1,4  c: 2,5
 	tests := []struct {
 		name   string
-		filter dynamo.JobFilter
+		filter jobs.Filter
 		want   []string
 	}{
-		{"newest first across a and b", dynamo.JobFilter{Namespaces: []string{"a", "b"}}, []string{"job-06", "job-04", "job-03", "job-01", "job-00"}},
-		{"by priority", dynamo.JobFilter{Namespaces: []string{"a", "c"}, ByPriority: true}, []string{"job-06", "job-05", "job-03", "job-02", "job-00"}},
-		{"region", dynamo.JobFilter{Namespaces: []string{"a", "b", "c"}, Region: "us-west-2"}, []string{"job-05", "job-03", "job-01"}},
-		{"label", dynamo.JobFilter{Namespaces: []string{"a", "b", "c"}, Labels: map[string]string{"parity": "even"}}, []string{"job-06", "job-04", "job-02", "job-00"}},
-		{"status matches none", dynamo.JobFilter{Namespaces: []string{"a"}, Status: jobs.StatusRunning}, nil},
-		{"status and label", dynamo.JobFilter{Namespaces: []string{"a"}, Status: jobs.StatusQueued, Labels: map[string]string{"parity": "odd"}}, []string{"job-03"}},
+		{"newest first across a and b", jobs.Filter{Namespaces: []string{"a", "b"}}, []string{"job-06", "job-04", "job-03", "job-01", "job-00"}},
+		{"by priority", jobs.Filter{Namespaces: []string{"a", "c"}, ByPriority: true}, []string{"job-06", "job-05", "job-03", "job-02", "job-00"}},
+		{"region", jobs.Filter{Namespaces: []string{"a", "b", "c"}, Region: "us-west-2"}, []string{"job-05", "job-03", "job-01"}},
+		{"label", jobs.Filter{Namespaces: []string{"a", "b", "c"}, Labels: map[string]string{"parity": "even"}}, []string{"job-06", "job-04", "job-02", "job-00"}},
+		{"status matches none", jobs.Filter{Namespaces: []string{"a"}, Status: jobs.StatusRunning}, nil},
+		{"status and label", jobs.Filter{Namespaces: []string{"a"}, Status: jobs.StatusQueued, Labels: map[string]string{"parity": "odd"}}, []string{"job-03"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,7 +144,7 @@ func TestJobCreateKeepsManifestsAndWritesTheEvent(t *testing.T) {
 	if len(evs) != 1 || evs[0].Type != outbox.JobQueued || evs[0].Data["job_id"] != want.ID {
 		t.Errorf("outbox after Create = %+v, want one job.queued for %s", evs, want.ID)
 	}
-	if _, err := s.Job(context.Background(), "job-nope"); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.Job(context.Background(), "job-nope"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Job(job-nope) = %v, want ErrNotFound", err)
 	}
 }
@@ -155,7 +156,7 @@ func TestJobCreateIdempotency(t *testing.T) {
 	now := time.Now()
 	mk := func(id string) (jobs.Job, outbox.Event) {
 		j := jobs.New(id, "ml", "a", "us-east-1", 50, nil, nil, now)
-		return j, outbox.ForJob(outbox.JobQueued, j, "", now)
+		return j, jobs.Event(outbox.JobQueued, j, "", now)
 	}
 	key := &dynamo.Idempotency{Tenant: "ml", Key: "k1", BodyHash: "h1"}
 	j1, ev1 := mk("job-first")
@@ -167,7 +168,7 @@ func TestJobCreateIdempotency(t *testing.T) {
 	if err != nil || !replayed || got.ID != "job-first" {
 		t.Errorf("same key, same body: Create = %s replayed %v, %v; want job-first replayed", got.ID, replayed, err)
 	}
-	if _, err := s.Job(ctx, "job-second"); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.Job(ctx, "job-second"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("a replayed Create stored its own job anyway: %v", err)
 	}
 	j3, ev3 := mk("job-third")
@@ -218,7 +219,7 @@ func TestStatesAndUnlisted(t *testing.T) {
 			if to == jobs.StatusDispatching {
 				_, err = s.Claim(ctx, j.ID, j.Region, "t", time.Now(), time.Now().Add(time.Minute))
 			} else {
-				err = s.Apply(ctx, j, dynamo.Change{From: j.Status, To: to, At: time.Now()})
+				err = s.Apply(ctx, j, jobs.Change{From: j.Status, To: to, At: time.Now()})
 			}
 			if err != nil {
 				t.Fatalf("moving %s to %s: %v", j.ID, to, err)
@@ -230,7 +231,7 @@ func TestStatesAndUnlisted(t *testing.T) {
 	cm := []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "settings"}}}
 	podless := jobs.New("job-podless", "ml", "a", "us-east-1", 50, nil, cm, now)
 	podless.Podless = true
-	if _, _, err := s.Create(ctx, podless, outbox.ForJob(outbox.JobQueued, podless, "", now), nil, now); err != nil {
+	if _, _, err := s.Create(ctx, podless, jobs.Event(outbox.JobQueued, podless, "", now), nil, now); err != nil {
 		t.Fatal(err)
 	}
 	move(made[0], jobs.StatusDispatching)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // What the hosting beat and a registering host write of apps: host tokens, registration, going
@@ -32,7 +33,7 @@ const hostTokenBytes = 32
 // and answers it: the beat hands it to the host, which registers with it. Only its SHA-256 is
 // kept, on a host#<host> item (so a registration is one GetItem), and the app records host as the
 // one its current token is for — the only host that may register. Minting again for the same host
-// (a revived pod) replaces its token. ErrNotFound if the app is gone; ErrHostTaken if another
+// (a revived pod) replaces its token. records.ErrNotFound if the app is gone; ErrHostTaken if another
 // app's host has the name.
 func (s *AppStore) MintHostToken(ctx context.Context, org, app, host string) (string, error) {
 	b := make([]byte, hostTokenBytes)
@@ -64,7 +65,7 @@ func (s *AppStore) MintHostToken(ctx context.Context, org, app, host string) (st
 		}},
 	}})
 	if _, failed := isConditionFailed(err, 0); failed {
-		return "", fmt.Errorf("app %s/%s: %w", org, app, ErrNotFound)
+		return "", fmt.Errorf("app %s/%s: %w", org, app, records.ErrNotFound)
 	}
 	if _, failed := isConditionFailed(err, 1); failed {
 		return "", fmt.Errorf("host %s: %w", host, ErrHostTaken)
@@ -83,7 +84,7 @@ func hashToken(token string) string {
 // Register records that host, presenting token, registered, and answers whose host it is. The
 // host item is one GetItem; the token's hash is compared in constant time; then the app records
 // host as registered, conditional on it still wanting that host (its current token is host's and
-// it is neither stopped nor failed). ErrNotFound for a host no token was minted for,
+// it is neither stopped nor failed). records.ErrNotFound for a host no token was minted for,
 // ErrBadHostToken for the wrong token, ErrHostNotWanted when the app moved on or is gone.
 func (s *AppStore) Register(ctx context.Context, host, token string, now time.Time) (org, app string, err error) {
 	hpk, hsk := hostKey(host)
@@ -92,7 +93,7 @@ func (s *AppStore) Register(ctx context.Context, host, token string, now time.Ti
 		return "", "", fmt.Errorf("reading host %s: %w", host, err)
 	}
 	if out.Item == nil {
-		return "", "", fmt.Errorf("host %s: %w", host, ErrNotFound)
+		return "", "", fmt.Errorf("host %s: %w", host, records.ErrNotFound)
 	}
 	var h hostItem
 	if err := attributevalue.UnmarshalMap(out.Item, &h); err != nil {
@@ -124,8 +125,8 @@ func (s *AppStore) Register(ctx context.Context, host, token string, now time.Ti
 
 // MarkLive records, for the beat, that host — release's host, registered — went live: it is the
 // live host and release, the app is live, and an app.live event is written in the same
-// transaction. ErrStale if the app has moved on to another release or was stopped meanwhile (the
-// beat drops the step; the next beat sees the new state); ErrNotFound if it is gone.
+// transaction. records.ErrStale if the app has moved on to another release or was stopped meanwhile (the
+// beat drops the step; the next beat sees the new state); records.ErrNotFound if it is gone.
 func (s *AppStore) MarkLive(ctx context.Context, org, app, host string, release int, now time.Time) error {
 	ev := outbox.ForApp(outbox.AppLive, org, app, release, host, "", now)
 	return s.transition(ctx, org, app, release, ev,
@@ -140,8 +141,8 @@ const maxFailedWhy = 4 << 10
 // MarkFailed records, for the beat, that release failed on host — it did not start, register or
 // stay up — with reason and the host's last lines (their tail, within 4 KiB, is kept as
 // failed_why), and writes an app.failed event in the same transaction. The app is failed until the
-// next upload or start; a live host of an earlier release keeps serving. ErrStale if the app has
-// moved on to another release or was stopped; ErrNotFound if it is gone.
+// next upload or start; a live host of an earlier release keeps serving. records.ErrStale if the app has
+// moved on to another release or was stopped; records.ErrNotFound if it is gone.
 func (s *AppStore) MarkFailed(ctx context.Context, org, app string, release int, host, reason, lines string, now time.Time) error {
 	why := failedWhy(reason, lines)
 	ev := outbox.ForApp(outbox.AppFailed, org, app, release, host, why, now)
@@ -194,9 +195,9 @@ func (s *AppStore) transition(ctx context.Context, org, app string, release int,
 	}})
 	if old, failed := isConditionFailed(err, 0); failed {
 		if len(old) == 0 {
-			return fmt.Errorf("app %s/%s: %w", org, app, ErrNotFound)
+			return fmt.Errorf("app %s/%s: %w", org, app, records.ErrNotFound)
 		}
-		return fmt.Errorf("app %s/%s release %d: %w", org, app, release, ErrStale)
+		return fmt.Errorf("app %s/%s release %d: %w", org, app, release, records.ErrStale)
 	}
 	if err != nil {
 		return fmt.Errorf("recording %s for app %s/%s: %w", ev.Type, org, app, err)
@@ -214,7 +215,7 @@ const (
 // RecordCrash adds, for the beat, a crash of host at at to the app's record, where the next
 // beats find it (App.Crashes); each host keeps its last ten, and hosts that have not crashed for
 // a day are forgotten. Only the beat writes crashes, one beat at a time, so reading then writing
-// the map loses nothing. ErrNotFound if the app is gone.
+// the map loses nothing. records.ErrNotFound if the app is gone.
 func (s *AppStore) RecordCrash(ctx context.Context, org, app, host string, at time.Time) error {
 	a, err := s.App(ctx, org, app)
 	if err != nil {
@@ -239,7 +240,7 @@ func (s *AppStore) RecordCrash(ctx context.Context, org, app, host string, at ti
 	})
 	var failed *types.ConditionalCheckFailedException
 	if errors.As(err, &failed) {
-		return fmt.Errorf("app %s/%s: %w", org, app, ErrNotFound)
+		return fmt.Errorf("app %s/%s: %w", org, app, records.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("recording a crash of host %s: %w", host, err)

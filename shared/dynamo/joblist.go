@@ -16,26 +16,11 @@ import (
 	"github.com/tidegate/tidegate/shared/jobs"
 )
 
-// JobFilter narrows a listing. Namespaces is required: a tenant lists only its own.
-type JobFilter struct {
-	Namespaces []string
-	Region     string
-	Status     jobs.Status
-	Labels     map[string]string
-	ByPriority bool // highest priority first, then newest; else newest first
-}
-
-// JobPage is one page of a listing; Next is empty on the last page.
-type JobPage struct {
-	Jobs []jobs.Job
-	Next string
-}
-
 // List answers at most limit jobs matching f, after the cursor a previous page returned. It runs
 // one index query per namespace (gsi1 by time, gsi3 by priority), filtering region, status and
 // labels in DynamoDB, and merges them; the cursor is the last sort key returned, so every
 // namespace resumes from the same point. Manifests are not included.
-func (s *JobStore) List(ctx context.Context, f JobFilter, limit int, cursor string) (JobPage, error) {
+func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor string) (jobs.Page, error) {
 	index := indexGSI1
 	if f.ByPriority {
 		index = indexGSI3
@@ -48,7 +33,7 @@ func (s *JobStore) List(ctx context.Context, f JobFilter, limit int, cursor stri
 	for _, ns := range f.Namespaces {
 		items, err := s.queryNamespace(ctx, index, ns, f, limit+1, cursor)
 		if err != nil {
-			return JobPage{}, err
+			return jobs.Page{}, err
 		}
 		for _, it := range items {
 			sk := it.GSI1SK
@@ -59,7 +44,7 @@ func (s *JobStore) List(ctx context.Context, f JobFilter, limit int, cursor stri
 		}
 	}
 	slices.SortFunc(all, func(a, b keyed) int { return cmp.Compare(a.sk, b.sk) })
-	var page JobPage
+	var page jobs.Page
 	if len(all) > limit {
 		all = all[:limit]
 		page.Next = all[limit-1].sk
@@ -73,7 +58,7 @@ func (s *JobStore) List(ctx context.Context, f JobFilter, limit int, cursor stri
 
 // queryNamespace reads up to want matching jobs of one namespace after cursor. DynamoDB filters
 // after it reads, so a page of reads may match few; it reads on until it has want or runs out.
-func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f JobFilter, want int, cursor string) ([]jobItem, error) {
+func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.Filter, want int, cursor string) ([]jobItem, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 &s.tables.Jobs,
 		IndexName:                 aws.String(index),

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // JobStore keeps job records in the jobs table and their events in the outbox. Each job is one
@@ -160,7 +161,7 @@ func unpackJSON(b []byte, v any) error {
 	return nil
 }
 
-// Job reads one job with its manifests; ErrNotFound if there is none.
+// Job reads one job with its manifests; records.ErrNotFound if there is none.
 func (s *JobStore) Job(ctx context.Context, id string) (jobs.Job, error) {
 	pk, sk := jobKey(id)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Jobs, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
@@ -168,7 +169,7 @@ func (s *JobStore) Job(ctx context.Context, id string) (jobs.Job, error) {
 		return jobs.Job{}, fmt.Errorf("reading job %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return jobs.Job{}, ErrNotFound
+		return jobs.Job{}, records.ErrNotFound
 	}
 	return decodeJob(out.Item)
 }
@@ -195,12 +196,12 @@ func anyConditionFailed(err error) bool {
 	})
 }
 
-// deleteExisting deletes the item under pk/sk; ErrNotFound if there was none.
+// deleteExisting deletes the item under pk/sk; records.ErrNotFound if there was none.
 func deleteExisting(ctx context.Context, db *dynamodb.Client, table, pk, sk string) error {
 	_, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &table, Key: keyOf(pk, sk), ConditionExpression: aws.String("attribute_exists(pk)")})
 	var failed *types.ConditionalCheckFailedException
 	if errors.As(err, &failed) {
-		return ErrNotFound
+		return records.ErrNotFound
 	}
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // SecretStore keeps each org's secrets, sealed, in the control table: pk secrets#<org>, sk
@@ -119,12 +120,12 @@ func (s *SecretStore) Names(ctx context.Context, org string, limit int, cursor s
 	return names, next, nil
 }
 
-// Delete removes org's secret name; ErrNotFound if there was none.
+// Delete removes org's secret name; records.ErrNotFound if there was none.
 func (s *SecretStore) Delete(ctx context.Context, org, name string) error {
 	pk, sk := secretKey(org, name)
 	err := deleteExisting(ctx, s.db, s.table, pk, sk)
-	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("secret %s of org %s: %w", name, org, ErrNotFound)
+	if errors.Is(err, records.ErrNotFound) {
+		return fmt.Errorf("secret %s of org %s: %w", name, org, records.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("deleting secret %s of org %s: %w", name, org, err)

@@ -4,25 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/tidegate/tidegate/shared/records"
+	"github.com/tidegate/tidegate/shared/templating"
 )
-
-// Template is a tenant's named job template: one manifest with {{ key }} placeholders and the
-// parameters' defaults.
-type Template struct {
-	Name        string         `json:"name" dynamodbav:"name"`
-	Tenant      string         `json:"-" dynamodbav:"tenant"`
-	Description string         `json:"description,omitempty" dynamodbav:"description,omitempty"`
-	Manifest    map[string]any `json:"manifest" dynamodbav:"-"`
-	Parameters  map[string]any `json:"parameters" dynamodbav:"-"`
-	CreatedAt   time.Time      `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at" dynamodbav:"updated_at"`
-}
 
 // TemplateStore keeps templates in the control table: pk template#<tenant>#<name>; gsi1 lists a
 // tenant's by name (gsi1pk templates#<tenant>).
@@ -46,7 +35,7 @@ type templateItem struct {
 	GSI1SK string `dynamodbav:"gsi1sk"`
 	// The manifest and defaults are kept as their JSON, so numbers keep their exact text.
 	Body []byte `dynamodbav:"body_gz"`
-	Template
+	templating.Template
 }
 
 type templateBody struct {
@@ -59,8 +48,8 @@ func templateKey(tenant, name string) (string, string) {
 }
 
 // Put stores t. With create it refuses a name already taken (ErrExists); without, it replaces an
-// existing template and refuses a missing one (ErrNotFound).
-func (s *TemplateStore) Put(ctx context.Context, t Template, create bool) error {
+// existing template and refuses a missing one (records.ErrNotFound).
+func (s *TemplateStore) Put(ctx context.Context, t templating.Template, create bool) error {
 	pk, sk := templateKey(t.Tenant, t.Name)
 	body, err := packJSON(templateBody{Manifest: t.Manifest, Parameters: t.Parameters})
 	if err != nil {
@@ -80,41 +69,41 @@ func (s *TemplateStore) Put(ctx context.Context, t Template, create bool) error 
 	case errors.As(err, &failed) && create:
 		return ErrExists
 	case errors.As(err, &failed):
-		return ErrNotFound
+		return records.ErrNotFound
 	case err != nil:
 		return fmt.Errorf("storing template %s: %w", t.Name, err)
 	}
 	return nil
 }
 
-// Get reads one of tenant's templates; ErrNotFound if there is none.
-func (s *TemplateStore) Get(ctx context.Context, tenant, name string) (Template, error) {
+// Get reads one of tenant's templates; records.ErrNotFound if there is none.
+func (s *TemplateStore) Get(ctx context.Context, tenant, name string) (templating.Template, error) {
 	pk, sk := templateKey(tenant, name)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return Template{}, fmt.Errorf("reading template %s: %w", name, err)
+		return templating.Template{}, fmt.Errorf("reading template %s: %w", name, err)
 	}
 	if out.Item == nil {
-		return Template{}, ErrNotFound
+		return templating.Template{}, records.ErrNotFound
 	}
 	return decodeTemplate(out.Item)
 }
 
-func decodeTemplate(item map[string]types.AttributeValue) (Template, error) {
+func decodeTemplate(item map[string]types.AttributeValue) (templating.Template, error) {
 	var it templateItem
 	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		return Template{}, fmt.Errorf("decoding template: %w", err)
+		return templating.Template{}, fmt.Errorf("decoding template: %w", err)
 	}
 	var b templateBody
 	if err := unpackJSON(it.Body, &b); err != nil {
-		return Template{}, fmt.Errorf("template %s: %w", it.Name, err)
+		return templating.Template{}, fmt.Errorf("template %s: %w", it.Name, err)
 	}
 	it.Template.Manifest, it.Template.Parameters = b.Manifest, b.Parameters
 	return it.Template, nil
 }
 
 // List answers tenant's templates by name, limit at most, after cursor (the last name returned).
-func (s *TemplateStore) List(ctx context.Context, tenant string, limit int, cursor string) ([]Template, string, error) {
+func (s *TemplateStore) List(ctx context.Context, tenant string, limit int, cursor string) ([]templating.Template, string, error) {
 	cond := "gsi1pk = :pk"
 	vals := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "templates#" + tenant}}
 	if cursor != "" {
@@ -128,7 +117,7 @@ func (s *TemplateStore) List(ctx context.Context, tenant string, limit int, curs
 	if err != nil {
 		return nil, "", fmt.Errorf("listing templates: %w", err)
 	}
-	ts := make([]Template, 0, len(out.Items))
+	ts := make([]templating.Template, 0, len(out.Items))
 	for _, item := range out.Items {
 		t, err := decodeTemplate(item)
 		if err != nil {
@@ -136,15 +125,15 @@ func (s *TemplateStore) List(ctx context.Context, tenant string, limit int, curs
 		}
 		ts = append(ts, t)
 	}
-	ts, next := cut(ts, limit, func(t Template) string { return t.Name })
+	ts, next := cut(ts, limit, func(t templating.Template) string { return t.Name })
 	return ts, next, nil
 }
 
-// Delete removes one of tenant's templates; ErrNotFound if there was none.
+// Delete removes one of tenant's templates; records.ErrNotFound if there was none.
 func (s *TemplateStore) Delete(ctx context.Context, tenant, name string) error {
 	pk, sk := templateKey(tenant, name)
 	err := deleteExisting(ctx, s.db, s.table, pk, sk)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return err
 	}
 	if err != nil {

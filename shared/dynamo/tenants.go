@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,11 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
-
-// ErrNotFound is what a store answers for an item that does not exist.
-var ErrNotFound = errors.New("not found")
 
 // TenantStore keeps tenants, their API keys (hashed) and the IAM callers that act for them, in the
 // control table.
@@ -64,7 +61,7 @@ func (s *TenantStore) PutTenant(ctx context.Context, t tenancy.Tenant) error {
 	return nil
 }
 
-// Tenant reads one tenant; ErrNotFound if there is none by that name.
+// Tenant reads one tenant; records.ErrNotFound if there is none by that name.
 func (s *TenantStore) Tenant(ctx context.Context, name string) (tenancy.Tenant, error) {
 	pk, sk := tenantKey(name)
 	var it tenantItem
@@ -128,7 +125,7 @@ func (s *TenantStore) addCredential(ctx context.Context, tenant, pk, subject str
 		{Put: &types.Put{TableName: &s.table, Item: item}},
 	}})
 	if _, failed := isConditionFailed(err, 0); failed {
-		return fmt.Errorf("tenant %s does not exist; create it first with `tidegate admin tenants put`: %w", tenant, ErrNotFound)
+		return fmt.Errorf("tenant %s does not exist; create it first with `tidegate admin tenants put`: %w", tenant, records.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("storing credential for tenant %s: %w", tenant, err)
@@ -136,12 +133,12 @@ func (s *TenantStore) addCredential(ctx context.Context, tenant, pk, subject str
 	return nil
 }
 
-// ByKey resolves a presented API key to its principal; ErrNotFound for an unknown key.
+// ByKey resolves a presented API key to its principal; records.ErrNotFound for an unknown key.
 func (s *TenantStore) ByKey(ctx context.Context, key string) (tenancy.Principal, error) {
 	return s.byCredential(ctx, "apikey#"+tenancy.HashKey(key))
 }
 
-// ByIAM resolves an IAM caller's ARN to its principal; ErrNotFound if it acts for no tenant.
+// ByIAM resolves an IAM caller's ARN to its principal; records.ErrNotFound if it acts for no tenant.
 func (s *TenantStore) ByIAM(ctx context.Context, arn string) (tenancy.Principal, error) {
 	return s.byCredential(ctx, "iam#"+arn)
 }
@@ -164,7 +161,7 @@ func (s *TenantStore) get(ctx context.Context, pk, sk string, into any) error {
 		return err
 	}
 	if out.Item == nil {
-		return ErrNotFound
+		return records.ErrNotFound
 	}
 	return attributevalue.UnmarshalMap(out.Item, into)
 }

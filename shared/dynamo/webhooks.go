@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/signing"
 )
 
@@ -184,7 +185,7 @@ func (s *WebhookStore) OrgTenants(ctx context.Context, org string) ([]string, er
 	return tenants, nil
 }
 
-// Webhook reads one of tenant's webhooks; ErrNotFound if there is none, or it is another's.
+// Webhook reads one of tenant's webhooks; records.ErrNotFound if there is none, or it is another's.
 func (s *WebhookStore) Webhook(ctx context.Context, tenant, id string) (deliveryplan.Webhook, error) {
 	pk, sk := webhookKey(id)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Control, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
@@ -192,11 +193,11 @@ func (s *WebhookStore) Webhook(ctx context.Context, tenant, id string) (delivery
 		return deliveryplan.Webhook{}, fmt.Errorf("reading webhook %s: %w", id, err)
 	}
 	if out.Item == nil {
-		return deliveryplan.Webhook{}, ErrNotFound
+		return deliveryplan.Webhook{}, records.ErrNotFound
 	}
 	w, err := s.decodeWebhook(out.Item)
 	if err == nil && w.Tenant != tenant {
-		return deliveryplan.Webhook{}, ErrNotFound
+		return deliveryplan.Webhook{}, records.ErrNotFound
 	}
 	return w, err
 }
@@ -237,7 +238,7 @@ func (s *WebhookStore) Webhooks(ctx context.Context, tenant string, limit int, c
 	return ws, next, nil
 }
 
-// DeleteWebhook removes one of tenant's webhooks; ErrNotFound if there was none. Its deliveries
+// DeleteWebhook removes one of tenant's webhooks; records.ErrNotFound if there was none. Its deliveries
 // stay in the log until they expire; any still pending end at their next attempt.
 func (s *WebhookStore) DeleteWebhook(ctx context.Context, tenant, id string) error {
 	pk, sk := webhookKey(id)
@@ -248,7 +249,7 @@ func (s *WebhookStore) DeleteWebhook(ctx context.Context, tenant, id string) err
 		ReturnValues:              types.ReturnValueAllOld,
 	})
 	if webhookCheckFailed(err) {
-		return ErrNotFound
+		return records.ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("deleting webhook %s: %w", id, err)
@@ -263,7 +264,7 @@ func (s *WebhookStore) DeleteWebhook(ctx context.Context, tenant, id string) err
 	return nil
 }
 
-// SetSecrets replaces w's signing secrets (a rotation); ErrNotFound if w is gone.
+// SetSecrets replaces w's signing secrets (a rotation); records.ErrNotFound if w is gone.
 func (s *WebhookStore) SetSecrets(ctx context.Context, w deliveryplan.Webhook, now time.Time) error {
 	secrets, err := s.sealSecrets(w.ID, w.Secrets)
 	if err != nil {
@@ -301,7 +302,7 @@ func (s *WebhookStore) update(ctx context.Context, id, expr, cond string, vals m
 	}
 	_, err := s.db.UpdateItem(ctx, in)
 	if webhookCheckFailed(err) {
-		return ErrNotFound
+		return records.ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("updating webhook %s: %w", id, err)
@@ -311,7 +312,7 @@ func (s *WebhookStore) update(ctx context.Context, id, expr, cond string, vals m
 
 // ignoreGone treats a webhook deleted meanwhile as nothing to update.
 func ignoreGoneWebhook(err error) error {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return nil
 	}
 	return err

@@ -18,6 +18,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/signing"
 )
@@ -57,10 +58,10 @@ func TestWebhookStore(t *testing.T) {
 	if diff := cmp.Diff(a, got); diff != "" {
 		t.Errorf("Webhook(ml, wh_a) (-want +got):\n%s", diff)
 	}
-	if _, err := s.Webhook(ctx, "web", "wh_a"); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.Webhook(ctx, "web", "wh_a"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("another tenant's Webhook(web, wh_a) = %v, want ErrNotFound", err)
 	}
-	if err := s.DeleteWebhook(ctx, "web", "wh_a"); !errors.Is(err, dynamo.ErrNotFound) {
+	if err := s.DeleteWebhook(ctx, "web", "wh_a"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("another tenant's DeleteWebhook = %v, want ErrNotFound", err)
 	}
 
@@ -123,7 +124,7 @@ func TestWebhookStore(t *testing.T) {
 	if err := s.DeleteWebhook(ctx, "ml", "wh_a"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Webhook(ctx, "ml", "wh_a"); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := s.Webhook(ctx, "ml", "wh_a"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("after delete Webhook = %v, want ErrNotFound", err)
 	}
 }
@@ -157,7 +158,7 @@ func TestDeliveryClaims(t *testing.T) {
 	if diff := cmp.Diff(d, claimed); diff != "" {
 		t.Errorf("Claim answered (-want +got):\n%s", diff)
 	}
-	if _, err := s.Claim(ctx, d, "tok-2", now.Add(time.Second), now.Add(time.Second), now.Add(time.Minute)); !errors.Is(err, dynamo.ErrStale) {
+	if _, err := s.Claim(ctx, d, "tok-2", now.Add(time.Second), now.Add(time.Second), now.Add(time.Minute)); !errors.Is(err, records.ErrStale) {
 		t.Errorf("a second claim while the first holds = %v, want ErrStale", err)
 	}
 	if due, _ := s.Due(ctx, now.Add(time.Second), 10); len(due) != 0 {
@@ -170,14 +171,14 @@ func TestDeliveryClaims(t *testing.T) {
 	if _, err := s.Claim(ctx, d, "tok-3", now.Add(2*time.Minute), now.Add(2*time.Minute), now.Add(3*time.Minute)); err != nil {
 		t.Fatalf("claiming after the first claim ran out: %v", err)
 	}
-	if err := s.Record(ctx, d, "tok-1"); !errors.Is(err, dynamo.ErrStale) {
+	if err := s.Record(ctx, d, "tok-1"); !errors.Is(err, records.ErrStale) {
 		t.Errorf("Record with the lost claim's token = %v, want ErrStale", err)
 	}
 	v := deliveryplan.Judge(d, w, deliveryplan.Outcome{StatusCode: 200}, now.Add(2*time.Minute), 0.5)
 	if err := s.Record(ctx, v.Delivery, "tok-3"); err != nil {
 		t.Fatalf("Record: %v", err)
 	}
-	if _, err := s.Claim(ctx, v.Delivery, "tok-4", now.Add(time.Hour), now.Add(time.Hour), now.Add(2*time.Hour)); !errors.Is(err, dynamo.ErrStale) {
+	if _, err := s.Claim(ctx, v.Delivery, "tok-4", now.Add(time.Hour), now.Add(time.Hour), now.Add(2*time.Hour)); !errors.Is(err, records.ErrStale) {
 		t.Errorf("claiming a delivered delivery = %v, want ErrStale: it is never sent again", err)
 	}
 	if due, _ := s.Due(ctx, now.Add(time.Hour), 10); len(due) != 0 {
@@ -192,7 +193,7 @@ func TestDeliveryClaims(t *testing.T) {
 	}
 
 	again := got.Redeliver(now.Add(3 * time.Hour))
-	if err := s.Replace(ctx, again, got.AttemptCount+1, now.Add(3*time.Hour)); !errors.Is(err, dynamo.ErrStale) {
+	if err := s.Replace(ctx, again, got.AttemptCount+1, now.Add(3*time.Hour)); !errors.Is(err, records.ErrStale) {
 		t.Errorf("Replace expecting the wrong attempt count = %v, want ErrStale", err)
 	}
 	if err := s.Replace(ctx, again, got.AttemptCount, now.Add(3*time.Hour)); err != nil {
@@ -201,7 +202,7 @@ func TestDeliveryClaims(t *testing.T) {
 	if due, _ := s.Due(ctx, now.Add(3*time.Hour+time.Second), 10); len(due) != 1 {
 		t.Errorf("Due after a redelivery = %v, want it", due)
 	}
-	if _, err := s.Claim(ctx, again, "tok-5", now.Add(time.Minute), now.Add(time.Minute), now.Add(2*time.Minute)); !errors.Is(err, dynamo.ErrStale) {
+	if _, err := s.Claim(ctx, again, "tok-5", now.Add(time.Minute), now.Add(time.Minute), now.Add(2*time.Minute)); !errors.Is(err, records.ErrStale) {
 		t.Errorf("claiming before its time = %v, want ErrStale", err)
 	}
 }
@@ -255,7 +256,7 @@ func TestOutboxUndelivered(t *testing.T) {
 	var want []string
 	for i := range 3 {
 		j := jobs.New(fmt.Sprintf("job-%d", i), "ml", "team-a", "us-east-1", 50, nil, nil, now.Add(time.Duration(i)*time.Second))
-		ev := outbox.ForJob(outbox.JobQueued, j, "", j.CreatedAt)
+		ev := jobs.Event(outbox.JobQueued, j, "", j.CreatedAt)
 		if _, _, err := jobStore.Create(ctx, j, ev, nil, j.CreatedAt); err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +305,7 @@ func TestFanOut(t *testing.T) {
 	var batch []dynamo.EventDeliveries
 	for i := range 2 {
 		j := jobs.New(fmt.Sprintf("job-%d", i), "ml", "team-a", "us-east-1", 50, nil, nil, now)
-		ev := outbox.ForJob(outbox.JobQueued, j, "", now.Add(time.Duration(i)*time.Millisecond))
+		ev := jobs.Event(outbox.JobQueued, j, "", now.Add(time.Duration(i)*time.Millisecond))
 		if _, _, err := jobStore.Create(ctx, j, ev, nil, now); err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +321,7 @@ func TestFanOut(t *testing.T) {
 		t.Errorf("after FanOut HasUndelivered = %v, %v; want false", has, err)
 	}
 	d := batch[0].Deliveries[0]
-	if _, err := s.Claim(ctx, d, "tok-2", now, now, until); !errors.Is(err, dynamo.ErrStale) {
+	if _, err := s.Claim(ctx, d, "tok-2", now, now, until); !errors.Is(err, records.ErrStale) {
 		t.Errorf("claiming a delivery FanOut wrote claimed = %v, want ErrStale", err)
 	}
 	if due, _ := s.Due(ctx, now.Add(time.Minute), 10); len(due) != 0 {
@@ -333,7 +334,7 @@ func TestFanOut(t *testing.T) {
 	if err := s.Record(ctx, v.Delivery, "tok-1"); err != nil {
 		t.Errorf("Record under FanOut's claim: %v", err)
 	}
-	if err := s.FanOut(ctx, batch[1:], "tok-3", now, until); !errors.Is(err, dynamo.ErrStale) {
+	if err := s.FanOut(ctx, batch[1:], "tok-3", now, until); !errors.Is(err, records.ErrStale) {
 		t.Errorf("fanning out an event again = %v, want ErrStale", err)
 	}
 	if got, _ := s.Delivery(ctx, "wh_b", batch[1].Deliveries[1].ID); got.AttemptCount != 0 || got.ID == "" {
@@ -347,7 +348,7 @@ func TestFanOut(t *testing.T) {
 			logged = append(logged, deliveryplan.Judge(d, b, deliveryplan.Outcome{StatusCode: 200}, now, 0.5).Delivery)
 		}
 	}
-	if err := s.RecordAll(ctx, append(logged, v.Delivery), "tok-1"); !errors.Is(err, dynamo.ErrStale) {
+	if err := s.RecordAll(ctx, append(logged, v.Delivery), "tok-1"); !errors.Is(err, records.ErrStale) {
 		t.Errorf("RecordAll with a delivery no longer claimed = %v, want ErrStale", err)
 	}
 	if got, _ := s.Delivery(ctx, "wh_b", logged[0].ID); got.AttemptCount != 0 {
@@ -368,7 +369,7 @@ func TestFanOut(t *testing.T) {
 			t.Errorf("CreateClaimed #%d = %v, %v; want %v", i+1, made, err, want)
 		}
 	}
-	if _, err := s.Claim(ctx, fresh, "tok-5", now, now, until); !errors.Is(err, dynamo.ErrStale) {
+	if _, err := s.Claim(ctx, fresh, "tok-5", now, now, until); !errors.Is(err, records.ErrStale) {
 		t.Errorf("claiming a delivery made claimed = %v, want ErrStale", err)
 	}
 	if err := s.Record(ctx, fresh, "tok-4"); err != nil {

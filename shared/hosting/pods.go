@@ -6,9 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/hostplan"
 	"github.com/tidegate/tidegate/shared/podspec"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // sourcesSHAEnv is the install container's variable holding the sources' digest (podspec sets it).
@@ -92,5 +92,5 @@ func (r podRef) again(sourcesURL string) *corev1.Pod {
 // isStale tells a record that moved on since the beat read it: the step is dropped, and the next
 // beat plans from the new state.
 func isStale(err error) bool {
-	return errors.Is(err, dynamo.ErrStale) || errors.Is(err, dynamo.ErrNotFound)
+	return errors.Is(err, records.ErrStale) || errors.Is(err, records.ErrNotFound)
 }

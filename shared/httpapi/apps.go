@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -183,7 +184,7 @@ func (a *api) app(r *http.Request) (apps.App, error) {
 	}
 	org := orgOf(r.Context())
 	app, err := a.apps.App(r.Context(), org, name)
-	if errors.Is(err, dynamo.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return app, Errorf(CodeNotFound, detailNoApp, org, name, name)
 	}
 	return app, err
@@ -243,7 +244,7 @@ func (a *api) rollbackApp(w http.ResponseWriter, r *http.Request) error {
 	}
 	rel, err := a.apps.Rollback(r.Context(), app.Org, app.Name, req.Release, a.now().UTC())
 	switch {
-	case errors.Is(err, dynamo.ErrNotFound):
+	case errors.Is(err, records.ErrNotFound):
 		return Errorf(CodeNotFound, detailNoRelease, app.Name, req.Release, app.Name)
 	case errors.Is(err, dynamo.ErrBusy):
 		return Errorf(CodeConflict, detailBusy, app.Name)
@@ -268,7 +269,7 @@ func (a *api) setStopped(w http.ResponseWriter, r *http.Request, stopped bool) e
 	}
 	org := orgOf(r.Context())
 	app, err := a.apps.SetStopped(r.Context(), org, name, stopped, a.now())
-	if errors.Is(err, dynamo.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return Errorf(CodeNotFound, detailNoApp, org, name, name)
 	}
 	if err != nil {
@@ -283,7 +284,7 @@ func (a *api) deleteApp(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	org := orgOf(r.Context())
-	if err := a.apps.Delete(r.Context(), org, name); errors.Is(err, dynamo.ErrNotFound) {
+	if err := a.apps.Delete(r.Context(), org, name); errors.Is(err, records.ErrNotFound) {
 		return Errorf(CodeNotFound, detailNoApp, org, name, name)
 	} else if err != nil {
 		return err
@@ -313,7 +314,7 @@ func (a *api) registerHost(w http.ResponseWriter, r *http.Request) error {
 	}
 	_, app, err := a.apps.Register(r.Context(), host, token, a.now())
 	switch {
-	case errors.Is(err, dynamo.ErrNotFound):
+	case errors.Is(err, records.ErrNotFound):
 		return Errorf(CodeNotFound, detailNoHost, host)
 	case errors.Is(err, dynamo.ErrBadHostToken):
 		return Errorf(CodeUnauthenticated, detailBadHostTok, host)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -54,7 +55,7 @@ func (a *api) authed(need access, h handlerFunc) handlerFunc {
 func (a *api) authenticate(r *http.Request) (tenancy.Principal, error) {
 	if arn, ok := a.iamCaller(r); ok {
 		p, err := a.principals.ByIAM(r.Context(), arn)
-		if errors.Is(err, dynamo.ErrNotFound) {
+		if errors.Is(err, records.ErrNotFound) {
 			return p, Errorf(CodeForbidden, detailIAMUnknown, arn)
 		}
 		if err != nil {
@@ -67,7 +68,7 @@ func (a *api) authenticate(r *http.Request) (tenancy.Principal, error) {
 		return tenancy.Principal{}, Errorf(CodeUnauthenticated, detailNoCredentials)
 	}
 	p, err := a.principals.ByKey(r.Context(), strings.TrimSpace(key))
-	if errors.Is(err, dynamo.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return p, Errorf(CodeUnauthenticated, detailBadKey)
 	}
 	if err != nil {

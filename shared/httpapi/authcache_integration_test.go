@@ -16,6 +16,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -104,13 +105,13 @@ func TestPrincipalCacheKeys(t *testing.T) {
 		t.Errorf("ByKey of a key revoked within PrincipalTTL = %v; want the cached principal", err)
 	}
 	f.now = f.now.Add(time.Second)
-	if _, err := byKey(key); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := byKey(key); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("ByKey of a key revoked PrincipalTTL ago = %v; want ErrNotFound", err)
 	}
 
 	fresh, _ := tenancy.NewKey()
 	for i := range 2 {
-		if n := f.reads(func() { _, err = byKey(fresh) }); !errors.Is(err, dynamo.ErrNotFound) || n != 1 {
+		if n := f.reads(func() { _, err = byKey(fresh) }); !errors.Is(err, records.ErrNotFound) || n != 1 {
 			t.Fatalf("ByKey of an unknown key, try %d = %v after %d DynamoDB calls; want ErrNotFound after 1", i+1, err, n)
 		}
 	}
@@ -128,7 +129,7 @@ func TestPrincipalCacheIAM(t *testing.T) {
 	f := newCacheFixture(t)
 	ctx := context.Background()
 	const arn = "arn:aws:iam::123456789012:role/ml-ci"
-	if _, err := f.cache.ByIAM(ctx, arn); !errors.Is(err, dynamo.ErrNotFound) {
+	if _, err := f.cache.ByIAM(ctx, arn); !errors.Is(err, records.ErrNotFound) {
 		t.Fatalf("ByIAM of an unmapped caller = %v; want ErrNotFound", err)
 	}
 	if err := f.store.AddIAM(ctx, "ml", arn, f.now); err != nil {

@@ -10,9 +10,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidegate/tidegate/shared/dispatch"
-	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // Clusters reaches each region's cluster; kube.Clusters is the real one.
@@ -58,12 +57,12 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 			return err
 		}
 	}
-	now := a.now()
-	next := j
-	next.Status = jobs.StatusCancelled
-	ev := outbox.ForJob(outbox.JobCancelled, next, "cancelled by "+principalOf(ctx).Subject, now)
-	err := a.jobs.Apply(ctx, j, dynamo.Change{From: j.Status, To: jobs.StatusCancelled, Reason: "cancelled by " + principalOf(ctx).Subject, At: now, Event: &ev})
-	if errors.Is(err, dynamo.ErrStale) {
+	_, c, err := jobs.Move(j, jobs.StatusCancelled, "cancelled by "+principalOf(ctx).Subject, a.now())
+	if err != nil {
+		return Errorf(CodeConflict, "job %s cannot be cancelled now: %v", j.ID, err)
+	}
+	err = a.jobs.Apply(ctx, j, c)
+	if errors.Is(err, records.ErrStale) {
 		return Errorf(CodeConflict, "job %s changed while it was being cancelled; look at it and try again", j.ID)
 	}
 	return err

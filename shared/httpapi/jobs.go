@@ -12,14 +12,15 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // JobStore keeps job records; dynamo.JobStore is the real one.
 type JobStore interface {
-	List(ctx context.Context, f dynamo.JobFilter, limit int, cursor string) (dynamo.JobPage, error)
+	List(ctx context.Context, f jobs.Filter, limit int, cursor string) (jobs.Page, error)
 	Job(ctx context.Context, id string) (jobs.Job, error)
 	Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error)
-	Apply(ctx context.Context, j jobs.Job, c dynamo.Change) error
+	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Queued(ctx context.Context, region string) ([]jobs.Job, error)
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 }
@@ -45,9 +46,9 @@ func (a *api) listJobs(w http.ResponseWriter, r *http.Request) error {
 }
 
 // jobFilter reads a listing's filters, every problem at once.
-func (a *api) jobFilter(ctx context.Context, q url.Values) (dynamo.JobFilter, error) {
+func (a *api) jobFilter(ctx context.Context, q url.Values) (jobs.Filter, error) {
 	tenant := principalOf(ctx).Tenant
-	f := dynamo.JobFilter{Namespaces: tenant.Namespaces, Region: q.Get("region")}
+	f := jobs.Filter{Namespaces: tenant.Namespaces, Region: q.Get("region")}
 	var bad []FieldProblem
 	if ns := q.Get("namespace"); ns != "" {
 		if !tenant.Allows(ns) {
@@ -112,7 +113,7 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 func (a *api) visibleJob(r *http.Request) (jobs.Job, error) {
 	id := r.PathValue("id")
 	j, err := a.jobs.Job(r.Context(), id)
-	if errors.Is(err, dynamo.ErrNotFound) || (err == nil && !principalOf(r.Context()).Tenant.Allows(j.Namespace)) {
+	if errors.Is(err, records.ErrNotFound) || (err == nil && !principalOf(r.Context()).Tenant.Allows(j.Namespace)) {
 		return jobs.Job{}, Errorf(CodeNotFound, "no job %q in your namespaces", id)
 	}
 	return j, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -111,7 +112,7 @@ func (a *api) deleteSecret(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	org := orgOf(r.Context())
-	if err := a.secrets.Delete(r.Context(), org, name); errors.Is(err, dynamo.ErrNotFound) {
+	if err := a.secrets.Delete(r.Context(), org, name); errors.Is(err, records.ErrNotFound) {
 		return Errorf(CodeNotFound, detailNoSecret, org, name)
 	} else if err != nil {
 		return err

@@ -125,7 +125,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 		sum := sha256.Sum256(s.body)
 		idem = &dynamo.Idempotency{Tenant: p.Tenant.Name, Key: s.idempotencyKey, BodyHash: hex.EncodeToString(sum[:])}
 	}
-	stored, replayed, err := a.jobs.Create(r.Context(), j, outbox.ForJob(outbox.JobQueued, j, "", now), idem, now)
+	stored, replayed, err := a.jobs.Create(r.Context(), j, jobs.Event(outbox.JobQueued, j, "", now), idem, now)
 	switch {
 	case errors.Is(err, dynamo.ErrIdempotencyConflict):
 		return Errorf(CodeConflict, "%s", err.Error())

@@ -8,15 +8,16 @@ import (
 	"net/http"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/templating"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // TemplateStore keeps job templates; dynamo.TemplateStore is the real one.
 type TemplateStore interface {
-	Put(ctx context.Context, t dynamo.Template, create bool) error
-	Get(ctx context.Context, tenant, name string) (dynamo.Template, error)
-	List(ctx context.Context, tenant string, limit int, cursor string) ([]dynamo.Template, string, error)
+	Put(ctx context.Context, t templating.Template, create bool) error
+	Get(ctx context.Context, tenant, name string) (templating.Template, error)
+	List(ctx context.Context, tenant string, limit int, cursor string) ([]templating.Template, string, error)
 	Delete(ctx context.Context, tenant, name string) error
 }
 
@@ -33,14 +34,14 @@ type templateRequest struct {
 const maxDescription = 1024
 
 // readTemplate reads and checks a template body; name comes from the path on PUT.
-func (a *api) readTemplate(w http.ResponseWriter, r *http.Request, pathName string) (dynamo.Template, error) {
+func (a *api) readTemplate(w http.ResponseWriter, r *http.Request, pathName string) (templating.Template, error) {
 	var req templateRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return dynamo.Template{}, err
+		return templating.Template{}, err
 	}
 	if pathName != "" {
 		if req.Name != "" && req.Name != pathName {
-			return dynamo.Template{}, Invalid("the body names another template than the path", FieldProblem{"name", "omit it, or make it " + pathName})
+			return templating.Template{}, Invalid("the body names another template than the path", FieldProblem{"name", "omit it, or make it " + pathName})
 		}
 		req.Name = pathName
 	}
@@ -52,20 +53,20 @@ func (a *api) readTemplate(w http.ResponseWriter, r *http.Request, pathName stri
 		bad = append(bad, FieldProblem{"description", fmt.Sprintf("at most %d bytes", maxDescription)})
 	}
 	if len(bad) > 0 {
-		return dynamo.Template{}, Invalid("fix the listed fields", bad...)
+		return templating.Template{}, Invalid("fix the listed fields", bad...)
 	}
 	ms, err := decodeManifests("manifest", req.Manifest)
 	if err != nil {
-		return dynamo.Template{}, err
+		return templating.Template{}, err
 	}
 	if len(ms) != 1 {
-		return dynamo.Template{}, Invalid("a template holds one manifest", FieldProblem{"manifest", "one object"})
+		return templating.Template{}, Invalid("a template holds one manifest", FieldProblem{"manifest", "one object"})
 	}
 	if err := templating.Check(ms, req.Parameters); err != nil {
-		return dynamo.Template{}, templateError(err)
+		return templating.Template{}, templateError(err)
 	}
 	now := a.now().UTC()
-	return dynamo.Template{
+	return templating.Template{
 		Name: req.Name, Tenant: principalOf(r.Context()).Tenant.Name, Description: req.Description,
 		Manifest: ms[0], Parameters: req.Parameters, CreatedAt: now, UpdatedAt: now,
 	}, nil
@@ -114,7 +115,7 @@ func (a *api) replaceTemplate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t.CreatedAt = old.CreatedAt
-	if err := a.templates.Put(r.Context(), t, false); errors.Is(err, dynamo.ErrNotFound) {
+	if err := a.templates.Put(r.Context(), t, false); errors.Is(err, records.ErrNotFound) {
 		return Errorf(CodeNotFound, "no template %q; create it with POST /api/v1/templates", t.Name)
 	} else if err != nil {
 		return err
@@ -122,10 +123,10 @@ func (a *api) replaceTemplate(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, t)
 }
 
-func (a *api) template(r *http.Request) (dynamo.Template, error) {
+func (a *api) template(r *http.Request) (templating.Template, error) {
 	name := r.PathValue("name")
 	t, err := a.templates.Get(r.Context(), principalOf(r.Context()).Tenant.Name, name)
-	if errors.Is(err, dynamo.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return t, Errorf(CodeNotFound, "no template %q", name)
 	}
 	return t, err
@@ -148,12 +149,12 @@ func (a *api) listTemplates(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, listPage[dynamo.Template]{Items: ts, NextCursor: nextCursor(next)})
+	return writeJSON(w, http.StatusOK, listPage[templating.Template]{Items: ts, NextCursor: nextCursor(next)})
 }
 
 func (a *api) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	if err := a.templates.Delete(r.Context(), principalOf(r.Context()).Tenant.Name, name); errors.Is(err, dynamo.ErrNotFound) {
+	if err := a.templates.Delete(r.Context(), principalOf(r.Context()).Tenant.Name, name); errors.Is(err, records.ErrNotFound) {
 		return Errorf(CodeNotFound, "no template %q", name)
 	} else if err != nil {
 		return err

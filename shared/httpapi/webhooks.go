@@ -17,6 +17,7 @@ import (
 	"github.com/tidegate/tidegate/shared/egress"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/signing"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -224,7 +225,7 @@ func (a *api) webhook(r *http.Request) (deliveryplan.Webhook, error) {
 	}
 	id := r.PathValue("id")
 	w, err := a.webhooks.Webhook(r.Context(), principalOf(r.Context()).Tenant.Name, id)
-	if errors.Is(err, dynamo.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return w, Errorf(CodeNotFound, detailNoWebhook, id)
 	}
 	return w, err
@@ -264,7 +265,7 @@ func (a *api) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
-	if err := a.webhooks.DeleteWebhook(r.Context(), principalOf(r.Context()).Tenant.Name, id); errors.Is(err, dynamo.ErrNotFound) {
+	if err := a.webhooks.DeleteWebhook(r.Context(), principalOf(r.Context()).Tenant.Name, id); errors.Is(err, records.ErrNotFound) {
 		return Errorf(CodeNotFound, detailNoWebhook, id)
 	} else if err != nil {
 		return err
@@ -289,7 +290,7 @@ func (a *api) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error 
 	}
 	now := a.now().UTC()
 	hook.Secrets, hook.UpdatedAt = hook.Rotate(fresh, now), now
-	if err := a.webhooks.SetSecrets(r.Context(), hook, now); errors.Is(err, dynamo.ErrNotFound) {
+	if err := a.webhooks.SetSecrets(r.Context(), hook, now); errors.Is(err, records.ErrNotFound) {
 		return Errorf(CodeNotFound, detailNoWebhook, hook.ID)
 	} else if err != nil {
 		return err
@@ -352,14 +353,14 @@ func (a *api) redeliver(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("delivery_id")
 	d, err := a.webhooks.Delivery(r.Context(), hook.ID, id)
-	if errors.Is(err, dynamo.ErrNotFound) {
+	if errors.Is(err, records.ErrNotFound) {
 		return Errorf(CodeNotFound, detailNoDelivery, hook.ID, id)
 	} else if err != nil {
 		return err
 	}
 	now := a.now()
 	again := d.Redeliver(now)
-	if err := a.webhooks.Replace(r.Context(), again, d.AttemptCount, now); errors.Is(err, dynamo.ErrStale) {
+	if err := a.webhooks.Replace(r.Context(), again, d.AttemptCount, now); errors.Is(err, records.ErrStale) {
 		return Errorf(CodeConflict, detailAttemptUnderway, id)
 	} else if err != nil {
 		return err

@@ -133,3 +133,18 @@ func (j Job) MatchesLabels(sel map[string]string) bool {
 	}
 	return true
 }
+
+// Filter narrows a listing. Namespaces is required: a tenant lists only its own.
+type Filter struct {
+	Namespaces []string
+	Region     string
+	Status     Status
+	Labels     map[string]string
+	ByPriority bool // highest priority first, then newest; else newest first
+}
+
+// Page is one page of a listing; Next is empty on the last page.
+type Page struct {
+	Jobs []Job
+	Next string
+}

@@ -4,9 +4,6 @@ package outbox
 
 import (
 	"time"
-
-	"github.com/tidegate/tidegate/shared/ids"
-	"github.com/tidegate/tidegate/shared/jobs"
 )
 
 // Type is an event type from API.md's catalogue.
@@ -36,16 +33,4 @@ type Event struct {
 	Tenant    string         `json:"-" dynamodbav:"tenant"`
 	Namespace string         `json:"-" dynamodbav:"namespace,omitempty"`
 	Data      map[string]any `json:"data" dynamodbav:"data"`
-}
-
-// ForJob makes the event of type t about job j, at now.
-func ForJob(t Type, j jobs.Job, reason string, now time.Time) Event {
-	data := map[string]any{
-		"job_id": j.ID, "namespace": j.Namespace, "region": j.Region,
-		"status": string(j.Status), "priority": j.Priority, "labels": j.Labels,
-	}
-	if reason != "" {
-		data["reason"] = reason
-	}
-	return Event{ID: ids.New("evt_", now), Type: t, At: now.UTC(), Tenant: j.Tenant, Namespace: j.Namespace, Data: data}
 }

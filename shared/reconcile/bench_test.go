@@ -243,7 +243,7 @@ func setupJobIn(ctx context.Context, store *dynamo.JobStore, kc kubernetes.Inter
 		j.Status = s
 		j.StatusHistory = append(j.StatusHistory, jobs.Transition{Status: s, At: now.UTC()})
 	}
-	if _, _, err := store.Create(ctx, j, outbox.ForJob(outbox.JobStarted, j, "", now), nil, now); err != nil {
+	if _, _, err := store.Create(ctx, j, jobs.Event(outbox.JobStarted, j, "", now), nil, now); err != nil {
 		return err
 	}
 	kj, err := kc.BatchV1().Jobs(ns).Create(ctx, runningJob(ns, name, id), metav1.CreateOptions{FieldManager: "tidegate"})

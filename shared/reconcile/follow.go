@@ -14,9 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/records"
 )
 
 // Jobs is what following reads and writes of job records; dynamo.JobStore is the real one.
@@ -25,7 +24,7 @@ type Jobs interface {
 	Unlisted(ctx context.Context, region string) ([]jobs.Job, error)
 	States(ctx context.Context, ids []string) ([]jobs.Job, error)
 	Job(ctx context.Context, id string) (jobs.Job, error)
-	Apply(ctx context.Context, j jobs.Job, c dynamo.Change) error
+	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 }
 
 // Clusters reaches each region's cluster.
@@ -42,12 +41,6 @@ const (
 	// logTailLines are kept on a finished job's record, to outlive its pods.
 	logTailLines = 50
 )
-
-var eventOf = map[jobs.Status]outbox.Type{
-	jobs.StatusRunning:   outbox.JobStarted,
-	jobs.StatusSucceeded: outbox.JobCompleted,
-	jobs.StatusFailed:    outbox.JobFailed,
-}
 
 // follow mirrors the cluster's view of region's dispatched jobs into their records. It LISTs the
 // region's Jobs and pods and, at the same time, reads the few active records no LIST shows
@@ -192,21 +185,20 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		return "", nil // moved since the state was read; the next beat sees it afresh
 	}
 	for _, st := range steps {
-		now := h.now()
-		next := j
-		next.Status = st.To
-		ev := outbox.ForJob(eventOf[st.To], next, st.Reason, now)
-		c := dynamo.Change{From: j.Status, To: st.To, Reason: st.Reason, At: now, Event: &ev}
+		next, c, err := jobs.Move(j, st.To, st.Reason, h.now())
+		if err != nil {
+			return "", err
+		}
 		if st.To.Terminal() && kc != nil {
 			if len(pods) == 0 {
 				pods = podsOf(ctx, kc, j)
 			}
 			if len(pods) > 0 {
-				c.Set = map[string]any{"placement": Placement(pods, nodesOf(ctx, kc, pods)), "log_tail": logTail(ctx, kc, pods)}
+				c.Placement, c.LogTail = Placement(pods, nodesOf(ctx, kc, pods)), logTail(ctx, kc, pods)
 			}
 		}
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {
-			if errors.Is(err, dynamo.ErrStale) {
+			if errors.Is(err, records.ErrStale) {
 				return "", nil // another beat recorded it, or the job was cancelled
 			}
 			return "", err

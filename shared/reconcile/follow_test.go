@@ -64,7 +64,7 @@ func TestFollowReadsOnlyWhatMoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Apply(ctx, ended, dynamo.Change{From: jobs.StatusRunning, To: jobs.StatusCancelled, At: time.Now()}); err != nil {
+	if err := store.Apply(ctx, ended, jobs.Change{From: jobs.StatusRunning, To: jobs.StatusCancelled, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	legacy := id(2)
@@ -191,7 +191,7 @@ func storeJob(t *testing.T, store *dynamo.JobStore, id string, edit func(*jobs.J
 		j.StatusHistory = append(j.StatusHistory, jobs.Transition{Status: s, At: now.UTC()})
 	}
 	edit(&j)
-	if _, _, err := store.Create(context.Background(), j, outbox.ForJob(outbox.JobQueued, j, "", now), nil, now); err != nil {
+	if _, _, err := store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -334,7 +334,7 @@ func TestGoneJobsEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Apply(ctx, j, dynamo.Change{From: jobs.StatusRunning, To: jobs.StatusCancelled, At: time.Now()}); err != nil {
+	if err := store.Apply(ctx, j, jobs.Change{From: jobs.StatusRunning, To: jobs.StatusCancelled, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -29,7 +29,7 @@ func TestSweepRingsRegionsWithQueuedJobs(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	j := jobs.New("job-stranded", "ml", "team-a", "us-west-2", 50, nil, nil, now)
-	if _, _, err := store.Create(ctx, j, outbox.ForJob(outbox.JobQueued, j, "", now), nil, now); err != nil {
+	if _, _, err := store.Create(ctx, j, jobs.Event(outbox.JobQueued, j, "", now), nil, now); err != nil {
 		t.Fatal(err)
 	}
 	h := &reconcile.Handler{

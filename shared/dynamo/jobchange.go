@@ -1,0 +1,209 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/records"
+)
+
+// Apply makes change c to job j (its record before the change), with c's event in the same
+// transaction, if the job is still in c.From (and held by c.Claim): records.ErrStale when it is
+// not. A change the job's life does not allow (jobs.Change.Check) is refused before any write.
+func (s *JobStore) Apply(ctx context.Context, j jobs.Job, c jobs.Change) error {
+	_, err := s.apply(ctx, j, c, types.ReturnValueNone)
+	return err
+}
+
+// apply writes c as Apply does and, for a change without an event (one UpdateItem), answers the
+// item as ret asks.
+func (s *JobStore) apply(ctx context.Context, j jobs.Job, c jobs.Change, ret types.ReturnValue) (map[string]types.AttributeValue, error) {
+	if err := c.Check(); err != nil {
+		return nil, fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	u, err := updateOf(j, c)
+	if err != nil {
+		return nil, fmt.Errorf("recording job %s %s → %s: %w", j.ID, c.From, c.To, err)
+	}
+	pk, sk := jobKey(j.ID)
+	update := &types.Update{
+		TableName: &s.tables.Jobs, Key: keyOf(pk, sk), UpdateExpression: &u.expr,
+		ConditionExpression: &u.cond, ExpressionAttributeNames: u.names, ExpressionAttributeValues: u.vals,
+	}
+	if c.Event == nil {
+		// No event to write with it: one conditional update, half a transaction's cost.
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: update.TableName, Key: update.Key, UpdateExpression: update.UpdateExpression,
+			ConditionExpression: update.ConditionExpression, ExpressionAttributeNames: update.ExpressionAttributeNames,
+			ExpressionAttributeValues: update.ExpressionAttributeValues, ReturnValues: ret,
+		})
+		var failed *types.ConditionalCheckFailedException
+		if errors.As(err, &failed) {
+			return nil, records.ErrStale
+		}
+		if err != nil {
+			return nil, fmt.Errorf("recording job %s %s → %s: %w", j.ID, c.From, c.To, err)
+		}
+		return out.Attributes, nil
+	}
+	ev, err := s.tables.eventPut(*c.Event)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []types.TransactWriteItem{{Update: update}, ev},
+	})
+	if _, failed := isConditionFailed(err, 0); failed {
+		return nil, records.ErrStale
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recording job %s %s → %s: %w", j.ID, c.From, c.To, err)
+	}
+	return nil, nil
+}
+
+// expression is one UpdateItem's expressions, built a clause at a time. Every attribute goes by a
+// #name and every value by a :placeholder of its own, so no attribute name is a reserved word and
+// no value overwrites another.
+type expression struct {
+	set, remove []string
+	names       map[string]string
+	vals        map[string]types.AttributeValue
+	err         error
+}
+
+// value names v as placeholder, keeping the first encoding error.
+func (e *expression) value(placeholder string, v any) string {
+	av, err := attributevalue.Marshal(v)
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("encoding %s: %w", strings.TrimPrefix(placeholder, ":"), err)
+	}
+	e.vals[placeholder] = av
+	return placeholder
+}
+
+// name is attribute attr's #name.
+func (e *expression) name(attr string) string {
+	e.names["#"+attr] = attr
+	return "#" + attr
+}
+
+func (e *expression) setTo(attr string, v any) {
+	e.set = append(e.set, e.name(attr)+" = "+e.value(":set_"+attr, v))
+}
+
+func (e *expression) drop(attrs ...string) {
+	for _, a := range attrs {
+		e.remove = append(e.remove, e.name(a))
+	}
+}
+
+// jobUpdate is a job change as DynamoDB's UpdateItem takes it.
+type jobUpdate struct {
+	expr, cond string
+	names      map[string]string
+	vals       map[string]types.AttributeValue
+}
+
+// updateOf turns change c of job j into its update: the status, the history entry and the job's
+// place in gsi2 for a move, what the statuses imply (a job leaving dispatching drops its claim;
+// one leaving the queue its pending reason and position), the fields c sets, and the condition
+// that the job is still in c.From (and held by c.Claim).
+func updateOf(j jobs.Job, c jobs.Change) (jobUpdate, error) {
+	e := &expression{names: map[string]string{}, vals: map[string]types.AttributeValue{}}
+	e.setTo("status", c.To)
+	e.setTo("updated_at", c.At.UTC())
+	if c.Moves() {
+		e.set = append(e.set, e.name("status_history")+" = list_append("+e.name("status_history")+", "+
+			e.value(":hist", []jobs.Transition{{Status: c.To, At: c.At.UTC(), Reason: c.Reason}})+")")
+		moved := j
+		moved.Status = c.To
+		if qpk, qsk := queueKeys(moved); qpk != "" {
+			e.setTo("gsi2pk", qpk)
+			e.setTo("gsi2sk", qsk)
+		} else {
+			e.drop("gsi2pk", "gsi2sk")
+		}
+		if c.From == jobs.StatusDispatching && c.NewClaim == nil {
+			e.drop("claim")
+		}
+		if c.From == jobs.StatusQueued {
+			e.drop("pending_reason", "queue_position")
+		}
+	}
+	if c.NewClaim != nil {
+		e.setTo("claim", *c.NewClaim)
+	}
+	if c.PendingReason != "" {
+		e.setTo("pending_reason", c.PendingReason)
+	}
+	if c.QueuePosition != 0 {
+		e.setTo("queue_position", c.QueuePosition)
+	}
+	if c.SpotGate != nil {
+		e.setTo("spot_gate", *c.SpotGate)
+	}
+	if c.Placement != nil {
+		e.setTo("placement", c.Placement)
+	}
+	if c.LogTail != nil {
+		e.setTo("log_tail", c.LogTail)
+	}
+	cond := e.name("status") + " = " + e.value(":from", c.From)
+	if c.Claim != "" {
+		cond += " AND " + e.name("claim") + "." + e.name("token") + " = " + e.value(":claim", c.Claim)
+	}
+	if e.err != nil {
+		return jobUpdate{}, e.err
+	}
+	expr := "SET " + strings.Join(e.set, ", ")
+	if len(e.remove) > 0 {
+		expr += " REMOVE " + strings.Join(e.remove, ", ")
+	}
+	return jobUpdate{expr: expr, cond: cond, names: e.names, vals: e.vals}, nil
+}
+
+// Claim takes a queued job of region for dispatch, or adopts one whose previous claim ran out
+// (its dispatcher died mid-apply), and answers it with its manifests. records.ErrStale when
+// another dispatcher holds it or it has moved on. The common case, a queued job, is one
+// conditional update that answers the whole new record.
+func (s *JobStore) Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error) {
+	claim := jobs.Claim{Token: token, Until: until.UTC()}
+	queued := jobs.Job{ID: id, Region: region, Status: jobs.StatusQueued}
+	_, c, err := jobs.Move(queued, jobs.StatusDispatching, "", now)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	c.NewClaim = &claim
+	item, err := s.apply(ctx, queued, c, types.ReturnValueAllNew)
+	if err == nil {
+		return decodeJob(item)
+	}
+	if !errors.Is(err, records.ErrStale) {
+		return jobs.Job{}, err
+	}
+	// Not queued: perhaps a dead claim to adopt.
+	j, err := s.Job(ctx, id)
+	if err != nil {
+		return j, err
+	}
+	if j.Status != jobs.StatusDispatching || j.Claim == nil || !j.Claim.Until.Before(now) {
+		return j, records.ErrStale
+	}
+	adopted, c, err := jobs.Adopt(j, claim, now)
+	if err != nil {
+		return j, err
+	}
+	if err := s.Apply(ctx, j, c); err != nil {
+		return j, err
+	}
+	return adopted, nil
+}

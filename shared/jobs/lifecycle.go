@@ -1,0 +1,147 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/ids"
+	"github.com/tidegate/tidegate/shared/outbox"
+)
+
+// IDKey is the label and annotation every object a job creates carries, pod templates included:
+// the beat finds a job's objects by the label, dispatch tells its own objects from another's by
+// the annotation, and hosting leaves pods that carry it out of its hosts.
+const IDKey = "tidegate.io/job-id"
+
+// moves lists, for each status, the statuses a job in it may move to, with the event each move
+// writes ("" for none). A job's life only goes forward; the one way back is dispatch giving a
+// claimed job back to the queue, while an earlier job's finished objects still hold its names.
+var moves = map[Status]map[Status]outbox.Type{
+	StatusQueued: {
+		StatusDispatching: "", // claimed by a drain
+		StatusCancelled:   outbox.JobCancelled,
+	},
+	StatusDispatching: {
+		StatusPending: outbox.JobDispatched,
+		StatusFailed:  outbox.JobFailed, // the cluster refused its objects
+		StatusQueued:  "",               // back to wait for a name held by a finishing job
+	},
+	StatusPending: {
+		StatusRunning:   outbox.JobStarted,
+		StatusSucceeded: outbox.JobCompleted, // podless: done once applied
+		StatusFailed:    outbox.JobFailed,
+		StatusCancelled: outbox.JobCancelled,
+	},
+	StatusRunning: {
+		StatusSucceeded: outbox.JobCompleted,
+		StatusFailed:    outbox.JobFailed,
+		StatusCancelled: outbox.JobCancelled,
+	},
+}
+
+// ErrMove is what Move answers for a move the job's life does not allow.
+var ErrMove = errors.New("not a move a job can make")
+
+// CanMove reports whether a job in status from may move to status to.
+func CanMove(from, to Status) bool {
+	_, ok := moves[from][to]
+	return ok
+}
+
+// Change is one write to a job's record: the status it must be in (From) and the one it ends in
+// (To, the same for a change of fields alone), and the fields the write sets besides. The store
+// also clears what the statuses imply: the claim when a job leaves dispatching, the pending
+// reason and queue position when it leaves the queue.
+type Change struct {
+	From, To Status
+	Reason   string
+	At       time.Time
+	// Event is written in the same transaction as the change, when set.
+	Event *outbox.Event
+	// Claim, when set, must be the claim token on the job: only the claim's holder may record.
+	Claim string
+
+	// The fields set besides the status; a zero value leaves the field as it is.
+	NewClaim      *Claim    // a claim taken (queued → dispatching) or adopted
+	PendingReason string    // why a queued job waits
+	QueuePosition int       // its place in the queue, from 1
+	SpotGate      *SpotGate // the spot price last seen for its cap
+	// Placement and LogTail keep what a finished job's pods were, to outlive them.
+	Placement map[string]any
+	LogTail   []string
+}
+
+// Moves reports whether the change moves the job to another status.
+func (c Change) Moves() bool { return c.From != c.To }
+
+// Check says whether the store may make the change: a move the job's life allows, or a change
+// of fields alone.
+func (c Change) Check() error {
+	if _, ok := ParseStatus(string(c.From)); !ok {
+		return fmt.Errorf("%w: %q is not a status", ErrMove, c.From)
+	}
+	if c.Moves() && !CanMove(c.From, c.To) {
+		return fmt.Errorf("%w: a %s job cannot become %s", ErrMove, c.From, c.To)
+	}
+	if c.At.IsZero() {
+		return fmt.Errorf("the change of a %s job to %s has no time", c.From, c.To)
+	}
+	return nil
+}
+
+// Move is job j moved to status to, for reason, at: the moved job, the change that records it and
+// the event it writes (nil for a move that tells webhooks nothing: a claim, a return to the queue).
+// A move the job's life does not allow is an error naming both statuses.
+func Move(j Job, to Status, reason string, at time.Time) (Job, Change, error) {
+	t, ok := moves[j.Status][to]
+	if !ok {
+		return j, Change{}, fmt.Errorf("job %s: %w: a %s job cannot become %s", j.ID, ErrMove, j.Status, to)
+	}
+	at = at.UTC()
+	c := Change{From: j.Status, To: to, Reason: reason, At: at}
+	moved := j
+	moved.Status, moved.UpdatedAt = to, at
+	moved.StatusHistory = append(append([]Transition(nil), j.StatusHistory...), Transition{Status: to, At: at, Reason: reason})
+	if j.Status == StatusDispatching {
+		moved.Claim = nil
+	}
+	if j.Status == StatusQueued {
+		moved.PendingReason, moved.QueuePosition = "", 0
+	}
+	if t != "" {
+		ev := Event(t, moved, reason, at)
+		c.Event = &ev
+	}
+	return moved, c, nil
+}
+
+// Adopt is a dispatching job whose claim ran out (its drainer died), taken over under claim: the
+// change holds only while the dead claim is still the one on the job, so of two adopters one wins.
+func Adopt(j Job, claim Claim, at time.Time) (Job, Change, error) {
+	if j.Status != StatusDispatching || j.Claim == nil {
+		return j, Change{}, fmt.Errorf("job %s: %w: only a claimed (dispatching) job can be adopted, not a %s one", j.ID, ErrMove, j.Status)
+	}
+	c := Change{From: StatusDispatching, To: StatusDispatching, At: at.UTC(), Claim: j.Claim.Token, NewClaim: &claim}
+	adopted := j
+	adopted.Claim = &claim
+	return adopted, c, nil
+}
+
+// Wait is what the record of queued job j says of its wait, at: reason and position, and the spot
+// price seen for its cap (each left as it is when zero).
+func Wait(j Job, reason string, position int, gate *SpotGate, at time.Time) Change {
+	return Change{From: StatusQueued, To: StatusQueued, At: at.UTC(), PendingReason: reason, QueuePosition: position, SpotGate: gate}
+}
+
+// Event is the event of type t about job j, at: what webhooks are told of it.
+func Event(t outbox.Type, j Job, reason string, at time.Time) outbox.Event {
+	data := map[string]any{
+		"job_id": j.ID, "namespace": j.Namespace, "region": j.Region,
+		"status": string(j.Status), "priority": j.Priority, "labels": j.Labels,
+	}
+	if reason != "" {
+		data["reason"] = reason
+	}
+	return outbox.Event{ID: ids.New("evt_", at), Type: t, At: at.UTC(), Tenant: j.Tenant, Namespace: j.Namespace, Data: data}
+}
