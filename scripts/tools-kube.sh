@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools-kube.sh installs the Kubernetes sandbox's binaries — etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl and kwok — plus kwok's stages file into the
-# Tidegate cache, outside the clone, so every clone and CI run on a machine builds them once.
+# kube-controller-manager, kube-scheduler, kubectl and kwok — into the Tidegate cache, outside the
+# clone, so every clone and CI run on a machine builds them once.
 #
 # Idempotent: each tool has a stamp file holding the version it was built at; a tool whose binary
 # and stamp match is skipped, so a warm run takes seconds. Versions are pinned here and in the
@@ -10,7 +10,7 @@ set -euo pipefail
 
 readonly KUBE_VERSION=v1.37.2 # k8s.io/kubernetes, pinned in scripts/tools/kube/go.mod
 readonly ETCD_VERSION=v3.7.3  # go.etcd.io/etcd/server/v3, pinned in scripts/tools/etcd/go.mod
-readonly KWOK_VERSION=v0.8.0  # sigs.k8s.io/kwok
+readonly KWOK_VERSION=v0.8.0  # sigs.k8s.io/kwok; shared/dev/sandbox/stages follow its own stages
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${TIDEGATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tidegate}"
@@ -96,26 +96,9 @@ if ! fresh kwok "$KWOK_VERSION"; then
 	say "built kwok in $((SECONDS - start))s"
 fi
 
-# kwok exits "no stages found" without stages. These are kwok's own: nodes become Ready at once and
-# keep a lease, pods go Running at once, Job pods complete, deleted pods go away.
-stages="$cache/kwok/stages.yaml"
-if [[ ! -e "$stages" || "$(cat "$stamps/kwok-stages" 2>/dev/null)" != "$KWOK_VERSION" ]]; then
-	say "writing kwok stages $KWOK_VERSION…"
-	# Run from the cache, outside any module, so the caller's go.mod plays no part.
-	kwokdir="$(cd "$cache" && go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-	[[ -n "$kwokdir" && -d "$kwokdir/kustomize/stage" ]] ||
-		die "cannot find sigs.k8s.io/kwok@$KWOK_VERSION in the Go module cache (go mod download failed?)"
-	mkdir -p "$cache/kwok"
-	tmp="$stages.tmp"
-	: >"$tmp"
-	for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
-		pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
-		[[ -f "$kwokdir/kustomize/stage/$f" ]] || die "kwok $KWOK_VERSION has no kustomize/stage/$f"
-		printf -- '---\n' >>"$tmp"
-		cat "$kwokdir/kustomize/stage/$f" >>"$tmp"
-	done
-	mv -f "$tmp" "$stages"
-	stamp kwok-stages "$KWOK_VERSION"
-fi
+# kwok's stages are not installed here: they live in the repository (shared/dev/sandbox/stages),
+# built into Tidegate and written into each sandbox's folder, so a change to them needs no cache
+# refresh. The kwok/stages.yaml earlier versions of this script wrote into the cache is left for
+# older checkouts that share it; nothing here reads it.
 
 say "Kubernetes sandbox tools ready in $bin ($((SECONDS - started))s)"

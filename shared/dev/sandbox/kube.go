@@ -21,15 +21,17 @@ const (
 	controllerStartTimeout = 60 * time.Second
 )
 
-// kubeTools are the files scripts/tools-kube.sh installs, relative to the cache.
+// kubeTools are the files scripts/tools-kube.sh installs, relative to the cache. kwok's stages are
+// not among them: they come with this package (kwokstages.go).
 var kubeTools = []string{
 	"bin/etcd", "bin/kube-apiserver", "bin/kube-controller-manager", "bin/kube-scheduler",
-	"bin/kwok", "kwok/stages.yaml",
+	"bin/kwok",
 }
 
 // startKube brings up a Kubernetes control plane whose one node is faked by kwok: pods are scheduled,
-// go Running and complete, but no container ever runs. Every server listens on a free loopback port,
-// so several sandboxes can run at once.
+// go Running and a Job's complete (or fail, as their annotations ask: kwokstages.go), but no
+// container ever runs. Every server listens on a free loopback port, so several sandboxes can run
+// at once.
 func startKube(ctx context.Context, s *Sandbox) error {
 	paths := map[string]string{}
 	for _, rel := range kubeTools {
@@ -63,11 +65,15 @@ func startKube(ctx context.Context, s *Sandbox) error {
 	}
 	s.Kubeconfig, s.KubeServer = kubeconfig, server
 
-	kwokConfig, err := writeKwokLogs(dir)
+	kwokStages, err := writeKwokStages(dir)
 	if err != nil {
 		return err
 	}
-	if err := startControllers(ctx, s, paths, dir, kubeconfig, ports, pki, kwokConfig); err != nil {
+	kwokLogs, err := writeKwokLogs(dir)
+	if err != nil {
+		return err
+	}
+	if err := startControllers(ctx, s, paths, dir, kubeconfig, ports, pki, []string{kwokStages, kwokLogs}); err != nil {
 		return err
 	}
 	return seedCluster(ctx, kubeconfig)
@@ -125,14 +131,19 @@ func startAPIServer(ctx context.Context, s *Sandbox, bin, dir, etcdURL string, p
 }
 
 // startControllers starts kube-controller-manager, kube-scheduler and kwok together and waits for
-// all three: they only talk to the apiserver, so none waits on another.
-func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, dir, kubeconfig string, ports kubePorts, pki kubePKI, kwokLogs string) error {
+// all three: they only talk to the apiserver, so none waits on another. kwok reads each of
+// kwokConfigs (its stages, its logs).
+func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, dir, kubeconfig string, ports kubePorts, pki kubePKI, kwokConfigs []string) error {
 	cmPort, schedPort, kwokPort := strconv.Itoa(ports.controllerManager), strconv.Itoa(ports.scheduler), strconv.Itoa(ports.kwok)
 	common := []string{
 		"--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig,
 		"--authorization-kubeconfig", kubeconfig, "--bind-address=127.0.0.1", "--leader-elect=false",
 	}
 	kwokAddr := "127.0.0.1:" + kwokPort
+	kwokArgv := []string{paths["kwok"], "--kubeconfig", kubeconfig}
+	for _, c := range kwokConfigs {
+		kwokArgv = append(kwokArgv, "-c", c)
+	}
 	servers := []struct {
 		name   string
 		argv   []string
@@ -147,9 +158,8 @@ func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, 
 			"--cert-dir", filepath.Join(dir, "scheduler")}, common...), "https://127.0.0.1:" + schedPort + "/healthz"},
 		// kwok serves logs on the port it advertises as the node's kubelet port, over both HTTP
 		// and HTTPS; the apiserver reaches it there for `kubectl logs`.
-		{"kwok", []string{paths["kwok"], "--kubeconfig", kubeconfig,
-			"-c", paths["stages.yaml"], "-c", kwokLogs, "--manage-all-nodes=true",
-			"--server-address", kwokAddr, "--node-ip", "127.0.0.1", "--node-port", kwokPort},
+		{"kwok", append(kwokArgv, "--manage-all-nodes=true",
+			"--server-address", kwokAddr, "--node-ip", "127.0.0.1", "--node-port", kwokPort),
 			"http://" + kwokAddr + "/healthz"},
 	}
 	started := make([]*process, len(servers))
