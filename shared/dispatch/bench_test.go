@@ -25,6 +25,7 @@ import (
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/outbox"
@@ -167,7 +168,7 @@ func (d *dispatchBench) round(b *testing.B, name string, n int, dispatchFirst bo
 	queued := d.queue(b, reg, name, n)
 	raws := make([]*batchv1.Job, n)
 	for i, j := range queued {
-		obj := stamped(j.Manifests[0], j)
+		obj := jobobjects.Stamped(j.Manifests[0], j)
 		obj.SetName("raw-" + obj.GetName())
 		obj.SetNamespace(d.rawNS)
 		raws[i] = &batchv1.Job{}

@@ -289,7 +289,7 @@ func TestRerunWaitsForTheEndToBeRecorded(t *testing.T) {
 			got.Status, got.PendingReason, admission.ReasonNameInUse)
 	}
 	kj, err := kc.BatchV1().Jobs(r.ns).Get(ctx, "early", metav1.GetOptions{})
-	if err != nil || kj.Annotations[JobIDKey] != first.ID {
+	if err != nil || kj.Annotations[jobs.IDKey] != first.ID {
 		t.Fatalf("after the rerun's drain the Job early is %v (%v); want the first job's, untouched", kj.Annotations, err)
 	}
 

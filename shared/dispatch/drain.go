@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/ids"
+	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/spotgate"
@@ -134,11 +135,11 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	if err != nil {
 		return fmt.Errorf("reaching %s's cluster: %w", region, err)
 	}
-	applyErr := applyJob(ctx, dc, j, h.ended)
-	if errors.Is(applyErr, errNameFinishing) {
+	applyErr := jobobjects.Apply(ctx, dc, j, h.ended)
+	if errors.Is(applyErr, jobobjects.ErrNameFinishing) {
 		return h.requeue(ctx, j, token, applyErr)
 	}
-	if applyErr != nil && !errors.Is(applyErr, ErrNameCollision) {
+	if applyErr != nil && !errors.Is(applyErr, jobobjects.ErrNameCollision) {
 		return fmt.Errorf("dispatching job %s: %w", id, applyErr)
 	}
 	if h.afterApply != nil {

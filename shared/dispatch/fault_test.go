@@ -564,14 +564,14 @@ func kubeJobsByID(t *testing.T, r rig) map[string]int {
 		t.Fatal(err)
 	}
 	out := map[string]int{}
-	opts := metav1.ListOptions{LabelSelector: JobIDKey, Limit: 500}
+	opts := metav1.ListOptions{LabelSelector: jobs.IDKey, Limit: 500}
 	for {
 		l, err := kc.BatchV1().Jobs(r.ns).List(context.Background(), opts)
 		if err != nil {
 			t.Fatalf("listing Jobs in %s: %v", r.ns, err)
 		}
 		for _, kj := range l.Items {
-			out[kj.Labels[JobIDKey]]++
+			out[kj.Labels[jobs.IDKey]]++
 		}
 		if opts.Continue = l.Continue; opts.Continue == "" {
 			return out

@@ -2,19 +2,14 @@ package httpapi
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tidegate/tidegate/shared/dispatch"
+	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/reconcile"
 )
 
 // maxLogBytes bounds what one logs request reads from the cluster: API Gateway answers at most
@@ -30,11 +25,11 @@ func (a *api) livePods(ctx context.Context, j jobs.Job) (kubernetes.Interface, [
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := kc.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: dispatch.JobIDKey + "=" + j.ID})
+	pods, err := jobobjects.Pods(ctx, kc, j)
 	if err != nil {
 		return nil, nil, err
 	}
-	return kc, l.Items, nil
+	return kc, pods, nil
 }
 
 // jobPods is GET /api/v1/jobs/{id}/pods.
@@ -79,29 +74,16 @@ func (a *api) jobEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	names := map[string]bool{}
-	for _, p := range pods {
-		names[p.Name] = true
-	}
-	for _, m := range j.Manifests {
-		if meta, ok := m["metadata"].(map[string]any); ok {
-			if n, ok := meta["name"].(string); ok {
-				names[n] = true
-			}
-		}
-	}
-	l, err := kc.CoreV1().Events(j.Namespace).List(r.Context(), metav1.ListOptions{})
+	events, err := jobobjects.Events(r.Context(), kc, j, pods)
 	if err != nil {
 		return err
 	}
 	out := []map[string]any{}
-	for _, e := range l.Items {
-		if names[e.InvolvedObject.Name] {
-			out = append(out, map[string]any{
-				"type": e.Type, "reason": e.Reason, "message": e.Message, "count": e.Count,
-				"object": e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name, "last_seen": e.LastTimestamp.Time,
-			})
-		}
+	for _, e := range events {
+		out = append(out, map[string]any{
+			"type": e.Type, "reason": e.Reason, "message": e.Message, "count": e.Count,
+			"object": e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name, "last_seen": e.LastTimestamp.Time,
+		})
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"items": out})
 }
@@ -147,22 +129,13 @@ func (a *api) jobLogs(w http.ResponseWriter, r *http.Request) error {
 	if len(pods) == 0 {
 		return writeJSON(w, http.StatusOK, map[string]any{"pod": nil, "lines": orEmpty(j.LogTail), "from": "record"})
 	}
-	p := slices.MaxFunc(pods, func(x, y corev1.Pod) int { return x.CreationTimestamp.Compare(y.CreationTimestamp.Time) })
+	p, _ := jobobjects.Newest(pods)
 	if opts.Container == "" && len(p.Spec.Containers) > 0 {
 		opts.Container = p.Spec.Containers[0].Name
 	}
-	rc, err := kc.CoreV1().Pods(p.Namespace).GetLogs(p.Name, opts).Stream(r.Context())
+	lines, err := jobobjects.Logs(r.Context(), kc, p, opts, maxLogBytes)
 	if err != nil {
-		return Errorf(CodeUnavailable, "the cluster did not give pod %s's logs: %v", p.Name, err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxLogBytes))
-	if err != nil {
-		return err
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(b) == 0 {
-		lines = []string{}
+		return Errorf(CodeUnavailable, "%v", err)
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"pod": p.Name, "container": opts.Container, "lines": lines, "from": "cluster"})
 }
@@ -186,18 +159,10 @@ func (a *api) livePlacement(ctx context.Context, j jobs.Job) map[string]any {
 	if len(pods) == 0 {
 		return j.Placement
 	}
-	nodes := map[string]corev1.Node{}
-	for _, p := range pods {
-		if _, ok := nodes[p.Spec.NodeName]; ok || p.Spec.NodeName == "" {
-			continue
-		}
-		n, err := kc.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
-		if err != nil {
-			pl := reconcile.Placement(pods, nodes)
-			pl["node_lookup_error"] = err.Error()
-			return pl
-		}
-		nodes[p.Spec.NodeName] = *n
+	nodes, err := jobobjects.Nodes(ctx, kc, pods)
+	pl := jobobjects.Placement(pods, nodes)
+	if err != nil {
+		pl["node_lookup_error"] = err.Error()
 	}
-	return reconcile.Placement(pods, nodes)
+	return pl
 }

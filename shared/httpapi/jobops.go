@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tidegate/tidegate/shared/dispatch"
+	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
 )
@@ -53,7 +53,7 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 		if err != nil {
 			return err
 		}
-		if err := dispatch.DeleteJob(ctx, dc, j); err != nil {
+		if err := jobobjects.Delete(ctx, dc, j); err != nil {
 			return err
 		}
 	}

@@ -1,12 +1,13 @@
 package httpapi
 
 import (
-	"github.com/tidegate/tidegate/shared/policy"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tidegate/tidegate/shared/policy"
 )
 
 // Deps are what the API needs from the outside world.

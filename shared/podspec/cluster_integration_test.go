@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
+	"github.com/tidegate/tidegate/shared/jobs"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -65,7 +66,7 @@ func TestClusterTakesTheHost(t *testing.T) {
 	// A job's pod that copied the host's labels is not listed as a host.
 	job := pod.DeepCopy()
 	job.Name += "-job"
-	job.Labels[jobIDLabel] = "job-01"
+	job.Labels[jobs.IDKey] = "job-01"
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating a job's pod: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidegate/tidegate/shared/jobs"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -27,17 +28,14 @@ const (
 	ManagedBy = "tidegate-hosting"
 )
 
-// jobIDLabel is on every object a batch job creates (dispatch.JobIDKey). A tenant's job that
-// copied our labels onto its pods still carries it, so Selector leaves such pods out.
-const jobIDLabel = "tidegate.io/job-id"
-
 // stampHexDigits of a SHA-256 make the label: 64 bits, so two apps of a cluster never share one
 // in practice, and AppOf checks the stamp against the annotation anyway.
 const stampHexDigits = 16
 
-// Selector is the label selector of every host's pod, and of nothing else.
+// Selector is the label selector of every host's pod, and of nothing else: a tenant's job that
+// copied our labels onto its pods still carries jobs.IDKey, so such pods are left out.
 func Selector() string {
-	return ManagedByLabel + "=" + ManagedBy + "," + AppLabel + ",!" + jobIDLabel
+	return ManagedByLabel + "=" + ManagedBy + "," + AppLabel + ",!" + jobs.IDKey
 }
 
 // OrgSelector is Selector narrowed to org's hosts.
@@ -61,7 +59,7 @@ func AppOf(obj metav1.Object) (key string, ok bool) {
 	if labels[ManagedByLabel] != ManagedBy {
 		return "", false
 	}
-	if _, job := labels[jobIDLabel]; job {
+	if _, job := labels[jobs.IDKey]; job {
 		return "", false
 	}
 	key = obj.GetAnnotations()[AppAnnotation]

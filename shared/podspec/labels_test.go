@@ -3,6 +3,7 @@ package podspec
 import (
 	"testing"
 
+	"github.com/tidegate/tidegate/shared/jobs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -41,7 +42,7 @@ func TestAppOfRefusesOthers(t *testing.T) {
 		"another manager":    func(p *corev1.Pod) { p.Labels[ManagedByLabel] = "someone-else" },
 		"no annotation":      func(p *corev1.Pod) { p.Annotations = nil },
 		"stamp of other app": func(p *corev1.Pod) { p.Annotations[AppAnnotation] = "acme/other" },
-		"a job's pod":        func(p *corev1.Pod) { p.Labels[jobIDLabel] = "job-01" },
+		"a job's pod":        func(p *corev1.Pod) { p.Labels[jobs.IDKey] = "job-01" },
 	}
 	for name, change := range tests {
 		p := ours.DeepCopy()
@@ -72,7 +73,7 @@ func TestSelectorFindsHostsOnly(t *testing.T) {
 	if !sel.Matches(labels.Set(pod.Labels)) {
 		t.Errorf("Selector() = %q does not match the host's labels %v", Selector(), pod.Labels)
 	}
-	job := labels.Set{ManagedByLabel: ManagedBy, AppLabel: "x", jobIDLabel: "job-01"}
+	job := labels.Set{ManagedByLabel: ManagedBy, AppLabel: "x", jobs.IDKey: "job-01"}
 	for name, set := range map[string]labels.Set{
 		"a job's pod with copied labels": job,
 		"no app label":                   {ManagedByLabel: ManagedBy},

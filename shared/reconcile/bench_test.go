@@ -56,8 +56,6 @@ const (
 	beatJobs = 5000
 	// beatPairs is how many beats, and raw LISTs between them, one round times.
 	beatPairs = 9
-	// jobIDLabel is dispatch.JobIDKey, which reconcile lists by.
-	jobIDLabel = "tidegate.io/job-id"
 	// listPage is the beat's page size (follow.go): the same pages for the floor.
 	listPage = 500
 	// setupWorkers bounds the setup's concurrent creates: enough to keep DynamoDB Local and the
@@ -267,7 +265,7 @@ func benchID(ns string, i int) string { return fmt.Sprintf("job-%s-bench-%04d", 
 func runningJob(ns, name, id string) *batchv1.Job {
 	managedBy := "tidegate.io/bench"
 	no, uid := false, int64(1000)
-	stamp := map[string]string{jobIDLabel: id}
+	stamp := map[string]string{jobs.IDKey: id}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: stamp, Annotations: stamp},
 		Spec: batchv1.JobSpec{
@@ -355,7 +353,7 @@ func (bb *beatBench) rawList(b *testing.B) time.Duration {
 // listAll LISTs every Job carrying a job id, page by page, and counts them.
 func listAll(ctx context.Context, kc kubernetes.Interface) (int, error) {
 	n := 0
-	opts := metav1.ListOptions{LabelSelector: jobIDLabel, Limit: listPage}
+	opts := metav1.ListOptions{LabelSelector: jobs.IDKey, Limit: listPage}
 	for {
 		l, err := kc.BatchV1().Jobs("").List(ctx, opts)
 		if err != nil {
@@ -379,7 +377,7 @@ func inDeletedNamespaces(ctx context.Context, kc kubernetes.Interface) (int, err
 		if ns.DeletionTimestamp == nil {
 			continue
 		}
-		l, err := kc.BatchV1().Jobs(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: jobIDLabel})
+		l, err := kc.BatchV1().Jobs(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: jobs.IDKey})
 		if err != nil {
 			return 0, err
 		}

@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
 )
@@ -33,8 +31,6 @@ type Clusters interface {
 }
 
 const (
-	// jobIDLabel is what dispatch stamps on every object of a job.
-	jobIDLabel = "tidegate.io/job-id"
 	// listPage is how many objects one LIST page holds: the apiserver's own default chunk size
 	// for kubectl, large enough that 5,000 jobs take ten pages.
 	listPage = 500
@@ -191,10 +187,11 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		}
 		if st.To.Terminal() && kc != nil {
 			if len(pods) == 0 {
-				pods = podsOf(ctx, kc, j)
+				pods = jobobjects.EndPods(ctx, kc, j)
 			}
 			if len(pods) > 0 {
-				c.Placement, c.LogTail = Placement(pods, nodesOf(ctx, kc, pods)), logTail(ctx, kc, pods)
+				nodes, _ := jobobjects.Nodes(ctx, kc, pods) // a node not read is left out of the placement
+				c.Placement, c.LogTail = jobobjects.Placement(pods, nodes), jobobjects.LogTail(ctx, kc, pods, logTailLines)
 			}
 		}
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {
@@ -247,8 +244,8 @@ func (o owned) eachID(f func(id string)) {
 // unownedPods selects the pods carrying a job id that no Job made: a job's bare pods, or its
 // Deployment's. A Job's own pods are left out (the Job controller labels them with the Job's
 // name): the Job's status says what they do, so a beat over 5,000 running Jobs does not read
-// 5,000 pods as well. A Job's pods are read when it ends, for its placement (podsOf).
-const unownedPods = jobIDLabel + ",!" + batchv1.JobNameLabel
+// 5,000 pods as well. A Job's pods are read when it ends, for its placement (jobobjects.EndPods).
+const unownedPods = jobs.IDKey + ",!" + batchv1.JobNameLabel
 
 // listOwned LISTs every Job carrying a job id and every such pod no Job made, page by page, the
 // two at once.
@@ -264,16 +261,16 @@ func listOwned(ctx context.Context, kc kubernetes.Interface) owned {
 				return nil, "", err
 			}
 			return l.Items, l.Continue, nil
-		}, func(p corev1.Pod) string { return p.Labels[jobIDLabel] })
+		}, func(p corev1.Pod) string { return p.Labels[jobs.IDKey] })
 	}()
 	var jobErr error
-	o.jobs, jobErr = listPages(ctx, jobIDLabel, func(opts metav1.ListOptions) ([]batchv1.Job, string, error) {
+	o.jobs, jobErr = listPages(ctx, jobs.IDKey, func(opts metav1.ListOptions) ([]batchv1.Job, string, error) {
 		l, err := kc.BatchV1().Jobs("").List(ctx, opts)
 		if err != nil {
 			return nil, "", err
 		}
 		return l.Items, l.Continue, nil
-	}, func(kj batchv1.Job) string { return kj.Labels[jobIDLabel] })
+	}, func(kj batchv1.Job) string { return kj.Labels[jobs.IDKey] })
 	<-done
 	o.err = errors.Join(jobErr, podErr)
 	return o
@@ -295,58 +292,4 @@ func listPages[T any](ctx context.Context, selector string, page func(metav1.Lis
 			return out, nil
 		}
 	}
-}
-
-// podsOf reads job j's pods, for its placement and last lines once it ended: those of its Jobs,
-// which the beat's LIST leaves out. A read that fails leaves them out: a missing placement never
-// holds a job's end.
-func podsOf(ctx context.Context, kc kubernetes.Interface, j jobs.Job) []corev1.Pod {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	l, err := kc.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: jobIDLabel + "=" + j.ID})
-	if err != nil {
-		return nil
-	}
-	return l.Items
-}
-
-// logTail is the last lines of the job's newest pod's first container, or nothing if the logs
-// cannot be read: a missing tail never holds a job's end.
-func logTail(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod) []string {
-	if len(pods) == 0 || len(pods[0].Spec.Containers) == 0 {
-		return nil
-	}
-	p := pods[0]
-	for _, q := range pods[1:] {
-		if q.CreationTimestamp.After(p.CreationTimestamp.Time) {
-			p = q
-		}
-	}
-	tail := int64(logTailLines)
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	rc, err := kc.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: p.Spec.Containers[0].Name, TailLines: &tail}).Stream(ctx)
-	if err != nil {
-		return nil
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, 64<<10))
-	if err != nil {
-		return nil
-	}
-	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-}
-
-// nodesOf reads the nodes the pods ran on, for their labels; a node that cannot be read is left out.
-func nodesOf(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod) map[string]corev1.Node {
-	out := map[string]corev1.Node{}
-	for _, p := range pods {
-		if _, done := out[p.Spec.NodeName]; done || p.Spec.NodeName == "" {
-			continue
-		}
-		if n, err := kc.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{}); err == nil {
-			out[p.Spec.NodeName] = *n
-		}
-	}
-	return out
 }

@@ -389,8 +389,8 @@ func TestBarePodsAreFollowedAndJobPodsLeftToTheirJob(t *testing.T) {
 	r := newFollowRig(t)
 	bare := storeJob(t, r.store, "job-"+r.ns+"-bare", func(*jobs.Job) {}, jobs.StatusDispatching, jobs.StatusPending)
 	owned := storeJob(t, r.store, "job-"+r.ns+"-owned", func(*jobs.Job) {}, jobs.StatusDispatching, jobs.StatusPending)
-	runningPod(t, r.kc, r.ns, "bare", map[string]string{jobIDLabel: bare})
-	runningPod(t, r.kc, r.ns, "owned", map[string]string{jobIDLabel: owned, batchv1.JobNameLabel: "owned"})
+	runningPod(t, r.kc, r.ns, "bare", map[string]string{jobs.IDKey: bare})
+	runningPod(t, r.kc, r.ns, "owned", map[string]string{jobs.IDKey: owned, batchv1.JobNameLabel: "owned"})
 
 	if err := r.instance(r.store, &ringCounter{}, time.Now).HandleBeat(ctx, events.EventBridgeEvent{ID: "beat"}); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,7 @@
-package dispatch
+// Package jobobjects provides what Tidegate does to a job's objects in its cluster: stamps and
+// applies its manifests, deletes them, and reads its pods, their events, logs and placement.
+// Dispatch applies, the beat and the API read, cancel deletes; all through here.
+package jobobjects
 
 import (
 	"context"
@@ -15,11 +18,6 @@ import (
 
 	"github.com/tidegate/tidegate/shared/jobs"
 )
-
-// JobIDKey is the label and annotation every object a job creates carries, pod templates included:
-// reconcile finds a job's objects by the label, and dispatch tells its own objects from another's
-// by the annotation.
-const JobIDKey = "tidegate.io/job-id"
 
 // resources maps each kind the admission policy can allow to its API resource. A kind missing
 // here cannot be applied, whatever the policy says.
@@ -42,22 +40,22 @@ var resources = map[schema.GroupVersionKind]string{
 // ErrNameCollision is a manifest whose name is taken by an object Tidegate did not make for this job.
 var ErrNameCollision = errors.New("name collision")
 
-// errNameFinishing is a manifest whose name is held by a finished Job of an earlier job whose
+// ErrNameFinishing is a manifest whose name is held by a finished Job of an earlier job whose
 // end is not recorded yet: replacing that Job now would take away what the beat reads the end
 // from, and the earlier job would never end. The job goes back to the queue until it has.
-var errNameFinishing = errors.New("name in use by a finished job whose end is not recorded yet")
+var ErrNameFinishing = errors.New("name in use by a finished job whose end is not recorded yet")
 
-// ended reports whether job id's end is recorded (or it has no record): its finished objects may
+// Ended reports whether job id's end is recorded (or it has no record): its finished objects may
 // make way for a rerun.
-type ended func(ctx context.Context, id string) (bool, error)
+type Ended func(ctx context.Context, id string) (bool, error)
 
-// applyJob creates each of the job's manifests in its namespace, stamped with the job id. An
+// Apply creates each of the job's manifests in its namespace, stamped with the job id. An
 // object that already exists with this job's annotation was created by an earlier try of this
 // same dispatch, and counts as done; a finished Job of an earlier job makes way once that job's
 // end is recorded; anything else is a name collision.
-func applyJob(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded ended) error {
+func Apply(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded Ended) error {
 	for i, m := range j.Manifests {
-		obj := stamped(m, j)
+		obj := Stamped(m, j)
 		gvk := obj.GroupVersionKind()
 		res, ok := resources[gvk]
 		if !ok {
@@ -75,7 +73,7 @@ func applyJob(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded end
 		if getErr != nil {
 			return fmt.Errorf("reading the existing %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), getErr)
 		}
-		owner := existing.GetAnnotations()[JobIDKey]
+		owner := existing.GetAnnotations()[jobs.IDKey]
 		if owner == j.ID {
 			continue
 		}
@@ -87,7 +85,7 @@ func applyJob(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded end
 				return fmt.Errorf("reading job %s, whose %s %s/%s holds the name: %w", owner, gvk.Kind, j.Namespace, obj.GetName(), err)
 			}
 			if !done {
-				return fmt.Errorf("%w: %s %s/%s belongs to job %s", errNameFinishing, gvk.Kind, j.Namespace, obj.GetName(), owner)
+				return fmt.Errorf("%w: %s %s/%s belongs to job %s", ErrNameFinishing, gvk.Kind, j.Namespace, obj.GetName(), owner)
 			}
 			if err := replace(ctx, ri, existing, obj); err != nil {
 				return err
@@ -147,9 +145,9 @@ func replace(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstru
 	}
 }
 
-// stamped is a copy of manifest m ready to create: the job's namespace, and the job id as label
+// Stamped is a copy of manifest m ready to create: the job's namespace, and the job id as label
 // and annotation on the object and on every pod template inside it.
-func stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
+func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: deepCopy(m)}
 	obj.SetNamespace(j.Namespace)
 	mark(obj.Object, j.ID)
@@ -180,7 +178,7 @@ func mark(obj map[string]any, id string) {
 		if kv == nil {
 			kv = map[string]any{}
 		}
-		kv[JobIDKey] = id
+		kv[jobs.IDKey] = id
 		meta[field] = kv
 	}
 }
@@ -216,36 +214,4 @@ func runtimeCopy(v any) any {
 		return strings.TrimSpace(fmt.Sprint(t))
 	}
 	return v
-}
-
-// DeleteJob deletes the objects of job j from the cluster, in the foreground (their pods first),
-// leaving alone any object that is not this job's. Objects already gone are no error.
-func DeleteJob(ctx context.Context, dc dynamic.Interface, j jobs.Job) error {
-	foreground := metav1.DeletePropagationForeground
-	for _, m := range j.Manifests {
-		obj := &unstructured.Unstructured{Object: m}
-		gvk := obj.GroupVersionKind()
-		res, ok := resources[gvk]
-		if !ok {
-			continue
-		}
-		ri := dc.Resource(gvk.GroupVersion().WithResource(res)).Namespace(j.Namespace)
-		existing, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), err)
-		}
-		if existing.GetAnnotations()[JobIDKey] != j.ID {
-			continue
-		}
-		// The UID precondition makes sure it is this object, not a namesake made since the Get.
-		uid := existing.GetUID()
-		err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &foreground, Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), err)
-		}
-	}
-	return nil
 }

@@ -1,0 +1,85 @@
+package jobobjects
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+)
+
+func TestStampedMarksTheObjectAndEveryPodTemplate(t *testing.T) {
+	cron := map[string]any{
+		"apiVersion": "batch/v1", "kind": "CronJob",
+		"metadata": map[string]any{"name": "nightly", "namespace": "someone-else", "labels": map[string]any{"team": "ml"}},
+		"spec": map[string]any{
+			"schedule": "0 3 * * *",
+			"jobTemplate": map[string]any{"spec": map[string]any{
+				"backoffLimit": json.Number("2"),
+				"template":     map[string]any{"spec": map[string]any{"restartPolicy": "Never"}},
+			}},
+		},
+	}
+	j := jobs.Job{ID: "job-01", Namespace: "team-a"}
+	obj := Stamped(cron, j)
+	if obj.GetNamespace() != "team-a" {
+		t.Errorf("namespace = %q, want the job's, whatever the manifest said", obj.GetNamespace())
+	}
+	for _, path := range [][]string{{"metadata"}, {"spec", "jobTemplate", "metadata"}, {"spec", "jobTemplate", "spec", "template", "metadata"}} {
+		for _, field := range []string{"labels", "annotations"} {
+			got, _, _ := unstructured.NestedString(obj.Object, append(append([]string{}, path...), field, jobs.IDKey)...)
+			if got != "job-01" {
+				t.Errorf("%v.%s[%s] = %q, want job-01", path, field, jobs.IDKey, got)
+			}
+		}
+	}
+	if obj.GetLabels()["team"] != "ml" {
+		t.Errorf("labels = %v, want the manifest's kept beside the job id", obj.GetLabels())
+	}
+	if n, _, _ := unstructured.NestedInt64(obj.Object, "spec", "jobTemplate", "spec", "backoffLimit"); n != 2 {
+		t.Errorf("backoffLimit = %d, want the manifest's 2 as an int64", n)
+	}
+	meta := cron["metadata"].(map[string]any)
+	if _, marked := meta["labels"].(map[string]any)[jobs.IDKey]; marked || meta["namespace"] != "someone-else" {
+		t.Errorf("the manifest itself was changed: %v", meta)
+	}
+}
+
+func TestPlacement(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	pod := func(name, node string) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: at}, Spec: corev1.PodSpec{NodeName: node}}
+		p.Status.Phase = corev1.PodRunning
+		return p
+	}
+	waiting := pod("w", "")
+	waiting.Status.Phase = corev1.PodPending
+	waiting.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes"}}
+	nodes := map[string]corev1.Node{"n1": {ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{
+		"node.kubernetes.io/instance-type": "g5.xlarge", "eks.amazonaws.com/capacityType": "SPOT",
+		"topology.kubernetes.io/zone": "us-east-1a", "unrelated": "x",
+	}}}}
+	got := Placement([]corev1.Pod{pod("a", "n1"), pod("b", "n1"), pod("c", "n2"), waiting}, nodes)
+	if got["node_name"] != "n1" || got["node_instance_type"] != "g5.xlarge" || got["node_capacity_type"] != "spot" {
+		t.Errorf("first node = %v/%v/%v, want n1, g5.xlarge, spot", got["node_name"], got["node_instance_type"], got["node_capacity_type"])
+	}
+	if l := got["node_labels"].(map[string]string); len(l) != 1 || l["zone"] != "us-east-1a" {
+		t.Errorf("node_labels = %v, want only the zone", l)
+	}
+	if n := len(got["nodes"].([]map[string]any)); n != 2 {
+		t.Errorf("nodes = %v, want n1 and n2", got["nodes"])
+	}
+	if u := got["unscheduled"].([]map[string]string); len(u) != 1 || u[0]["pod"] != "w" || u[0]["reason"] != "Unschedulable" {
+		t.Errorf("unscheduled = %v, want pod w with the scheduler's reason", u)
+	}
+	if ph := got["pod_phases"].(map[string]string); ph["w"] != "Pending" || ph["a"] != "Running" {
+		t.Errorf("pod_phases = %v", ph)
+	}
+	if got, ok := Newest(nil); ok {
+		t.Errorf("Newest(no pods) = %v, true", got.Name)
+	}
+}
