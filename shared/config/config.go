@@ -2,6 +2,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -122,75 +123,132 @@ func FromEnv() (Config, error) { return Parse(os.Getenv) }
 
 // Parse reads the Config through getenv, reporting every missing or malformed setting at once.
 func Parse(getenv func(string) string) (Config, error) {
-	var errs []error
-	need := func(name string) string {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			errs = append(errs, fmt.Errorf("%s is not set", name))
-		}
-		return v
-	}
+	r := &reader{getenv: getenv}
 	c := Config{
-		JobsTable:        need(EnvJobsTable),
-		EventsTable:      need(EnvEventsTable),
-		ControlTable:     need(EnvControlTable),
-		DispatchQueueURL: need(EnvDispatchQueueURL),
-		WebhookQueueURL:  need(EnvWebhookQueueURL),
-		SourcesBucket:    need(EnvSourcesBucket),
-		SourcesPrefix:    strings.TrimSpace(getenv(EnvSourcesPrefix)),
-		HostingRegion:    strings.TrimSpace(getenv(EnvHostingRegion)),
-		AppsNamespace:    strings.TrimSpace(getenv(EnvAppsNamespace)),
-		PublicURL:        strings.TrimRight(strings.TrimSpace(getenv(EnvPublicURL)), "/"),
-		Kubeconfig:       strings.TrimSpace(getenv(EnvKubeconfig)),
-		Endpoints: Endpoints{
-			DynamoDB: strings.TrimSpace(getenv(EnvDynamoDBEndpoint)),
-			SQS:      strings.TrimSpace(getenv(EnvSQSEndpoint)),
-			S3:       strings.TrimSpace(getenv(EnvS3Endpoint)),
-			EC2:      strings.TrimSpace(getenv(EnvEC2Endpoint)),
-			STS:      strings.TrimSpace(getenv(EnvSTSEndpoint)),
-			EKS:      strings.TrimSpace(getenv(EnvEKSEndpoint)),
-		},
+		JobsTable:        r.need(EnvJobsTable),
+		EventsTable:      r.need(EnvEventsTable),
+		ControlTable:     r.need(EnvControlTable),
+		DispatchQueueURL: r.need(EnvDispatchQueueURL),
+		WebhookQueueURL:  r.need(EnvWebhookQueueURL),
+		SourcesBucket:    r.need(EnvSourcesBucket),
+		SourcesPrefix:    r.get(EnvSourcesPrefix),
+		AppsNamespace:    cmp.Or(r.get(EnvAppsNamespace), DefaultAppsNamespace),
+		PublicURL:        strings.TrimRight(r.get(EnvPublicURL), "/"),
+		Kubeconfig:       r.get(EnvKubeconfig),
+		Endpoints:        r.endpoints(),
 	}
-	var err error
-	if c.Regions, err = ParseRegions(need(EnvRegions)); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", EnvRegions, err))
-	}
-	if c.HostingRegion == "" && len(c.Regions) > 0 {
-		c.HostingRegion = c.RegionNames()[0]
-	}
-	if _, ok := c.Regions[c.HostingRegion]; !ok && len(c.Regions) > 0 {
-		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvHostingRegion, c.HostingRegion, strings.Join(c.RegionNames(), ", ")))
-	}
-	if c.RegionCapacity, err = ParseCapacity(getenv(EnvRegionCapacity)); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", EnvRegionCapacity, err))
-	}
-	if c.AppsNamespace == "" {
-		c.AppsNamespace = DefaultAppsNamespace
-	}
-	if c.RegionGPUs, err = ParseCapacity(getenv(EnvRegionGPUs)); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", EnvRegionGPUs, err))
-	}
-	if c.WebhooksAllowPrivate, err = parseBool(getenv(EnvWebhooksAllowPrivate)); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", EnvWebhooksAllowPrivate, err))
-	}
-	if c.LogJSON, err = parseBool(getenv(EnvLogJSON)); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", EnvLogJSON, err))
-	}
-	if s := strings.TrimSpace(getenv(EnvSecretsKey)); s != "" {
-		if c.SecretsKey, err = secretbox.KeyFromSetting(s); err != nil {
-			errs = append(errs, fmt.Errorf("%s %w", EnvSecretsKey, err))
-		}
-	}
-	c.Policy = PolicySettings{
-		MaxGPUs:           strings.TrimSpace(getenv(EnvPolicyMaxGPUs)),
-		MaxCPU:            strings.TrimSpace(getenv(EnvPolicyMaxCPU)),
-		MaxMemory:         strings.TrimSpace(getenv(EnvPolicyMaxMemory)),
-		TrustedRegistries: splitList(getenv(EnvPolicyRegistries)),
-	}
-	if len(errs) > 0 {
-		return Config{}, fmt.Errorf("reading configuration: %w", errors.Join(errs...))
+	c.Regions, c.HostingRegion = r.regions()
+	c.RegionCapacity = r.capacity(EnvRegionCapacity)
+	c.RegionGPUs = r.capacity(EnvRegionGPUs)
+	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
+	c.LogJSON = r.flag(EnvLogJSON)
+	c.SecretsKey = r.secretsKey()
+	c.Policy = r.policy()
+	if len(r.errs) > 0 {
+		return Config{}, fmt.Errorf("reading configuration: %w", errors.Join(r.errs...))
 	}
 	return c, nil
+}
+
+// reader reads settings through getenv and keeps every problem it meets, so that Parse reports
+// them all at once rather than one per deploy.
+type reader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+// get is name's setting without surrounding space; "" when it is not set.
+func (r *reader) get(name string) string { return strings.TrimSpace(r.getenv(name)) }
+
+// need is name's setting, which must be set.
+func (r *reader) need(name string) string {
+	v := r.get(name)
+	if v == "" {
+		r.errs = append(r.errs, fmt.Errorf("%s is not set", name))
+	}
+	return v
+}
+
+// fail keeps err as a problem with name's setting.
+func (r *reader) fail(name string, err error) {
+	r.errs = append(r.errs, fmt.Errorf("%s: %w", name, err))
+}
+
+// endpoints are the services' endpoint overrides; each is AWS's own unless set.
+func (r *reader) endpoints() Endpoints {
+	return Endpoints{
+		DynamoDB: r.get(EnvDynamoDBEndpoint),
+		SQS:      r.get(EnvSQSEndpoint),
+		S3:       r.get(EnvS3Endpoint),
+		EC2:      r.get(EnvEC2Endpoint),
+		STS:      r.get(EnvSTSEndpoint),
+		EKS:      r.get(EnvEKSEndpoint),
+	}
+}
+
+// regions are the regions jobs may run in, which must be set, and the hosting region: one of
+// them, the first by name unless set.
+func (r *reader) regions() (regions map[string]string, hosting string) {
+	regions, err := ParseRegions(r.need(EnvRegions))
+	if err != nil {
+		r.fail(EnvRegions, err)
+	}
+	hosting = r.get(EnvHostingRegion)
+	if len(regions) == 0 {
+		return regions, hosting
+	}
+	names := Config{Regions: regions}.RegionNames()
+	if hosting == "" {
+		hosting = names[0]
+	}
+	if _, ok := regions[hosting]; !ok {
+		r.errs = append(r.errs, fmt.Errorf("%s: %q is not one of %s", EnvHostingRegion, hosting, strings.Join(names, ", ")))
+	}
+	return regions, hosting
+}
+
+// capacity is name's per-region numbers, as ParseCapacity reads them.
+func (r *reader) capacity(name string) map[string]int {
+	v, err := ParseCapacity(r.getenv(name))
+	if err != nil {
+		r.fail(name, err)
+	}
+	return v
+}
+
+// flag is name's true or false; false when it is not set.
+func (r *reader) flag(name string) bool {
+	v, err := parseBool(r.getenv(name))
+	if err != nil {
+		r.fail(name, err)
+	}
+	return v
+}
+
+// secretsKey is the key that seals orgs' secrets, or nil when it is not set: only the functions
+// that need it are given it, and they refuse to start without it.
+func (r *reader) secretsKey() []byte {
+	s := r.get(EnvSecretsKey)
+	if s == "" {
+		return nil
+	}
+	key, err := secretbox.KeyFromSetting(s)
+	if err != nil {
+		// secretbox's reasons read on from the setting's name: "… is neither the base64 of …".
+		r.errs = append(r.errs, fmt.Errorf("%s %w", EnvSecretsKey, err))
+	}
+	return key
+}
+
+// policy is the admission policy's settings as the environment spells them; the API reads them
+// into a policy.Config (see PolicySettings).
+func (r *reader) policy() PolicySettings {
+	return PolicySettings{
+		MaxGPUs:           r.get(EnvPolicyMaxGPUs),
+		MaxCPU:            r.get(EnvPolicyMaxCPU),
+		MaxMemory:         r.get(EnvPolicyMaxMemory),
+		TrustedRegistries: splitList(r.getenv(EnvPolicyRegistries)),
+	}
 }
 
 // RegionNames lists the configured regions in a stable order.
