@@ -157,26 +157,7 @@ func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
 	w.cluster = cluster{kc: kc, namespace: h.Namespace}
 
 	// The apps and the pods are read at the same time: a beat costs the slower of the two.
-	type listed struct {
-		pods []podRef
-		err  error
-	}
-	podsCh := make(chan listed, 1)
-	selector := podspec.Selector()
-	switch {
-	case app != "":
-		selector += "," + podspec.AppLabel + "=" + podspec.AppStamp(podspec.AppKey(org, app))
-	case org != "":
-		selector = podspec.OrgSelector(org)
-	}
-	go func() {
-		pods, err := w.cluster.hosts(ctx, selector)
-		refs := make([]podRef, len(pods))
-		for i := range pods {
-			refs[i] = podRef{&pods[i]}
-		}
-		podsCh <- listed{refs, err}
-	}()
+	podsCh := listHosts(ctx, w.cluster, hostSelector(org, app))
 	all, err := h.Apps.Hosting(ctx, org)
 	l := <-podsCh
 	if err != nil {
@@ -200,6 +181,48 @@ func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
 	if w.digests, err = h.digests(ctx, all); err != nil {
 		return nil, err
 	}
+	w.addApps(all)
+	w.addPods(l.pods)
+	return w, nil
+}
+
+// hostSelector selects the hosts' pods read sees: every host's, org's when org is set, or one
+// app's when app is set too.
+func hostSelector(org, app string) string {
+	selector := podspec.Selector()
+	switch {
+	case app != "":
+		selector += "," + podspec.AppLabel + "=" + podspec.AppStamp(podspec.AppKey(org, app))
+	case org != "":
+		selector = podspec.OrgSelector(org)
+	}
+	return selector
+}
+
+// listedHosts are the hosts' pods one list found, or why it found none.
+type listedHosts struct {
+	pods []podRef
+	err  error
+}
+
+// listHosts lists the hosts' pods that selector selects on c while the caller reads something
+// else; the answer comes on the channel, which holds it until it is read.
+func listHosts(ctx context.Context, c cluster, selector string) <-chan listedHosts {
+	ch := make(chan listedHosts, 1)
+	go func() {
+		pods, err := c.hosts(ctx, selector)
+		refs := make([]podRef, len(pods))
+		for i := range pods {
+			refs[i] = podRef{&pods[i]}
+		}
+		ch <- listedHosts{refs, err}
+	}()
+	return ch
+}
+
+// addApps adds the apps the plan is for, with their crashes and, for each app not stopped, the
+// host it wants: named for its release and its org's secrets digest, which w holds already.
+func (w *world) addApps(all []apps.App) {
 	for _, a := range all {
 		key := podspec.AppKey(a.Org, a.Name)
 		w.apps[key] = a
@@ -215,8 +238,13 @@ func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
 			Registered: a.Registered == wanted, Failed: a.Failed(),
 		})
 	}
-	w.containers = make([]hostplan.Container, 0, len(l.pods))
-	for _, p := range l.pods {
+}
+
+// addPods adds the hosts' pods as the plan sees them and as carrying out a step needs them, and
+// notes those without their org's label, for the beat to label.
+func (w *world) addPods(pods []podRef) {
+	w.containers = make([]hostplan.Container, 0, len(pods))
+	for _, p := range pods {
 		c, info := p.container()
 		w.containers = append(w.containers, c)
 		w.podsByName[c.Name] = info
@@ -227,7 +255,6 @@ func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
 			w.unlabelled[c.Name], _, _ = strings.Cut(key, "/")
 		}
 	}
-	return w, nil
 }
 
 // digests reads the secrets digest of every org with an app, appWorkers orgs at a time.
