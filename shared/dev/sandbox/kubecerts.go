@@ -55,11 +55,50 @@ func writeKubePKI(dir string) (kubePKI, error) {
 		tokenFile: filepath.Join(dir, "tokens.csv"),
 	}
 	now := time.Now()
+	ca, caKey, err := makeSandboxCA(now)
+	if err != nil {
+		return kubePKI{}, err
+	}
+	p.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
+	certPEM, keyPEM, err := makeServingCert(now, ca, caKey)
+	if err != nil {
+		return kubePKI{}, err
+	}
+	saKeyPEM, saPubPEM, err := makeServiceAccountKey()
+	if err != nil {
+		return kubePKI{}, err
+	}
+	if p.adminToken, err = makeAdminToken(); err != nil {
+		return kubePKI{}, err
+	}
 
-	// ECDSA P-256 keys take microseconds to make; RSA would add a noticeable pause to every start.
+	files := []struct {
+		path string
+		data []byte
+	}{
+		{p.caFile, p.caPEM},
+		{p.certFile, certPEM},
+		{p.keyFile, keyPEM},
+		{p.saKeyFile, saKeyPEM},
+		{p.saPubFile, saPubPEM},
+		// token,user,uid,groups: system:masters is bound to cluster-admin by the apiserver itself.
+		{p.tokenFile, []byte(p.adminToken + ",admin,admin,system:masters\n")},
+	}
+	for _, f := range files {
+		if err := os.WriteFile(f.path, f.data, 0o600); err != nil {
+			return kubePKI{}, fmt.Errorf("writing %s: %w", f.path, err)
+		}
+	}
+	return p, nil
+}
+
+// makeSandboxCA makes the CA the apiserver and every client trust, valid from now (backdated) for
+// kubeCertLifetime. ECDSA P-256 keys take microseconds to make; RSA would add a noticeable pause
+// to every start.
+func makeSandboxCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return kubePKI{}, fmt.Errorf("making the sandbox CA key: %w", err)
+		return nil, nil, fmt.Errorf("making the sandbox CA key: %w", err)
 	}
 	caTmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
@@ -72,17 +111,21 @@ func writeKubePKI(dir string) (kubePKI, error) {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		return kubePKI{}, fmt.Errorf("signing the sandbox CA: %w", err)
+		return nil, nil, fmt.Errorf("signing the sandbox CA: %w", err)
 	}
 	caCert, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		return kubePKI{}, fmt.Errorf("reading back the sandbox CA: %w", err)
+		return nil, nil, fmt.Errorf("reading back the sandbox CA: %w", err)
 	}
-	p.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	return caCert, caKey, nil
+}
 
+// makeServingCert makes the apiserver's serving certificate for 127.0.0.1 and localhost, signed
+// by ca, and its key, both PEM.
+func makeServingCert(now time.Time, ca *x509.Certificate, caKey *ecdsa.PrivateKey) (certPEM, keyPEM []byte, err error) {
 	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return kubePKI{}, fmt.Errorf("making the apiserver key: %w", err)
+		return nil, nil, fmt.Errorf("making the apiserver key: %w", err)
 	}
 	srvTmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
@@ -94,50 +137,41 @@ func writeKubePKI(dir string) (kubePKI, error) {
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
 		DNSNames:     []string{"localhost"},
 	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
 	if err != nil {
-		return kubePKI{}, fmt.Errorf("signing the apiserver certificate: %w", err)
+		return nil, nil, fmt.Errorf("signing the apiserver certificate: %w", err)
 	}
 	srvKeyDER, err := x509.MarshalPKCS8PrivateKey(srvKey)
 	if err != nil {
-		return kubePKI{}, fmt.Errorf("encoding the apiserver key: %w", err)
+		return nil, nil, fmt.Errorf("encoding the apiserver key: %w", err)
 	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: srvKeyDER}), nil
+}
 
-	// Service-account tokens are RS256 JWTs; 2048 bits is what kubeadm makes for sa.key.
+// makeServiceAccountKey makes the key pair that signs and verifies service-account tokens, both
+// PEM. The tokens are RS256 JWTs; 2048 bits is what kubeadm makes for sa.key.
+func makeServiceAccountKey() (keyPEM, pubPEM []byte, err error) {
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
-		return kubePKI{}, fmt.Errorf("making the service-account key: %w", err)
+		return nil, nil, fmt.Errorf("making the service-account key: %w", err)
 	}
 	saPubDER, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
 	if err != nil {
-		return kubePKI{}, fmt.Errorf("encoding the service-account public key: %w", err)
+		return nil, nil, fmt.Errorf("encoding the service-account public key: %w", err)
 	}
+	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}),
+		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}), nil
+}
 
-	// 32 random bytes: a token nobody guesses, though only loopback can reach the apiserver.
+// makeAdminToken makes the static token that names the admin: 32 random bytes, hex, a token
+// nobody guesses, though only loopback can reach the apiserver.
+func makeAdminToken() (string, error) {
 	tok := make([]byte, 32)
 	if _, err := rand.Read(tok); err != nil {
-		return kubePKI{}, fmt.Errorf("making the admin token: %w", err)
+		return "", fmt.Errorf("making the admin token: %w", err)
 	}
-	p.adminToken = hex.EncodeToString(tok)
-
-	files := []struct {
-		path string
-		data []byte
-	}{
-		{p.caFile, p.caPEM},
-		{p.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER})},
-		{p.keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: srvKeyDER})},
-		{p.saKeyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)})},
-		{p.saPubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER})},
-		// token,user,uid,groups: system:masters is bound to cluster-admin by the apiserver itself.
-		{p.tokenFile, []byte(p.adminToken + ",admin,admin,system:masters\n")},
-	}
-	for _, f := range files {
-		if err := os.WriteFile(f.path, f.data, 0o600); err != nil {
-			return kubePKI{}, fmt.Errorf("writing %s: %w", f.path, err)
-		}
-	}
-	return p, nil
+	return hex.EncodeToString(tok), nil
 }
 
 // writeKubeconfig writes an admin kubeconfig for server: the sandbox's tests, tools and its own
