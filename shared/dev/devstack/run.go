@@ -2,17 +2,14 @@ package devstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,18 +20,10 @@ import (
 	"github.com/tidegate/tidegate/shared/dev/spotprices"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
-	"github.com/tidegate/tidegate/shared/handlers/apihandler"
-	"github.com/tidegate/tidegate/shared/handlers/dispatchhandler"
-	"github.com/tidegate/tidegate/shared/handlers/reconcilehandler"
-	"github.com/tidegate/tidegate/shared/handlers/webhookhandler"
 	"github.com/tidegate/tidegate/shared/kube"
-	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
-
-// shutdownGrace bounds how long in-flight requests get when the stack stops.
-const shutdownGrace = 5 * time.Second
 
 // devCredentials sign requests to the stand-ins, which accept any.
 var devCredentials = credentials.NewStaticCredentialsProvider("tidegate", "tidegate", "")
@@ -48,10 +37,7 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	if opt.Dir == "" {
 		opt.Dir = DefaultDir()
 	}
-	if err := os.MkdirAll(opt.Dir, 0o700); err != nil {
-		return fmt.Errorf("making dev folder: %w", err)
-	}
-	lk, err := takeLock(opt.Dir)
+	lk, err := claimDir(opt.Dir)
 	if err != nil {
 		return err
 	}
@@ -69,39 +55,95 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 	defer stopStandins()
+	kubeconfig, appsNamespace, err := devCluster(ctx, opt, sb)
+	if err != nil {
+		return err
+	}
+	book, priceLn, err := openPrices(opt.Dir)
+	if err != nil {
+		return err
+	}
 	n := namesFor(opt.Prefix)
-	kubeconfig := sb.Kubeconfig
+	pricesURL := "http://" + priceLn.Addr().String()
+	cfg, err := devConfig(opt, n, sb, kubeconfig, appsNamespace, "http://"+ln.Addr().String(), pricesURL)
+	if err != nil {
+		return err
+	}
+
+	fns, key, remove, err := provision(ctx, opt, cfg, n, say)
+	if err != nil {
+		return err
+	}
+	defer remove()
+
+	ctx, cancel := context.WithCancel(ctx)
+	ws := &workers{cancel: cancel, log: log}
+	defer ws.stop()
+	if err := fns.start(ctx, ws, opt, ln, priceLn, book); err != nil {
+		return err
+	}
+	st := State{
+		PID: os.Getpid(), URL: "http://" + ln.Addr().String(), APIKey: key, Kubeconfig: kubeconfig,
+		PricesURL: pricesURL, Env: functionEnv(fns.cfg),
+	}
+	return advertise(ctx, opt, st, say, start)
+}
+
+// claimDir makes the dev folder and takes its lock, so a second stack started over the same
+// folder stops at once and says which one holds it.
+func claimDir(dir string) (*lock, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("making dev folder: %w", err)
+	}
+	return takeLock(dir)
+}
+
+// devCluster answers the cluster the stack runs on, as the kubeconfig that reaches it (opt's, else
+// the stand-ins'), and the namespace its apps are hosted in, having made that namespace and the
+// dev tenant's there. Stacks sharing stand-ins (tests) each host their apps in a namespace of
+// their own.
+func devCluster(ctx context.Context, opt Options, sb sandbox.State) (kubeconfig, appsNamespace string, err error) {
+	kubeconfig = sb.Kubeconfig
 	if opt.Kubeconfig != "" {
 		kubeconfig = opt.Kubeconfig
 	}
-	// Stacks sharing stand-ins (tests) each host their apps in a namespace of their own.
-	appsNamespace := config.DefaultAppsNamespace
+	appsNamespace = config.DefaultAppsNamespace
 	if opt.Prefix != "" {
 		appsNamespace = opt.Prefix + "-apps"
 	}
 	for _, ns := range append(slices.Clone(DevNamespaces), appsNamespace) {
 		if err := sandbox.EnsureNamespace(ctx, kubeconfig, ns); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
+			return "", "", fmt.Errorf("creating namespace %s: %w", ns, err)
 		}
 	}
+	return kubeconfig, appsNamespace, nil
+}
 
-	book, err := spotprices.OpenFile(filepath.Join(opt.Dir, "prices.json"))
+// openPrices opens the spot price book kept in dir and a loopback listener for the endpoint that
+// serves it, which stands in for EC2's price history.
+func openPrices(dir string) (*spotprices.Book, net.Listener, error) {
+	book, err := spotprices.OpenFile(filepath.Join(dir, "prices.json"))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	priceLn, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return fmt.Errorf("listening for the spot price endpoint: %w", err)
+		return nil, nil, fmt.Errorf("listening for the spot price endpoint: %w", err)
 	}
-	pricesURL := "http://" + priceLn.Addr().String()
+	return book, ln, nil
+}
 
+// devConfig is the functions' configuration on the stand-ins sb, for resources named n: every
+// dev region on the one cluster kubeconfig reaches, the API at publicURL, EC2's prices at
+// pricesURL. The queues' URLs are set once the queues exist.
+func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace, publicURL, pricesURL string) (config.Config, error) {
 	cfg := config.Config{
 		JobsTable: n.tables.Jobs, EventsTable: n.tables.Events, ControlTable: n.tables.Control,
 		SourcesBucket:        n.bucket,
 		Regions:              map[string]string{},
 		HostingRegion:        DevRegions[0],
 		AppsNamespace:        appsNamespace,
-		PublicURL:            "http://" + ln.Addr().String(),
+		PublicURL:            publicURL,
 		Kubeconfig:           kubeconfig,
 		WebhooksAllowPrivate: opt.WebhooksAllowPrivate,
 		Endpoints: config.Endpoints{
@@ -113,78 +155,45 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	}
 	// Orgs' secrets last only as long as this run's tables, so a fresh key each run loses nothing.
 	cfg.SecretsKey = secretbox.NewKey()
+	var err error
 	if cfg.RegionCapacity, err = config.ParseCapacity(opt.RegionCapacity); err != nil {
-		return err
+		return config.Config{}, err
 	}
+	return cfg, nil
+}
+
+// provision connects the functions configured by cfg to the stand-ins and makes what they need
+// there: the tables, queues and bucket named by n, and the dev tenant, whose API key it answers.
+// The functions' config has the queues' URLs. remove deletes what it made when the stand-ins are
+// shared (opt.Standins), so they are left as found; stand-ins of the stack's own go with it.
+func provision(ctx context.Context, opt Options, cfg config.Config, n names, say io.Writer) (fns functions, key string, remove func(), err error) {
 	awsCfg := aws.Config{Region: DevRegions[0], Credentials: devCredentials}
 	clients := handlers.NewClients(awsCfg, cfg)
 	clusters, err := kube.New(cfg, awsCfg)
 	if err != nil {
-		return err
+		return fns, "", nil, err
 	}
-	prices := dispatchhandler.Prices(cfg, clients)
-	// A price set by hand is seen by the next beat, not a minute later as in AWS.
-	prices.TTL = opt.Beat
 	fmt.Fprintln(say, "tidegate dev: creating tables, queues, bucket and the dev tenant")
 	res, err := createResources(ctx, clients, n)
 	if err != nil {
-		return err
+		return fns, "", nil, err
 	}
+	remove = func() {}
 	if opt.Standins != nil {
-		defer removeResources(clients, n, res)
+		remove = func() { removeResources(clients, n, res) }
 	}
 	cfg.DispatchQueueURL, cfg.WebhookQueueURL = res.dispatch.url, res.webhook.url
-	key, err := devTenant(ctx, clients, n.tables.Control, opt.APIKey)
-	if err != nil {
-		return err
+	if key, err = devTenant(ctx, clients, n.tables.Control, opt.APIKey); err != nil {
+		remove()
+		return fns, "", nil, err
 	}
+	return functions{cfg: cfg, clients: clients, clusters: clusters, queues: res}, key, remove, nil
+}
 
-	var wg sync.WaitGroup
-	ctx, cancel := context.WithCancel(ctx)
-	defer func() { cancel(); wg.Wait() }()
-	serve := func(name string, l net.Listener, h http.Handler) {
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		wg.Go(func() {
-			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("server stopped", "server", name, "err", err)
-				cancel()
-			}
-		})
-		wg.Go(func() {
-			<-ctx.Done()
-			sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
-			defer scancel()
-			_ = srv.Shutdown(sctx)
-		})
-	}
-	// One set of typed clients for the API and the beat; dispatch uses the dynamic ones alone.
-	typedClusters := typed.New(clusters)
-	api, err := apihandler.New(cfg, clients, typedClusters, log, nil)
-	if err != nil {
-		return err
-	}
-	serve("api", ln, api)
-	serve("prices", priceLn, book.Handler())
-	wg.Go(func() {
-		pollQueue(ctx, log, clients.SQS, res.dispatch.url, res.dispatch.arn, dispatchhandler.New(cfg, clients, clusters, prices, log))
-	})
-	wg.Go(func() {
-		pollQueue(ctx, log, clients.SQS, res.webhook.url, res.webhook.arn, webhookhandler.New(cfg, clients, log))
-	})
-	wg.Go(func() { beat(ctx, log, opt.Beat, reconcilehandler.New(cfg, clients, typedClusters, log).HandleBeat) })
-	if opt.RegisterHosts {
-		kc, err := sandbox.KubeClient(kubeconfig)
-		if err != nil {
-			return err
-		}
-		r := newRegistrar(kc, appsNamespace, opt.NeverRegister, log)
-		wg.Go(func() { r.run(ctx, max(opt.Beat/2, minBeat)) })
-	}
-
-	st := State{
-		PID: os.Getpid(), URL: "http://" + ln.Addr().String(), APIKey: key, Kubeconfig: kubeconfig,
-		PricesURL: pricesURL, Env: functionEnv(cfg),
-	}
+// advertise makes the running stack known until ctx ends: its state to other commands, through
+// the state file, which it takes back at the end; to whoever started it, through opt.Ready; and to
+// the person waiting, with how long the start took and how to reach it.
+func advertise(ctx context.Context, opt Options, st State, say io.Writer, start time.Time) error {
 	if err := st.write(opt.Dir); err != nil {
 		return err
 	}
@@ -192,7 +201,7 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	if opt.Ready != nil {
 		opt.Ready(st)
 	}
-	fmt.Fprintf(say, banner, time.Since(start).Round(100*time.Millisecond), st.URL, key, kubeconfig)
+	fmt.Fprintf(say, banner, time.Since(start).Round(100*time.Millisecond), st.URL, st.APIKey, st.Kubeconfig)
 	<-ctx.Done()
 	fmt.Fprintln(say, "tidegate dev: stopping")
 	return nil

@@ -1,0 +1,101 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/spotprices"
+	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/handlers/apihandler"
+	"github.com/tidegate/tidegate/shared/handlers/dispatchhandler"
+	"github.com/tidegate/tidegate/shared/handlers/reconcilehandler"
+	"github.com/tidegate/tidegate/shared/handlers/webhookhandler"
+	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
+)
+
+// shutdownGrace bounds how long in-flight requests get when the stack stops.
+const shutdownGrace = 5 * time.Second
+
+// workers are the stack's servers and loops. A server that fails cancels the context they all
+// run under, so the stack stops rather than serving half of itself; stop ends them and waits.
+type workers struct {
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+	log    *slog.Logger
+}
+
+// serve serves h on l until ctx ends, then gives in-flight requests shutdownGrace to finish.
+func (w *workers) serve(ctx context.Context, name string, l net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	w.wg.Go(func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			w.log.Error("server stopped", "server", name, "err", err)
+			w.cancel()
+		}
+	})
+	w.wg.Go(func() {
+		<-ctx.Done()
+		sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer scancel()
+		_ = srv.Shutdown(sctx)
+	})
+}
+
+// stop ends every server and loop and waits until all have returned.
+func (w *workers) stop() {
+	w.cancel()
+	w.wg.Wait()
+}
+
+// functions are what the Lambdas would run with: their settings, their clients on the
+// stand-ins, and the queues made for them.
+type functions struct {
+	cfg      config.Config
+	clients  handlers.Clients
+	clusters *kube.Clusters
+	queues   resources
+}
+
+// start runs the functions as AWS would, under ws until ctx ends: the API on api, the spot price
+// book on prices, the dispatch and webhook queues long-polled into their handlers, the reconcile
+// beat every opt.Beat and, when opt asks, the registrar standing in for hosted apps' processes.
+func (f functions) start(ctx context.Context, ws *workers, opt Options, api, prices net.Listener, book *spotprices.Book) error {
+	log := ws.log
+	spot := dispatchhandler.Prices(f.cfg, f.clients)
+	// A price set by hand is seen by the next beat, not a minute later as in AWS.
+	spot.TTL = opt.Beat
+	// One set of typed clients for the API and the beat; dispatch uses the dynamic ones alone.
+	typedClusters := typed.New(f.clusters)
+	h, err := apihandler.New(f.cfg, f.clients, typedClusters, log, nil)
+	if err != nil {
+		return err
+	}
+	ws.serve(ctx, "api", api, h)
+	ws.serve(ctx, "prices", prices, book.Handler())
+	ws.wg.Go(func() {
+		pollQueue(ctx, log, f.clients.SQS, f.queues.dispatch.url, f.queues.dispatch.arn, dispatchhandler.New(f.cfg, f.clients, f.clusters, spot, log))
+	})
+	ws.wg.Go(func() {
+		pollQueue(ctx, log, f.clients.SQS, f.queues.webhook.url, f.queues.webhook.arn, webhookhandler.New(f.cfg, f.clients, log))
+	})
+	ws.wg.Go(func() {
+		beat(ctx, log, opt.Beat, reconcilehandler.New(f.cfg, f.clients, typedClusters, log).HandleBeat)
+	})
+	if opt.RegisterHosts {
+		kc, err := sandbox.KubeClient(f.cfg.Kubeconfig)
+		if err != nil {
+			return err
+		}
+		r := newRegistrar(kc, f.cfg.AppsNamespace, opt.NeverRegister, log)
+		ws.wg.Go(func() { r.run(ctx, max(opt.Beat/2, minBeat)) })
+	}
+	return nil
+}
