@@ -9,7 +9,7 @@ import (
 const module = "github.com/tidegate/tidegate/"
 
 // devOnly are the stand-ins and the dev stack: no function links them.
-var devOnly = []string{module + "shared/dev/sandbox", module + "shared/dev/devstack", module + "shared/dev/testenv", module + "shared/dev/spotprices"}
+var devOnly = []string{module + "shared/dev/"}
 
 // kubernetes is every Kubernetes package: their inits run in each cold start of a binary that
 // links them, used or not (client-go's scheme alone registers every API group).
@@ -31,6 +31,9 @@ var mustNotLink = map[string][]string{
 	"functions/webhook":   join(devOnly, kubernetes),
 	"shared/handlers":     join(devOnly, kubernetes),
 	"shared/config":       join(devOnly, kubernetes),
+	// The API reaches a job's objects through shared/jobobjects, not through the functions that
+	// dispatch and follow jobs.
+	"shared/httpapi": join(devOnly, []string{module + "shared/dispatch", module + "shared/reconcile"}),
 }
 
 func join(lists ...[]string) []string {

@@ -25,7 +25,7 @@ func (a *api) livePods(ctx context.Context, j jobs.Job) (kubernetes.Interface, [
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, err := jobobjects.Pods(ctx, kc, j)
+	pods, err := jobobjects.Pods(ctx, kc.CoreV1().RESTClient(), j)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -74,7 +74,7 @@ func (a *api) jobEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	events, err := jobobjects.Events(r.Context(), kc, j, pods)
+	events, err := jobobjects.Events(r.Context(), kc.CoreV1().RESTClient(), j, pods)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (a *api) jobLogs(w http.ResponseWriter, r *http.Request) error {
 	if opts.Container == "" && len(p.Spec.Containers) > 0 {
 		opts.Container = p.Spec.Containers[0].Name
 	}
-	lines, err := jobobjects.Logs(r.Context(), kc, p, opts, maxLogBytes)
+	lines, err := jobobjects.Logs(r.Context(), kc.CoreV1().RESTClient(), p, opts, maxLogBytes)
 	if err != nil {
 		return Errorf(CodeUnavailable, "%v", err)
 	}
@@ -159,7 +159,7 @@ func (a *api) livePlacement(ctx context.Context, j jobs.Job) map[string]any {
 	if len(pods) == 0 {
 		return j.Placement
 	}
-	nodes, err := jobobjects.Nodes(ctx, kc, pods)
+	nodes, err := jobobjects.Nodes(ctx, kc.CoreV1().RESTClient(), pods)
 	pl := jobobjects.Placement(pods, nodes)
 	if err != nil {
 		pl["node_lookup_error"] = err.Error()

@@ -3,6 +3,9 @@ package jobobjects_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,7 +75,7 @@ func TestApplyPodsDelete(t *testing.T) {
 
 	var pods []corev1.Pod
 	for pods == nil || len(pods) == 0 {
-		if pods, err = jobobjects.Pods(ctx, kc, mine); err != nil {
+		if pods, err = jobobjects.Pods(ctx, kc.CoreV1().RESTClient(), mine); err != nil {
 			t.Fatal(err)
 		}
 		if ctx.Err() != nil {
@@ -83,8 +86,37 @@ func TestApplyPodsDelete(t *testing.T) {
 	if pods[0].Labels[jobs.IDKey] != mine.ID {
 		t.Errorf("pod %s labels = %v, want the job id", pods[0].Name, pods[0].Labels)
 	}
-	if other, err := jobobjects.Pods(ctx, kc, theirs); err != nil || len(other) != 0 {
+	if other, err := jobobjects.Pods(ctx, kc.CoreV1().RESTClient(), theirs); err != nil || len(other) != 0 {
 		t.Errorf("Pods(another job) = %d pods (%v), want none", len(other), err)
+	}
+
+	core := kc.CoreV1().RESTClient()
+	// The pod's node, once scheduled, and the Job controller's events about the job's Job.
+	for pods[0].Spec.NodeName == "" && ctx.Err() == nil {
+		time.Sleep(200 * time.Millisecond)
+		pods, _ = jobobjects.Pods(ctx, core, mine)
+	}
+	ghost := pods[0]
+	ghost.Name, ghost.Spec.NodeName = "ghost", "no-such-node"
+	nodes, err := jobobjects.Nodes(ctx, core, []corev1.Pod{pods[0], ghost})
+	if _, ok := nodes[pods[0].Spec.NodeName]; !ok || len(nodes) != 1 {
+		t.Errorf("Nodes = %v, want the pod's node %s alone", slices.Collect(maps.Keys(nodes)), pods[0].Spec.NodeName)
+	}
+	if err == nil || !strings.Contains(err.Error(), "no-such-node") {
+		t.Errorf("Nodes with a node that does not exist: error %v, want one naming it", err)
+	}
+	for {
+		events, err := jobobjects.Events(ctx, core, mine, pods)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(events, func(e corev1.Event) bool { return e.InvolvedObject.Name == "work" }) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no event about Job work among %d", len(events))
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 
 	// A job that claims the hand-made ConfigMap's name cannot delete it.

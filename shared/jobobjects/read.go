@@ -3,18 +3,33 @@ package jobobjects
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/tidegate/tidegate/shared/jobs"
 )
+
+// The reads below take the REST client of a cluster's core API group (client-go's
+// CoreV1().RESTClient()) and decode plain JSON into k8s.io/api's types, so that this package links
+// no typed client set: dispatch applies through it, and a typed client set's scheme registers
+// every API group in each cold start.
+
+// get reads one GET of the core group into v, as JSON.
+func get(ctx context.Context, r *rest.Request, v any) error {
+	b, err := r.SetHeader("Accept", "application/json").Do(ctx).Raw()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
 
 // Selector selects job id's objects and pods: everything Apply stamped with it.
 func Selector(id string) string {
@@ -22,10 +37,10 @@ func Selector(id string) string {
 }
 
 // Pods reads job j's pods in its cluster now: those of its Jobs and workloads, and its bare ones.
-func Pods(ctx context.Context, kc kubernetes.Interface, j jobs.Job) ([]corev1.Pod, error) {
-	l, err := kc.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: Selector(j.ID)})
-	if err != nil {
-		return nil, err
+func Pods(ctx context.Context, core rest.Interface, j jobs.Job) ([]corev1.Pod, error) {
+	var l corev1.PodList
+	if err := get(ctx, core.Get().Namespace(j.Namespace).Resource("pods").Param("labelSelector", Selector(j.ID)), &l); err != nil {
+		return nil, fmt.Errorf("listing job %s's pods: %w", j.ID, err)
 	}
 	return l.Items, nil
 }
@@ -40,8 +55,21 @@ func Newest(pods []corev1.Pod) (corev1.Pod, bool) {
 
 // Logs reads pod p's logs as opts asks, at most limit bytes of them, as lines (none for an empty
 // log).
-func Logs(ctx context.Context, kc kubernetes.Interface, p corev1.Pod, opts *corev1.PodLogOptions, limit int64) ([]string, error) {
-	rc, err := kc.CoreV1().Pods(p.Namespace).GetLogs(p.Name, opts).Stream(ctx)
+func Logs(ctx context.Context, core rest.Interface, p corev1.Pod, opts *corev1.PodLogOptions, limit int64) ([]string, error) {
+	r := core.Get().Namespace(p.Namespace).Resource("pods").Name(p.Name).SubResource("log")
+	if opts.Container != "" {
+		r = r.Param("container", opts.Container)
+	}
+	if opts.TailLines != nil {
+		r = r.Param("tailLines", strconv.FormatInt(*opts.TailLines, 10))
+	}
+	if opts.SinceSeconds != nil {
+		r = r.Param("sinceSeconds", strconv.FormatInt(*opts.SinceSeconds, 10))
+	}
+	if opts.Previous {
+		r = r.Param("previous", "true")
+	}
+	rc, err := r.Stream(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("the cluster did not give pod %s's logs: %w", p.Name, err)
 	}
@@ -62,10 +90,10 @@ const finalReads = 5 * time.Second
 
 // EndPods reads job j's pods once it ended, for its placement and last lines, or none when they
 // cannot be read within finalReads.
-func EndPods(ctx context.Context, kc kubernetes.Interface, j jobs.Job) []corev1.Pod {
+func EndPods(ctx context.Context, core rest.Interface, j jobs.Job) []corev1.Pod {
 	ctx, cancel := context.WithTimeout(ctx, finalReads)
 	defer cancel()
-	pods, err := Pods(ctx, kc, j)
+	pods, err := Pods(ctx, core, j)
 	if err != nil {
 		return nil
 	}
@@ -74,14 +102,14 @@ func EndPods(ctx context.Context, kc kubernetes.Interface, j jobs.Job) []corev1.
 
 // LogTail is the last lines of the newest pod's first container, or nothing if the logs cannot be
 // read within finalReads: a missing tail never holds a job's end.
-func LogTail(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod, lines int64) []string {
+func LogTail(ctx context.Context, core rest.Interface, pods []corev1.Pod, lines int64) []string {
 	p, ok := Newest(pods)
 	if !ok || len(p.Spec.Containers) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, finalReads)
 	defer cancel()
-	tail, err := Logs(ctx, kc, p, &corev1.PodLogOptions{Container: p.Spec.Containers[0].Name, TailLines: &lines}, 64<<10)
+	tail, err := Logs(ctx, core, p, &corev1.PodLogOptions{Container: p.Spec.Containers[0].Name, TailLines: &lines}, 64<<10)
 	if err != nil {
 		return nil
 	}
@@ -90,7 +118,7 @@ func LogTail(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod, li
 
 // Nodes reads the nodes pods are on, for their labels. A node that cannot be read is left out,
 // and the first such error is answered beside the nodes that could be.
-func Nodes(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod) (map[string]corev1.Node, error) {
+func Nodes(ctx context.Context, core rest.Interface, pods []corev1.Pod) (map[string]corev1.Node, error) {
 	out := map[string]corev1.Node{}
 	var first error
 	tried := map[string]bool{}
@@ -99,19 +127,19 @@ func Nodes(ctx context.Context, kc kubernetes.Interface, pods []corev1.Pod) (map
 			continue
 		}
 		tried[p.Spec.NodeName] = true
-		n, err := kc.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
-		if err != nil {
-			first = cmp.Or(first, err)
+		var n corev1.Node
+		if err := get(ctx, core.Get().Resource("nodes").Name(p.Spec.NodeName), &n); err != nil {
+			first = cmp.Or(first, fmt.Errorf("reading node %s: %w", p.Spec.NodeName, err))
 			continue
 		}
-		out[p.Spec.NodeName] = *n
+		out[p.Spec.NodeName] = n
 	}
 	return out, first
 }
 
 // Events reads the cluster's events about job j's objects (by the names in its manifests) and
 // about pods.
-func Events(ctx context.Context, kc kubernetes.Interface, j jobs.Job, pods []corev1.Pod) ([]corev1.Event, error) {
+func Events(ctx context.Context, core rest.Interface, j jobs.Job, pods []corev1.Pod) ([]corev1.Event, error) {
 	names := map[string]bool{}
 	for _, p := range pods {
 		names[p.Name] = true
@@ -123,9 +151,9 @@ func Events(ctx context.Context, kc kubernetes.Interface, j jobs.Job, pods []cor
 			}
 		}
 	}
-	l, err := kc.CoreV1().Events(j.Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
+	var l corev1.EventList
+	if err := get(ctx, core.Get().Namespace(j.Namespace).Resource("events"), &l); err != nil {
+		return nil, fmt.Errorf("listing the events of namespace %s: %w", j.Namespace, err)
 	}
 	var out []corev1.Event
 	for _, e := range l.Items {

@@ -187,11 +187,11 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		}
 		if st.To.Terminal() && kc != nil {
 			if len(pods) == 0 {
-				pods = jobobjects.EndPods(ctx, kc, j)
+				pods = jobobjects.EndPods(ctx, kc.CoreV1().RESTClient(), j)
 			}
 			if len(pods) > 0 {
-				nodes, _ := jobobjects.Nodes(ctx, kc, pods) // a node not read is left out of the placement
-				c.Placement, c.LogTail = jobobjects.Placement(pods, nodes), jobobjects.LogTail(ctx, kc, pods, logTailLines)
+				nodes, _ := jobobjects.Nodes(ctx, kc.CoreV1().RESTClient(), pods) // a node not read is left out of the placement
+				c.Placement, c.LogTail = jobobjects.Placement(pods, nodes), jobobjects.LogTail(ctx, kc.CoreV1().RESTClient(), pods, logTailLines)
 			}
 		}
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {
