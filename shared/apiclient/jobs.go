@@ -29,9 +29,18 @@ type Job struct {
 	SpotGate      *SpotGate         `json:"spot_gate,omitempty"`
 	Placement     map[string]any    `json:"placement,omitempty"`
 	LogTail       []string          `json:"log_tail,omitempty"`
+	Exits         []Exit            `json:"exits,omitempty"`
 	Manifests     []map[string]any  `json:"manifests,omitempty"`
 
 	raw json.RawMessage
+}
+
+// Exit is a container of a finished job's pods that ended in error.
+type Exit struct {
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+	ExitCode  int32  `json:"exit_code"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 type plainJob Job

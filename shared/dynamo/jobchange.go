@@ -157,6 +157,9 @@ func updateOf(j jobs.Job, c jobs.Change) (jobUpdate, error) {
 	if c.LogTail != nil {
 		e.setTo("log_tail", c.LogTail)
 	}
+	if c.Exits != nil {
+		e.setTo("exits", c.Exits)
+	}
 	cond := e.name("status") + " = " + e.value(":from", c.From)
 	if c.Claim != "" {
 		cond += " AND " + e.name("claim") + "." + e.name("token") + " = " + e.value(":claim", c.Claim)

@@ -1,6 +1,9 @@
 package jobobjects
 
 import (
+	"slices"
+
+	"github.com/tidegate/tidegate/shared/jobs"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -69,4 +72,18 @@ func capacityType(labels map[string]string) string {
 		return "on-demand"
 	}
 	return ""
+}
+
+// Exits lists the containers of pods (init containers too) that ended in error: terminated with
+// a non-zero exit code, or killed. In pod order, each pod's init containers first.
+func Exits(pods []corev1.Pod) []jobs.Exit {
+	var out []jobs.Exit
+	for _, p := range pods {
+		for _, c := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
+			if t := c.State.Terminated; t != nil && (t.ExitCode != 0 || t.Reason == "OOMKilled") {
+				out = append(out, jobs.Exit{Pod: p.Name, Container: c.Name, ExitCode: t.ExitCode, Reason: t.Reason})
+			}
+		}
+	}
+	return out
 }

@@ -65,6 +65,9 @@ type Job struct {
 	Placement map[string]any `json:"placement,omitempty" dynamodbav:"placement,omitempty"`
 	// LogTail is the end of the job's logs, kept when it ends.
 	LogTail []string `json:"log_tail,omitempty" dynamodbav:"log_tail,omitempty"`
+	// Exits are the containers of the job's pods that ended in error (a non-zero exit code, or
+	// killed), kept when it ends.
+	Exits []Exit `json:"exits,omitempty" dynamodbav:"exits,omitempty"`
 	// Claim is the dispatcher's hold on a job it is applying; internal.
 	Claim *Claim `json:"-" dynamodbav:"claim,omitempty"`
 	// Manifests are the objects the job applies, as submitted after template substitution.
@@ -91,6 +94,15 @@ type SpotGate struct {
 type Claim struct {
 	Token string    `dynamodbav:"token"`
 	Until time.Time `dynamodbav:"until"`
+}
+
+// Exit is one container that ended in error: which pod and container, its exit code and the
+// runtime's reason (Error, OOMKilled, …).
+type Exit struct {
+	Pod       string `json:"pod" dynamodbav:"pod"`
+	Container string `json:"container" dynamodbav:"container"`
+	ExitCode  int32  `json:"exit_code" dynamodbav:"exit_code"`
+	Reason    string `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
 }
 
 // Terminal reports whether a job in status s is done for good.

@@ -67,9 +67,10 @@ type Change struct {
 	PendingReason string    // why a queued job waits
 	QueuePosition int       // its place in the queue, from 1
 	SpotGate      *SpotGate // the spot price last seen for its cap
-	// Placement and LogTail keep what a finished job's pods were, to outlive them.
+	// Placement, LogTail and Exits keep what a finished job's pods were, to outlive them.
 	Placement map[string]any
 	LogTail   []string
+	Exits     []Exit
 }
 
 // Moves reports whether the change moves the job to another status.

@@ -167,7 +167,8 @@ func (h *Handler) vanish(ctx context.Context, region string, j jobs.Job) error {
 
 // record writes steps, in order, for the job whose state this beat read, each with its event,
 // and answers the status its record is left in: "" when that is not known (it moved under us,
-// or a step failed). A terminal step keeps the placement and the last log lines of pods.
+// or a step failed). A terminal step keeps the placement, the last log lines and the failed
+// containers of pods.
 func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state jobs.Job, steps []Step, pods []corev1.Pod) (jobs.Status, error) {
 	if len(steps) == 0 {
 		return state.Status, nil
@@ -192,6 +193,7 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 			if len(pods) > 0 {
 				nodes, _ := jobobjects.Nodes(ctx, kc.CoreV1().RESTClient(), pods) // a node not read is left out of the placement
 				c.Placement, c.LogTail = jobobjects.Placement(pods, nodes), jobobjects.LogTail(ctx, kc.CoreV1().RESTClient(), pods, logTailLines)
+				c.Exits = jobobjects.Exits(pods)
 			}
 		}
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {

@@ -198,6 +198,12 @@ func typesOf(rs []hookRequest) []string {
 // submitExample submits examples/job.yaml, named name-<pid> so that no other test's Job in the
 // shared cluster's team-a has its name, and answers the job's id.
 func (c client) submitExample(t *testing.T, name string) string {
+	return c.submitExampleWith(t, name, nil)
+}
+
+// submitExampleWith submits examples/job.yaml as submitExample does, with annotations on its pod
+// template.
+func (c client) submitExampleWith(t *testing.T, name string, podAnnotations map[string]string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../../examples/job.yaml")
 	if err != nil {
@@ -206,6 +212,17 @@ func (c client) submitExample(t *testing.T, name string) string {
 	manifest := strings.Replace(string(b), "\n  name: hello\n", fmt.Sprintf("\n  name: %s-%d\n", name, os.Getpid()), 1)
 	if manifest == string(b) {
 		t.Fatal("examples/job.yaml no longer names its Job hello; update submitExample")
+	}
+	if len(podAnnotations) > 0 {
+		meta := "\n  template:\n    metadata:\n      annotations:\n"
+		for k, v := range podAnnotations {
+			meta += fmt.Sprintf("        %s: %q\n", k, v)
+		}
+		annotated := strings.Replace(manifest, "\n  template:\n", meta, 1)
+		if annotated == manifest {
+			t.Fatal("examples/job.yaml no longer has a pod template at spec.template; update submitExampleWith")
+		}
+		manifest = annotated
 	}
 	req, err := http.NewRequest("POST", c.url+"/api/v1/manifests?namespace=team-a", strings.NewReader(manifest))
 	if err != nil {

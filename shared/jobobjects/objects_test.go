@@ -2,6 +2,7 @@ package jobobjects
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,5 +82,25 @@ func TestPlacement(t *testing.T) {
 	}
 	if got, ok := Newest(nil); ok {
 		t.Errorf("Newest(no pods) = %v, true", got.Name)
+	}
+}
+
+func TestExits(t *testing.T) {
+	terminated := func(name string, code int32, reason string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason}}}
+	}
+	a := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
+	a.Status.InitContainerStatuses = []corev1.ContainerStatus{terminated("fetch", 0, "Completed")}
+	a.Status.ContainerStatuses = []corev1.ContainerStatus{terminated("main", 3, "Error"), terminated("side", 0, "Completed"), {Name: "still", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	b := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b"}}
+	b.Status.InitContainerStatuses = []corev1.ContainerStatus{terminated("setup", 1, "Error")}
+	b.Status.ContainerStatuses = []corev1.ContainerStatus{terminated("main", 137, "OOMKilled")}
+	got := Exits([]corev1.Pod{a, b})
+	want := []jobs.Exit{{Pod: "a", Container: "main", ExitCode: 3, Reason: "Error"}, {Pod: "b", Container: "setup", ExitCode: 1, Reason: "Error"}, {Pod: "b", Container: "main", ExitCode: 137, Reason: "OOMKilled"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Exits = %+v, want %+v", got, want)
+	}
+	if got := Exits([]corev1.Pod{{}}); got != nil {
+		t.Errorf("Exits(a pod without statuses) = %v, want none", got)
 	}
 }
