@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -54,50 +55,14 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 		return h.statesWithoutCluster(ctx, region, err)
 	}
 
-	listed := make(chan owned, 1)
-	go func() { listed <- listOwned(ctx, kc) }()
 	last := h.recall(region)
-	// Beside the LISTs: the records no LIST shows or, on an instance's first beat, every active one.
-	read := h.Jobs.Unlisted
-	if last.cold() {
-		read = h.Jobs.ActiveStates
-	}
-	unlisted, err := read(ctx, region)
-	// Let the LISTs finish rather than cut them off: a cancelled read mid-body is logged by
-	// client-go as an error.
-	l := <-listed
+	l, unlisted, err := h.look(ctx, kc, region, last)
 	if err != nil {
-		return nil, err
+		return unlisted, err
 	}
-	if l.err != nil {
-		return unlisted, fmt.Errorf("listing %s's jobs: %w", region, l.err)
-	}
-
 	now := h.now()
 	next := last.next(region, l, unlisted, now)
-	have := make(map[string]bool, len(unlisted)) // records read already
-	for _, j := range unlisted {
-		have[j.ID] = true
-	}
-	var unread []string
-	l.eachID(func(id string) {
-		if have[id] {
-			return
-		}
-		if s, ok := last.recorded[id]; ok && (!following(s) || len(Follow(s, false, l.jobs[id], l.pods[id])) == 0) {
-			next.recorded[id] = s
-			return
-		}
-		unread = append(unread, id)
-		next.recorded[id] = "" // no record, unless one is read below
-	})
-	overdue := next.overdue(now)
-	for id := range overdue {
-		if !have[id] {
-			unread = append(unread, id)
-		}
-		delete(next.gone, id) // recorded below, or without a record to record
-	}
+	unread, overdue := toRead(l, unlisted, last, next, now)
 	changed, err := h.Jobs.States(ctx, unread)
 	if err != nil {
 		return unlisted, fmt.Errorf("reading %s's changed jobs: %w", region, err)
@@ -125,6 +90,58 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 	}
 	h.remember(region, next)
 	return unlisted, errors.Join(errs...)
+}
+
+// look LISTs region's Jobs and pods and, at the same time, reads the records no LIST shows or,
+// on an instance's first beat (last remembers nothing), every active one.
+func (h *Handler) look(ctx context.Context, kc kubernetes.Interface, region string, last memory) (owned, []jobs.Job, error) {
+	listed := make(chan owned, 1)
+	go func() { listed <- listOwned(ctx, kc) }()
+	read := h.Jobs.Unlisted
+	if last.cold() {
+		read = h.Jobs.ActiveStates
+	}
+	unlisted, err := read(ctx, region)
+	// Let the LISTs finish rather than cut them off: a cancelled read mid-body is logged by
+	// client-go as an error.
+	l := <-listed
+	if err != nil {
+		return l, nil, err
+	}
+	if l.err != nil {
+		return l, unlisted, fmt.Errorf("listing %s's jobs: %w", region, l.err)
+	}
+	return l, unlisted, nil
+}
+
+// toRead is which records a beat reads besides those read with the LISTs (unlisted): each listed
+// job it does not remember, or whose objects moved past what it remembers, and each followed job
+// gone from the LISTs for goneGrace (overdue, with when it went). It notes in next what it knows
+// already, and takes the overdue ones out of next's gone: they are recorded, or have no record.
+func toRead(l owned, unlisted []jobs.Job, last, next memory, now time.Time) (unread []string, overdue map[string]time.Time) {
+	have := make(map[string]bool, len(unlisted)) // records read already
+	for _, j := range unlisted {
+		have[j.ID] = true
+	}
+	l.eachID(func(id string) {
+		if have[id] {
+			return
+		}
+		if s, ok := last.recorded[id]; ok && (!following(s) || len(Follow(s, false, l.jobs[id], l.pods[id])) == 0) {
+			next.recorded[id] = s
+			return
+		}
+		unread = append(unread, id)
+		next.recorded[id] = "" // no record, unless one is read below
+	})
+	overdue = next.overdue(now)
+	for id := range overdue {
+		if !have[id] {
+			unread = append(unread, id)
+		}
+		delete(next.gone, id)
+	}
+	return unread, overdue
 }
 
 // settle follows job j, whose record this beat read, and answers what to remember of it: the
