@@ -157,8 +157,11 @@ func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, 
 		{"kube-scheduler", append([]string{paths["kube-scheduler"], "--secure-port", schedPort,
 			"--cert-dir", filepath.Join(dir, "scheduler")}, common...), "https://127.0.0.1:" + schedPort + "/healthz"},
 		// kwok serves logs on the port it advertises as the node's kubelet port, over both HTTP
-		// and HTTPS; the apiserver reaches it there for `kubectl logs`.
-		{"kwok", append(kwokArgv, "--manage-all-nodes=true",
+		// and HTTPS; the apiserver reaches it there for `kubectl logs`. It renews each node's
+		// Lease, which its heartbeat stage relies on: without one the node controller finds the
+		// node's ten-minute heartbeat stale after 50 s and marks its pods not ready, again and
+		// again, and each such change restarts a pod's pod-complete delay.
+		{"kwok", append(kwokArgv, "--manage-all-nodes=true", "--node-lease-duration-seconds", "40",
 			"--server-address", kwokAddr, "--node-ip", "127.0.0.1", "--node-port", kwokPort),
 			"http://" + kwokAddr + "/healthz"},
 	}
