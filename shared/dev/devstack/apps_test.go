@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -31,17 +30,11 @@ import (
 // secret rolls a new host the same way; no response carries the secret's value.
 func TestHostedAppsBlueGreen(t *testing.T) {
 	kube := testenv.Kube(t)
-	dir := t.TempDir()
 	opt := devstack.Options{
-		Addr: freeAddr(t), APIKey: "k", Beat: time.Second, WebhooksAllowPrivate: true, Dir: dir,
+		Addr: freeAddr(t), APIKey: "k", Beat: time.Second, WebhooksAllowPrivate: true, Dir: t.TempDir(),
 		Standins: &kube, Prefix: fmt.Sprintf("apps-%d", os.Getpid()), RegisterHosts: true,
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var runErr error
-	go func() { runErr = devstack.Run(ctx, opt, io.Discard, slog.New(slog.DiscardHandler)); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	st := waitState(t, dir, done, &runErr)
+	st := startDev(t, opt)
 	cs, err := sandbox.KubeClient(kube.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -116,6 +116,17 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// startDev runs `tidegate dev` with opt until the test ends, and answers its state once it serves.
+func startDev(t *testing.T, opt devstack.Options) devstack.State {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var runErr error
+	go func() { runErr = devstack.Run(ctx, opt, io.Discard, slog.New(slog.DiscardHandler)); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return waitState(t, opt.Dir, done, &runErr)
+}
+
 // waitState waits for Run to write its state, which it does once everything serves.
 func waitState(t *testing.T, dir string, done <-chan struct{}, runErr *error) devstack.State {
 	deadline := time.Now().Add(2 * time.Minute)

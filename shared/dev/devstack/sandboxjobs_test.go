@@ -1,11 +1,8 @@
 package devstack_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -46,17 +43,11 @@ func (j jobView) at(status string) (time.Time, bool) {
 // long, and one carrying the exit-code annotation ends failed, with that code on its record.
 func TestSandboxJobsRunAWhileAndFailAsAsked(t *testing.T) {
 	kube := testenv.Kube(t)
-	dir := t.TempDir()
 	opt := devstack.Options{
-		Addr: freeAddr(t), APIKey: "k", Beat: time.Second, Dir: dir,
+		Addr: freeAddr(t), APIKey: "k", Beat: time.Second, Dir: t.TempDir(),
 		Standins: &kube, Prefix: fmt.Sprintf("stages-%d", os.Getpid()),
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var runErr error
-	go func() { runErr = devstack.Run(ctx, opt, io.Discard, slog.New(slog.DiscardHandler)); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	st := waitState(t, dir, done, &runErr)
+	st := startDev(t, opt)
 	c := client{t: t, url: st.URL}
 
 	const delay = 20 * time.Second

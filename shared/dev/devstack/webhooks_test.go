@@ -1,12 +1,10 @@
 package devstack_test
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,17 +31,11 @@ var jobEvents = []string{"job.queued", "job.dispatched", "job.started", "job.com
 // afterwards: every event of that job still arrives, and none is taken twice.
 func TestWebhooksOnTheDevStack(t *testing.T) {
 	kube := testenv.Kube(t)
-	dir := t.TempDir()
 	opt := devstack.Options{
-		Addr: freeAddr(t), APIKey: "k", Beat: time.Second, WebhooksAllowPrivate: true, Dir: dir,
+		Addr: freeAddr(t), APIKey: "k", Beat: time.Second, WebhooksAllowPrivate: true, Dir: t.TempDir(),
 		Standins: &kube, Prefix: fmt.Sprintf("hooks-%d", os.Getpid()),
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var runErr error
-	go func() { runErr = devstack.Run(ctx, opt, io.Discard, slog.New(slog.DiscardHandler)); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	st := waitState(t, dir, done, &runErr)
+	st := startDev(t, opt)
 	c := client{t: t, url: st.URL}
 	rcv := newHookReceiver(t)
 	secret, err := signing.ParseSecret(hookSecret)
