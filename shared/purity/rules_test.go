@@ -25,6 +25,7 @@ var pure = map[string][]string{
 	"shared/hostplan":     reach,
 	"shared/jobs":         reach,
 	"shared/manifest":     reach,
+	"shared/ratelimit":    reach,
 	"shared/secretbox":    reach,
 	"shared/signing":      reach,
 	"shared/spotgate":     reach,
