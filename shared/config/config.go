@@ -5,12 +5,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
@@ -38,6 +40,10 @@ type Config struct {
 	RegionCapacity map[string]int
 	// RegionGPUs caps the GPUs a region's active jobs may ask for in all; a region not named has no GPU cap.
 	RegionGPUs map[string]int
+	// RateLimit (tokens a second) and RateBurst (the bucket's size) are a tenant's request budget
+	// on one API process unless its record sets its own; 0 is DefaultRateLimit, DefaultRateBurst.
+	RateLimit float64
+	RateBurst int
 
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
@@ -84,6 +90,16 @@ type PolicySettings struct {
 // see concurrency in dev, small enough that a runaway submitter cannot flood a cluster.
 const DefaultCapacity = 10
 
+// DefaultRateLimit and DefaultRateBurst are a tenant's request budget on one API process when
+// nothing sets another. 20 tokens a second is a fifth of the HTTP API's stage throttle
+// (template.yaml: 100 a second for every caller together), so one tenant's runaway loop leaves
+// room for others, and twenty times what `tidegate jobs submit --wait` polls at (one a second). A
+// burst of 100 lets a script submit a hundred jobs back to back.
+const (
+	DefaultRateLimit = 20
+	DefaultRateBurst = 100
+)
+
 // DefaultAppsNamespace holds hosted apps when TIDEGATE_APPS_NAMESPACE is not set.
 const DefaultAppsNamespace = "tidegate-apps"
 
@@ -102,6 +118,8 @@ const (
 	EnvPublicURL            = "TIDEGATE_PUBLIC_URL"
 	EnvRegionCapacity       = "TIDEGATE_REGION_CAPACITY"
 	EnvRegionGPUs           = "TIDEGATE_REGION_GPUS"
+	EnvRateLimit            = "TIDEGATE_RATE_LIMIT"
+	EnvRateBurst            = "TIDEGATE_RATE_BURST"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -140,6 +158,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.Regions, c.HostingRegion = r.regions()
 	c.RegionCapacity = r.capacity(EnvRegionCapacity)
 	c.RegionGPUs = r.capacity(EnvRegionGPUs)
+	c.RateLimit, c.RateBurst = r.rate()
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.SecretsKey = r.secretsKey()
@@ -216,6 +235,26 @@ func (r *reader) capacity(name string) map[string]int {
 	return v
 }
 
+// rate is the default request budget: a rate (a number, fractions allowed) and a burst (a whole
+// number), each 0 when not set, which means the default.
+func (r *reader) rate() (rate float64, burst int) {
+	if s := r.get(EnvRateLimit); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			r.fail(EnvRateLimit, fmt.Errorf("%q is not a number of requests a second ≥ 0", s))
+		}
+		rate = v
+	}
+	if s := r.get(EnvRateBurst); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			r.fail(EnvRateBurst, fmt.Errorf("%q is not a whole number ≥ 0", s))
+		}
+		burst = v
+	}
+	return rate, burst
+}
+
 // flag is name's true or false; false when it is not set.
 func (r *reader) flag(name string) bool {
 	v, err := parseBool(r.getenv(name))
@@ -267,6 +306,19 @@ func (c Config) Capacity(region string) int {
 		return n
 	}
 	return DefaultCapacity
+}
+
+// Rate is a tenant's default request budget on one API process: RateLimit tokens a second, up to
+// RateBurst at once, each the package default when 0.
+func (c Config) Rate() ratelimit.Limit {
+	l := ratelimit.Limit{Rate: c.RateLimit, Burst: c.RateBurst}
+	if l.Rate <= 0 {
+		l.Rate = DefaultRateLimit
+	}
+	if l.Burst <= 0 {
+		l.Burst = DefaultRateBurst
+	}
+	return l
 }
 
 // GPUCapacity is how many GPUs region's active jobs may ask for in all; 0 is no cap.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tidegate/tidegate/shared/ratelimit"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -86,5 +88,45 @@ func TestParseCapacity(t *testing.T) {
 	got, err := ParseCapacity("us-east-1=1,us-west-2=4")
 	if err != nil || !cmp.Equal(got, map[string]int{"us-east-1": 1, "us-west-2": 4}) {
 		t.Errorf("ParseCapacity = %v, %v", got, err)
+	}
+}
+
+// A tenant's default request budget: each half set or left to its default; anything but a number
+// ≥ 0 (and a whole one for the burst) is refused, naming the setting.
+func TestParseRate(t *testing.T) {
+	tests := []struct {
+		name        string
+		rate, burst string
+		want        ratelimit.Limit
+		wantErr     []string
+	}{
+		{name: "unset", want: ratelimit.Limit{Rate: DefaultRateLimit, Burst: DefaultRateBurst}},
+		{name: "both set", rate: "2.5", burst: " 10 ", want: ratelimit.Limit{Rate: 2.5, Burst: 10}},
+		{name: "only the burst", burst: "7", want: ratelimit.Limit{Rate: DefaultRateLimit, Burst: 7}},
+		{name: "zeros are the defaults", rate: "0", burst: "0", want: ratelimit.Limit{Rate: DefaultRateLimit, Burst: DefaultRateBurst}},
+		{name: "not numbers", rate: "fast", burst: "1.5", wantErr: []string{EnvRateLimit, EnvRateBurst}},
+		{name: "negative or infinite", rate: "+Inf", burst: "-1", wantErr: []string{EnvRateLimit, EnvRateBurst}},
+		{name: "not a number", rate: "NaN", wantErr: []string{EnvRateLimit}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := full()
+			m[EnvRateLimit], m[EnvRateBurst] = tt.rate, tt.burst
+			c, err := Parse(env(m))
+			if len(tt.wantErr) > 0 {
+				for _, w := range tt.wantErr {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("Parse(%s=%q, %s=%q) = %v, want an error naming %s", EnvRateLimit, tt.rate, EnvRateBurst, tt.burst, err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse(%s=%q, %s=%q) = %v", EnvRateLimit, tt.rate, EnvRateBurst, tt.burst, err)
+			}
+			if got := c.Rate(); got != tt.want {
+				t.Errorf("Parse(%s=%q, %s=%q).Rate() = %+v, want %+v", EnvRateLimit, tt.rate, EnvRateBurst, tt.burst, got, tt.want)
+			}
+		})
 	}
 }
