@@ -19,8 +19,26 @@ type kindRule struct {
 	// pod returns the pod (a Pod's own) or the pod template inside obj; nil if the kind has
 	// none.
 	pod func(obj any) podRef
-	// check adds the kind's own violations, if it has any.
+	// check adds the kind's own violations, if it has any: the API server's rules for the kind
+	// and this policy's.
 	check func(obj any, r *report)
+	// name is the format the API server holds the kind's names to: a DNS subdomain unless
+	// named says otherwise.
+	name format
+	// restart is the restart policies the kind's pods may have, if it has pods.
+	restart restartRule
+}
+
+// named returns r with its names held to f.
+func (r kindRule) named(f format) kindRule {
+	r.name = f
+	return r
+}
+
+// restarting returns r with its pods' restart policies held to rr.
+func (r kindRule) restarting(rr restartRule) kindRule {
+	r.restart = rr
+	return r
 }
 
 // podRef is one pod spec to check and where it sits in its manifest.
@@ -41,36 +59,42 @@ func templateRef(t *corev1.PodTemplateSpec, at string) podRef {
 var checkable = map[Kind]kindRule{
 	{"v1", "Pod"}: rule[corev1.Pod](func(p *corev1.Pod) podRef {
 		return podRef{meta: &p.ObjectMeta, spec: &p.Spec, metaPath: "metadata", specPath: "spec"}
-	}, nil),
+	}, nil).restarting(anyRestart),
 	{"batch/v1", "Job"}: rule[batchv1.Job](func(j *batchv1.Job) podRef {
 		return templateRef(&j.Spec.Template, "spec.template")
-	}, nil),
+	}, checkJob).restarting(jobRestart),
 	{"batch/v1", "CronJob"}: rule[batchv1.CronJob](func(c *batchv1.CronJob) podRef {
 		return templateRef(&c.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template")
-	}, nil),
+	}, checkCronJob).restarting(jobRestart),
 	{"apps/v1", "Deployment"}: rule[appsv1.Deployment](func(d *appsv1.Deployment) podRef {
 		return templateRef(&d.Spec.Template, "spec.template")
-	}, nil),
+	}, nil).restarting(alwaysRestart),
 	{"apps/v1", "StatefulSet"}: rule[appsv1.StatefulSet](func(s *appsv1.StatefulSet) podRef {
 		return templateRef(&s.Spec.Template, "spec.template")
-	}, nil),
+	}, nil).restarting(alwaysRestart),
 	{"apps/v1", "ReplicaSet"}: rule[appsv1.ReplicaSet](func(s *appsv1.ReplicaSet) podRef {
 		return templateRef(&s.Spec.Template, "spec.template")
-	}, nil),
+	}, nil).restarting(alwaysRestart),
 	{"apps/v1", "DaemonSet"}: rule[appsv1.DaemonSet](func(s *appsv1.DaemonSet) podRef {
 		return templateRef(&s.Spec.Template, "spec.template")
-	}, nil),
+	}, nil).restarting(alwaysRestart),
 	{"v1", "ConfigMap"}:                  rule[corev1.ConfigMap](nil, nil),
 	{"v1", "Secret"}:                     rule[corev1.Secret](nil, checkSecret),
 	{"v1", "PersistentVolumeClaim"}:      rule[corev1.PersistentVolumeClaim](nil, nil),
 	{"v1", "ServiceAccount"}:             rule[corev1.ServiceAccount](nil, nil),
 	{"policy/v1", "PodDisruptionBudget"}: rule[policyv1.PodDisruptionBudget](nil, nil),
-	{"v1", "Service"}:                    rule[corev1.Service](nil, checkService),
+	// A Service's name is a DNS label: RFC 1035's (starting with a letter) on servers without
+	// RelaxedServiceNameValidation, RFC 1123's (a digit first too) on those with it. The looser
+	// is held here, so that no server's accepted name is refused.
+	{"v1", "Service"}: rule[corev1.Service](nil, func(s *corev1.Service, r *report) {
+		checkService(s, r)
+		checkServicePorts(s, r)
+	}).named(dnsLabelName),
 }
 
 // rule builds a kindRule for Go type T from typed callbacks.
 func rule[T any](pod func(*T) podRef, check func(*T, *report)) kindRule {
-	r := kindRule{plan: planFor(reflect.TypeFor[T]())}
+	r := kindRule{plan: planFor(reflect.TypeFor[T]()), name: dnsSubdomainName}
 	if pod != nil {
 		r.pod = func(obj any) podRef { return pod(obj.(*T)) }
 	}

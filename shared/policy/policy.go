@@ -1,5 +1,6 @@
-// Package policy decides whether a tenant's manifests may run: kinds, namespaces, the Pod
-// Security Standards restricted profile, resource caps and trusted registries. It does no I/O.
+// Package policy decides whether a tenant's manifests may run: kinds, namespaces, what the
+// Kubernetes API server would refuse, the Pod Security Standards restricted profile, resource
+// caps and trusted registries. It does no I/O.
 package policy
 
 import (
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/pod-security-admission/api"
 	psa "k8s.io/pod-security-admission/policy"
 )
@@ -55,8 +57,9 @@ type Result struct {
 	// job with none (ConfigMaps, Services) is done once applied.
 	Pods int
 	// Violations are every problem found, by document and, within one, in the order the checks
-	// run: kind, namespace, name, schema (by field), the kind's own rules, Pod Security (in
-	// the upstream evaluator's order), caps, registries. The same request always gives the
+	// run: kind, namespace, name, schema (by field), what the API server would refuse in the
+	// metadata, the kind's own rules, what the API server would refuse in the pod, Pod Security
+	// (in the upstream evaluator's order), caps, registries. The same request always gives the
 	// same list.
 	Violations []Violation
 }
@@ -191,11 +194,13 @@ func (c *Checker) checkObject(rule kindRule, m map[string]any, r *report) {
 	if d.dropped > 0 {
 		r.addf("", msgMoreErrors, d.dropped)
 	}
+	checkAPIMeta(rule, obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta), r)
 	if rule.check != nil {
 		rule.check(obj, r)
 	}
 	if rule.pod != nil {
 		p := rule.pod(obj)
+		checkAPIPod(rule, p, r)
 		c.podSecurity(p, r)
 		c.checkCaps(p, r)
 		c.checkImages(p, r)

@@ -39,6 +39,7 @@ metadata: {name: train, namespace: team-b}
 spec:
   template:
     spec:
+      restartPolicy: Never
       securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
       containers:
       - name: main
@@ -60,6 +61,7 @@ spec:
     spec:
       template:
         spec:
+          restartPolicy: OnFailure
           securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
           volumes:
           - {name: docker, hostPath: {path: /var/run/docker.sock}}
