@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,8 +58,9 @@ func tenantsPutCmd() *cobra.Command {
 	var t tenancy.Tenant
 	var role string
 	var iamARNs []string
+	var shareNamespace bool
 	cmd := &cobra.Command{
-		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|member|viewer] [--iam-arn ARN…]",
+		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|member|viewer] [--iam-arn ARN…] [--share-namespace]",
 		Short:   "Create or replace a tenant",
 		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member",
 		Args:    cobra.ExactArgs(1),
@@ -74,6 +76,9 @@ func tenantsPutCmd() *cobra.Command {
 			if old, err := store.Tenant(cmd.Context(), t.Name); err == nil {
 				t.CreatedAt = old.CreatedAt
 			} else if !errors.Is(err, records.ErrNotFound) {
+				return err
+			}
+			if err := checkNamespaces(cmd.Context(), store, t, shareNamespace); err != nil {
 				return err
 			}
 			if err := store.PutTenant(cmd.Context(), t); err != nil {
@@ -92,9 +97,25 @@ func tenantsPutCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&t.Namespaces, "namespace", nil, "a namespace the tenant may use; repeat or comma-separate (required)")
 	cmd.Flags().StringVar(&role, "role", string(tenancy.RoleMember), "admin, member or viewer")
 	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM principal ARN that acts for the tenant through API Gateway")
+	cmd.Flags().BoolVar(&shareNamespace, "share-namespace", false, "let the tenant hold namespaces another tenant already holds (each then sees the other's jobs there)")
 	_ = cmd.MarkFlagRequired("org")
 	_ = cmd.MarkFlagRequired("namespace")
 	return cmd
+}
+
+// checkNamespaces refuses the namespaces tenant t may not hold: the cluster's, default, the hosted
+// apps' (as this environment names it) and, unless share, another tenant's. Two admins putting
+// tenants at the same moment could both pass; tenants are put rarely, by hand.
+func checkNamespaces(ctx context.Context, store *dynamo.TenantStore, t tenancy.Tenant, share bool) error {
+	others, err := store.Tenants(ctx)
+	if err != nil {
+		return err
+	}
+	rules := tenancy.NamespaceRules{AppsNamespace: cmp.Or(os.Getenv(config.EnvAppsNamespace), config.DefaultAppsNamespace), Share: share}
+	if err := tenancy.CheckNamespaces(t, others, rules); err != nil {
+		return fmt.Errorf("tenant %s: %w", t.Name, err)
+	}
+	return nil
 }
 
 func tenantsListCmd() *cobra.Command {

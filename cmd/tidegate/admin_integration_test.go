@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
+	"github.com/tidegate/tidegate/shared/dynamo"
+)
+
+// adminEnv points `tidegate admin` at a control table of this test's own on DynamoDB Local, and
+// answers its store for reading back what the commands wrote.
+func adminEnv(t *testing.T) *dynamo.TenantStore {
+	t.Helper()
+	tables, db := testenv.Tables(t)
+	st := testenv.AWS(t)
+	t.Setenv(config.EnvControlTable, tables.Control)
+	t.Setenv(config.EnvDynamoDBEndpoint, st.DynamoDBEndpoint)
+	t.Setenv(config.EnvAppsNamespace, "")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "tidegate")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "tidegate")
+	t.Setenv("AWS_PROFILE", "")
+	return dynamo.NewTenantStore(db, tables.Control)
+}
+
+// admin runs `tidegate admin args…` and answers what it printed and its error.
+func admin(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := root()
+	var out, errOut bytes.Buffer
+	cmd.SetArgs(append([]string{"admin"}, args...))
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := cmd.ExecuteContext(ctx)
+	return out.String() + errOut.String(), err
+}
+
+func TestTenantsPutNamespaces(t *testing.T) {
+	store := adminEnv(t)
+	if out, err := admin(t, "tenants", "put", "team-a", "--org", "acme", "--namespace", "ml-train,ml-eval"); err != nil {
+		t.Fatalf("tenants put team-a = %v\n%s", err, out)
+	}
+	refused := []struct {
+		name string
+		args []string
+		say  []string
+	}{
+		{"kube-system", []string{"--namespace", "kube-system"}, []string{`"kube-system"`, "choose a namespace"}},
+		{"default", []string{"--namespace", "default"}, []string{`"default"`}},
+		{"the hosted apps' namespace", []string{"--namespace", config.DefaultAppsNamespace}, []string{config.DefaultAppsNamespace, "hosted apps"}},
+		{"tenant A's namespace", []string{"--namespace", "b-work,ml-train"}, []string{`"ml-train"`, "tenant team-a", "--share-namespace"}},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"tenants", "put", "team-b", "--org", "other"}, tt.args...)
+			_, err := admin(t, args...)
+			if err == nil {
+				t.Fatalf("tidegate admin %s succeeded, want a refusal", strings.Join(args, " "))
+			}
+			for _, s := range tt.say {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("tidegate admin %s = %q, want it to say %q", strings.Join(args, " "), err, s)
+				}
+			}
+			if _, err := store.Tenant(context.Background(), "team-b"); err == nil {
+				t.Errorf("tidegate admin %s stored team-b though it refused", strings.Join(args, " "))
+			}
+		})
+	}
+
+	t.Setenv(config.EnvAppsNamespace, "hosts")
+	if _, err := admin(t, "tenants", "put", "team-b", "--org", "other", "--namespace", "hosts"); err == nil {
+		t.Errorf("tenants put with TIDEGATE_APPS_NAMESPACE=hosts took namespace hosts")
+	}
+
+	// Saying so lets B share A's namespace; A keeps it, and putting A again is no conflict with itself.
+	if out, err := admin(t, "tenants", "put", "team-b", "--org", "other", "--namespace", "ml-train", "--share-namespace"); err != nil {
+		t.Fatalf("tenants put team-b --share-namespace = %v\n%s", err, out)
+	}
+	if out, err := admin(t, "tenants", "put", "team-a", "--org", "acme", "--namespace", "ml-eval,ml-new"); err != nil {
+		t.Fatalf("tenants put team-a again = %v\n%s", err, out)
+	}
+	b, err := store.Tenant(context.Background(), "team-b")
+	if err != nil || !b.Allows("ml-train") {
+		t.Errorf("team-b after --share-namespace = %+v, %v; want it to hold ml-train", b, err)
+	}
+}
