@@ -45,6 +45,10 @@ type Tenant struct {
 	Namespaces []string  `json:"namespaces" dynamodbav:"namespaces"`
 	Role       Role      `json:"role" dynamodbav:"role"`
 	CreatedAt  time.Time `json:"created_at" dynamodbav:"created_at"`
+	// RateLimit (requests a second) and RateBurst replace, where above 0, the API's default
+	// request budget for this tenant's principals together (see Rate).
+	RateLimit float64 `json:"rate_limit,omitempty" dynamodbav:"rate_limit,omitempty"`
+	RateBurst int     `json:"rate_burst,omitempty" dynamodbav:"rate_burst,omitempty"`
 }
 
 // dnsLabel is RFC 1123's label: what Kubernetes accepts as a namespace name.
@@ -70,6 +74,7 @@ func (t Tenant) Validate() error {
 	if _, err := ParseRole(string(t.Role)); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, t.rateProblems()...)
 	return errors.Join(errs...)
 }
 
