@@ -13,6 +13,7 @@ import (
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/spotgate"
+	"k8s.io/client-go/dynamic"
 )
 
 const (
@@ -117,8 +118,9 @@ func (h *Handler) observe(ctx context.Context, region string, queued []jobs.Job)
 }
 
 // dispatch claims one job, applies it to the region's cluster and records it pending with its
-// job.dispatched event. A job another drain took first is skipped. A failed apply leaves the
-// claim to run out, so the next drain adopts and retries it; a name collision fails the job.
+// job.dispatched event. A job another drain took first is skipped. An apply the cluster refuses
+// for good fails the job at once (reject); one that a retry may mend waits out a backoff
+// (retryLater); a cluster out of reach leaves the claim to run out, so the next drain adopts it.
 func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	token := ids.New("claim-", h.now())
 	j, err := h.Store.Claim(ctx, id, region, token, h.now(), h.now().Add(claimLease))
@@ -136,19 +138,24 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 		return fmt.Errorf("reaching %s's cluster: %w", region, err)
 	}
 	applyErr := jobobjects.Apply(ctx, dc, j, h.ended)
-	if errors.Is(applyErr, jobobjects.ErrNameFinishing) {
+	switch {
+	case errors.Is(applyErr, jobobjects.ErrNameFinishing):
 		return h.requeue(ctx, j, token, applyErr)
-	}
-	if applyErr != nil && !errors.Is(applyErr, jobobjects.ErrNameCollision) {
-		return fmt.Errorf("dispatching job %s: %w", id, applyErr)
+	case applyErr != nil && !jobobjects.Final(applyErr):
+		return h.retryLater(ctx, dc, j, token, applyErr)
 	}
 	if h.afterApply != nil {
 		h.afterApply(j)
 	}
-	to, reason := jobs.StatusPending, ""
 	if applyErr != nil {
-		to, reason = jobs.StatusFailed, applyErr.Error()
+		return h.reject(ctx, dc, j, token, applyErr)
 	}
+	return h.record(ctx, j, token, jobs.StatusPending, "")
+}
+
+// record moves claimed job j to status to, for reason, with its event, if the claim is still
+// token's.
+func (h *Handler) record(ctx context.Context, j jobs.Job, token string, to jobs.Status, reason string) error {
 	_, c, err := jobs.Move(j, to, reason, h.now())
 	if err != nil {
 		return err
@@ -157,7 +164,52 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, records.ErrStale) {
 		return err
 	}
-	h.Log.InfoContext(ctx, "dispatched", "job_id", id, "region", region, "status", to)
+	h.Log.InfoContext(ctx, "dispatched", "job_id", j.ID, "region", j.Region, "status", to, "reason", reason)
+	return nil
+}
+
+// reject fails claimed job j, whose objects the cluster refused with an answer no retry changes
+// (why): what was made of it already is deleted first, so nothing of it runs, and its room in the
+// region is free at once. The reason is Tidegate's own for a name collision, else
+// rejected_by_cluster with the server's message, without what names the cluster or Tidegate's
+// identity in it.
+func (h *Handler) reject(ctx context.Context, dc dynamic.Interface, j jobs.Job, token string, why error) error {
+	if err := jobobjects.Delete(ctx, dc, j); err != nil {
+		return h.retryLater(ctx, dc, j, token, fmt.Errorf("%w; deleting what was made of it: %w", why, err))
+	}
+	reason := why.Error()
+	if !errors.Is(why, jobobjects.ErrNameCollision) {
+		reason = jobs.ReasonRejectedByCluster + ": " + jobobjects.Redact(why.Error())
+	}
+	return h.record(ctx, j, token, jobs.StatusFailed, reason)
+}
+
+// retryBackoff is how long a job waits after its first apply that a retry may mend; it doubles
+// with each further one (10, 20, 40, 80 s), until jobs.MaxDispatchAttempts fails the job.
+const retryBackoff = 10 * time.Second
+
+// retryLater parks claimed job j after an apply the cluster failed in a way a retry may mend
+// (why): the attempt is counted on its record and the next drain after the backoff applies it
+// again (the beat's sweep rings for it). The last allowed attempt fails the job with
+// dispatch_failed, after deleting what was made of it.
+func (h *Handler) retryLater(ctx context.Context, dc dynamic.Interface, j jobs.Job, token string, why error) error {
+	msg := jobobjects.Redact(why.Error())
+	if j.DispatchAttempts+1 >= jobs.MaxDispatchAttempts {
+		if err := jobobjects.Delete(ctx, dc, j); err != nil {
+			h.Log.ErrorContext(ctx, "deleting a job that failed to dispatch", "job_id", j.ID, "err", err)
+		}
+		return h.record(ctx, j, token, jobs.StatusFailed, jobs.ReasonDispatchFailed+": "+msg)
+	}
+	now := h.now()
+	_, c, err := jobs.Park(j, msg, now.Add(retryBackoff<<j.DispatchAttempts), now)
+	if err != nil {
+		return err
+	}
+	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, records.ErrStale) {
+		return err
+	}
+	h.Log.WarnContext(ctx, "dispatch failed; trying again later", "job_id", j.ID, "attempt", c.DispatchAttempts,
+		"until", c.NewClaim.Until, "err", why)
 	return nil
 }
 

@@ -160,6 +160,10 @@ func updateOf(j jobs.Job, c jobs.Change) (jobUpdate, error) {
 	if c.Exits != nil {
 		e.setTo("exits", c.Exits)
 	}
+	if c.DispatchAttempts != 0 {
+		e.setTo("dispatch_attempts", c.DispatchAttempts)
+		e.setTo("dispatch_error", c.DispatchError)
+	}
 	cond := e.name("status") + " = " + e.value(":from", c.From)
 	if c.Claim != "" {
 		cond += " AND " + e.name("claim") + "." + e.name("token") + " = " + e.value(":claim", c.Claim)

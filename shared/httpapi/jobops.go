@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
@@ -40,11 +41,16 @@ func (a *api) cancelJob(w http.ResponseWriter, r *http.Request) error {
 
 // cancel ends job j, whatever it was doing, or says why it cannot.
 func (a *api) cancel(ctx context.Context, j jobs.Job) error {
+	var token string // the claim cancel took over, when j was being dispatched
+	if j.Status == jobs.StatusDispatching {
+		var err error
+		if j, token, err = a.takeClaim(ctx, j); err != nil {
+			return err
+		}
+	}
 	switch {
 	case j.Status.Terminal():
 		return Errorf(CodeConflict, "job %s is already %s", j.ID, j.Status)
-	case j.Status == jobs.StatusDispatching:
-		return Errorf(CodeConflict, "job %s is being dispatched right now; cancel it again in a few seconds", j.ID)
 	case j.Status != jobs.StatusQueued:
 		if a.clusters == nil {
 			return Errorf(CodeUnavailable, "no cluster access is configured to delete job %s's objects", j.ID)
@@ -61,11 +67,53 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return Errorf(CodeConflict, "job %s cannot be cancelled now: %v", j.ID, err)
 	}
+	c.Claim = token
 	err = a.jobs.Apply(ctx, j, c)
 	if errors.Is(err, records.ErrStale) {
 		return Errorf(CodeConflict, "job %s changed while it was being cancelled; look at it and try again", j.ID)
 	}
 	return err
+}
+
+// claimWait bounds how long a cancel waits for a dispatcher applying the job to finish: an apply
+// takes well under a second, so a claim held this long belongs to a dispatcher that is stuck or
+// gone, and the claim itself runs out within two minutes.
+const claimWait = 10 * time.Second
+
+// takeClaim makes dispatching job j the cancel's to end: a claim no dispatcher holds (parked
+// after a failed apply, or run out) is taken over at once, so no drain applies the job again; a
+// held one is waited for, up to claimWait, and the job answered as the dispatcher left it. It
+// answers the job and, when it took the claim, the claim's token.
+func (a *api) takeClaim(ctx context.Context, j jobs.Job) (jobs.Job, string, error) {
+	deadline := a.now().Add(claimWait)
+	for j.Status == jobs.StatusDispatching {
+		if !j.Claim.Held(a.now()) {
+			token := ids.New("cancel-", a.now())
+			taken, c, err := jobs.Adopt(j, jobs.Claim{Token: token, Until: a.now().Add(claimWait)}, a.now())
+			if err != nil {
+				return j, "", err
+			}
+			if err = a.jobs.Apply(ctx, j, c); err == nil {
+				return taken, token, nil
+			}
+			if !errors.Is(err, records.ErrStale) {
+				return j, "", err
+			}
+		} else if !a.now().Before(deadline) {
+			return j, "", Errorf(CodeConflict, "job %s is being dispatched right now; cancel it again in a few seconds", j.ID)
+		} else {
+			select {
+			case <-ctx.Done():
+				return j, "", ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+		var err error
+		if j, err = a.jobs.Job(ctx, j.ID); err != nil {
+			return j, "", err
+		}
+	}
+	return j, "", nil
 }
 
 // retryJob is POST /api/v1/jobs/{id}/retry: a new job from the same manifests and settings,

@@ -59,7 +59,7 @@ func Apply(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded Ended)
 		gvk := obj.GroupVersionKind()
 		res, ok := resources[gvk]
 		if !ok {
-			return fmt.Errorf("manifest %d: %s cannot be applied by Tidegate", i, gvk)
+			return fmt.Errorf("manifest %d: %s %w", i, gvk, ErrNotApplicable)
 		}
 		ri := dc.Resource(gvk.GroupVersion().WithResource(res)).Namespace(j.Namespace)
 		_, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: "tidegate"})
@@ -71,7 +71,8 @@ func Apply(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded Ended)
 		}
 		existing, getErr := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		if getErr != nil {
-			return fmt.Errorf("reading the existing %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), getErr)
+			// Gone since the create found it, say: not the server's last word, so a retry (%v).
+			return fmt.Errorf("reading the existing %s %s/%s: %v", gvk.Kind, j.Namespace, obj.GetName(), getErr)
 		}
 		owner := existing.GetAnnotations()[jobs.IDKey]
 		if owner == j.ID {

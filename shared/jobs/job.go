@@ -68,6 +68,10 @@ type Job struct {
 	// Exits are the containers of the job's pods that ended in error (a non-zero exit code, or
 	// killed), kept when it ends.
 	Exits []Exit `json:"exits,omitempty" dynamodbav:"exits,omitempty"`
+	// DispatchAttempts counts the applies the cluster answered with an error that a retry may
+	// mend (throttling, a server error, a timeout); DispatchError is the last one's message.
+	DispatchAttempts int    `json:"dispatch_attempts,omitempty" dynamodbav:"dispatch_attempts,omitempty"`
+	DispatchError    string `json:"dispatch_error,omitempty" dynamodbav:"dispatch_error,omitempty"`
 	// Claim is the dispatcher's hold on a job it is applying; internal.
 	Claim *Claim `json:"-" dynamodbav:"claim,omitempty"`
 	// Manifests are the objects the job applies, as submitted after template substitution.
@@ -94,6 +98,15 @@ type SpotGate struct {
 type Claim struct {
 	Token string    `dynamodbav:"token"`
 	Until time.Time `dynamodbav:"until"`
+	// Parked marks a claim no dispatcher is working under: the job waits out a backoff after a
+	// failed apply, and the next drain past Until takes it up again. A cancel may take it at once.
+	Parked bool `dynamodbav:"parked,omitempty"`
+}
+
+// Held reports whether a dispatcher is applying the job under the claim at now: the claim is
+// neither parked nor run out.
+func (c *Claim) Held(now time.Time) bool {
+	return c != nil && !c.Parked && !c.Until.Before(now)
 }
 
 // Exit is one container that ended in error: which pod and container, its exit code and the

@@ -23,9 +23,10 @@ var moves = map[Status]map[Status]outbox.Type{
 		StatusCancelled:   outbox.JobCancelled,
 	},
 	StatusDispatching: {
-		StatusPending: outbox.JobDispatched,
-		StatusFailed:  outbox.JobFailed, // the cluster refused its objects
-		StatusQueued:  "",               // back to wait for a name held by a finishing job
+		StatusPending:   outbox.JobDispatched,
+		StatusFailed:    outbox.JobFailed, // the cluster refused its objects
+		StatusQueued:    "",               // back to wait for a name held by a finishing job
+		StatusCancelled: outbox.JobCancelled,
 	},
 	StatusPending: {
 		StatusRunning:   outbox.JobStarted,
@@ -39,6 +40,18 @@ var moves = map[Status]map[Status]outbox.Type{
 		StatusCancelled: outbox.JobCancelled,
 	},
 }
+
+// Why a dispatch failed, the first word of its reason: the cluster refused the job's objects with
+// an answer no retry changes (invalid, forbidden, a namespace or kind it does not have), or it
+// kept failing in ways a retry might have mended until MaxDispatchAttempts.
+const (
+	ReasonRejectedByCluster = "rejected_by_cluster"
+	ReasonDispatchFailed    = "dispatch_failed"
+)
+
+// MaxDispatchAttempts bounds the applies of a job that the cluster keeps answering with errors a
+// retry may mend; the last one fails the job.
+const MaxDispatchAttempts = 5
 
 // ErrMove is what Move answers for a move the job's life does not allow.
 var ErrMove = errors.New("not a move a job can make")
@@ -61,6 +74,10 @@ type Change struct {
 	Event *outbox.Event
 	// Claim, when set, must be the claim token on the job: only the claim's holder may record.
 	Claim string
+
+	// DispatchAttempts and DispatchError, when DispatchAttempts is set, count a failed apply.
+	DispatchAttempts int
+	DispatchError    string
 
 	// The fields set besides the status; a zero value leaves the field as it is.
 	NewClaim      *Claim    // a claim taken (queued → dispatching) or adopted
@@ -127,6 +144,23 @@ func Adopt(j Job, claim Claim, at time.Time) (Job, Change, error) {
 	adopted := j
 	adopted.Claim = &claim
 	return adopted, c, nil
+}
+
+// Park is claimed job j after an apply the cluster failed in a way a retry may mend (why): its
+// claim parked until then, when the next drain takes it up again, and the attempt counted. Only
+// the claim's holder may park it.
+func Park(j Job, why string, until, at time.Time) (Job, Change, error) {
+	if j.Status != StatusDispatching || j.Claim == nil {
+		return j, Change{}, fmt.Errorf("job %s: %w: only a claimed (dispatching) job can wait to be applied again, not a %s one", j.ID, ErrMove, j.Status)
+	}
+	parked := Claim{Token: j.Claim.Token, Until: until.UTC(), Parked: true}
+	c := Change{
+		From: StatusDispatching, To: StatusDispatching, At: at.UTC(), Claim: j.Claim.Token, NewClaim: &parked,
+		DispatchAttempts: j.DispatchAttempts + 1, DispatchError: why,
+	}
+	out := j
+	out.Claim, out.DispatchAttempts, out.DispatchError = &parked, c.DispatchAttempts, why
+	return out, c, nil
 }
 
 // Wait is what the record of queued job j says of its wait, at: reason and position, and the spot

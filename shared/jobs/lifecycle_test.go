@@ -15,18 +15,19 @@ var all = []Status{StatusQueued, StatusDispatching, StatusPending, StatusRunning
 // is refused. Written out here rather than read from the code, so that a move made allowed (or
 // refused) by mistake fails this test.
 var allowed = map[[2]Status]outbox.Type{
-	{StatusQueued, StatusDispatching}:  "",
-	{StatusQueued, StatusCancelled}:    outbox.JobCancelled,
-	{StatusDispatching, StatusPending}: outbox.JobDispatched,
-	{StatusDispatching, StatusFailed}:  outbox.JobFailed,
-	{StatusDispatching, StatusQueued}:  "",
-	{StatusPending, StatusRunning}:     outbox.JobStarted,
-	{StatusPending, StatusSucceeded}:   outbox.JobCompleted,
-	{StatusPending, StatusFailed}:      outbox.JobFailed,
-	{StatusPending, StatusCancelled}:   outbox.JobCancelled,
-	{StatusRunning, StatusSucceeded}:   outbox.JobCompleted,
-	{StatusRunning, StatusFailed}:      outbox.JobFailed,
-	{StatusRunning, StatusCancelled}:   outbox.JobCancelled,
+	{StatusQueued, StatusDispatching}:    "",
+	{StatusQueued, StatusCancelled}:      outbox.JobCancelled,
+	{StatusDispatching, StatusPending}:   outbox.JobDispatched,
+	{StatusDispatching, StatusFailed}:    outbox.JobFailed,
+	{StatusDispatching, StatusQueued}:    "",
+	{StatusDispatching, StatusCancelled}: outbox.JobCancelled,
+	{StatusPending, StatusRunning}:       outbox.JobStarted,
+	{StatusPending, StatusSucceeded}:     outbox.JobCompleted,
+	{StatusPending, StatusFailed}:        outbox.JobFailed,
+	{StatusPending, StatusCancelled}:     outbox.JobCancelled,
+	{StatusRunning, StatusSucceeded}:     outbox.JobCompleted,
+	{StatusRunning, StatusFailed}:        outbox.JobFailed,
+	{StatusRunning, StatusCancelled}:     outbox.JobCancelled,
 }
 
 func TestMoveAllowsExactlyTheLifecycle(t *testing.T) {
@@ -118,5 +119,46 @@ func TestCheckRefusesWhatNoStoreShouldWrite(t *testing.T) {
 	}
 	if err := Wait(New("job-1", "ml", "a", "r", 50, nil, nil, at), "capacity", 2, nil, at).Check(); err != nil {
 		t.Errorf("Wait's change: %v", err)
+	}
+}
+
+func TestPark(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	j := New("job-1", "ml", "team-a", "us-east-1", 50, nil, nil, at)
+	if _, _, err := Park(j, "busy", at.Add(time.Minute), at); !errors.Is(err, ErrMove) {
+		t.Errorf("Park(a queued job) = %v, want ErrMove", err)
+	}
+	j.Status, j.Claim, j.DispatchAttempts = StatusDispatching, &Claim{Token: "mine", Until: at.Add(time.Minute)}, 2
+	parked, c, err := Park(j, "the server is busy", at.Add(40*time.Second), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Moves() || c.Event != nil || c.Claim != "mine" || c.NewClaim == nil || !c.NewClaim.Parked || c.NewClaim.Token != "mine" ||
+		!c.NewClaim.Until.Equal(at.Add(40*time.Second)) || c.DispatchAttempts != 3 || c.DispatchError != "the server is busy" {
+		t.Errorf("Park change = %+v (claim %+v), want the holder's claim parked for 40 s and attempt 3 counted", c, c.NewClaim)
+	}
+	if parked.Claim.Held(at) || parked.DispatchAttempts != 3 {
+		t.Errorf("parked job: claim held %v, attempts %d; want a claim nobody holds, 3 attempts", parked.Claim.Held(at), parked.DispatchAttempts)
+	}
+	if err := c.Check(); err != nil {
+		t.Errorf("Park's change: %v", err)
+	}
+}
+
+func TestClaimHeld(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		c    *Claim
+		want bool
+	}{
+		{nil, false},
+		{&Claim{Token: "t", Until: at.Add(time.Second)}, true},
+		{&Claim{Token: "t", Until: at}, true},
+		{&Claim{Token: "t", Until: at.Add(-time.Second)}, false},
+		{&Claim{Token: "t", Until: at.Add(time.Minute), Parked: true}, false},
+	} {
+		if got := tc.c.Held(at); got != tc.want {
+			t.Errorf("%+v.Held = %v, want %v", tc.c, got, tc.want)
+		}
 	}
 }
