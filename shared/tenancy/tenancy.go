@@ -49,6 +49,12 @@ type Tenant struct {
 	// request budget for this tenant's principals together (see Rate).
 	RateLimit float64 `json:"rate_limit,omitempty" dynamodbav:"rate_limit,omitempty"`
 	RateBurst int     `json:"rate_burst,omitempty" dynamodbav:"rate_burst,omitempty"`
+	// MaxPriority is the highest priority the tenant's jobs may have; nil is TopPriority (see
+	// PriorityLimit). A pointer, since 0 is a limit too.
+	MaxPriority *int `json:"max_priority,omitempty" dynamodbav:"max_priority,omitempty"`
+	// Quotas is the tenant's nominal share of each region, by region; a region not named gives it
+	// the configured default share (see QuotaIn).
+	Quotas map[string]Quota `json:"quotas,omitempty" dynamodbav:"quotas,omitempty"`
 }
 
 // dnsLabel is RFC 1123's label: what Kubernetes accepts as a namespace name.
@@ -75,6 +81,7 @@ func (t Tenant) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, t.rateProblems()...)
+	errs = append(errs, t.limitProblems()...)
 	return errors.Join(errs...)
 }
 
