@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,4 +100,39 @@ func (c client) waitFor(id, status string, within time.Duration) jobView {
 	}
 	c.t.Fatalf("job %s was not %s within %s; last %s, history %+v", id, status, within, j.Status, j.StatusHistory)
 	return j
+}
+
+// TestRefusedJobsGiveTheirRoomBack is the poison-manifest promise on `tidegate dev`: jobs whose
+// manifests the policy admits but the API server refuses (a negative backoffLimit) end failed
+// with rejected_by_cluster within two beats, and in a region of capacity 10, ten of them ahead of
+// a compliant job do not hold it back.
+func TestRefusedJobsGiveTheirRoomBack(t *testing.T) {
+	kube := testenv.Kube(t)
+	st := startDev(t, devstack.Options{
+		Addr: freeAddr(t), APIKey: "k", Beat: time.Second, Dir: t.TempDir(), RegionCapacity: "us-east-1=10",
+		Standins: &kube, Prefix: fmt.Sprintf("refused-%d", os.Getpid()),
+	})
+	c := client{t: t, url: st.URL}
+	var refused []string
+	for i := range 10 {
+		refused = append(refused, c.submitExampleEdited(t, fmt.Sprintf("refused%d", i), func(m string) string {
+			edited := strings.Replace(m, "backoffLimit: 0", "backoffLimit: -1", 1)
+			if edited == m {
+				t.Fatal("examples/job.yaml no longer sets backoffLimit: 0; update this test")
+			}
+			return edited
+		}))
+	}
+	fine := c.submitExample(t, "fine")
+	for _, id := range refused {
+		j := c.waitFor(id, "failed", time.Minute)
+		last := j.StatusHistory[len(j.StatusHistory)-1]
+		if !strings.HasPrefix(last.Reason, "rejected_by_cluster: ") || !strings.Contains(last.Reason, "backoffLimit") {
+			t.Errorf("job %s failed with %q, want rejected_by_cluster and the server's message", id, last.Reason)
+		}
+		if queued, _ := j.at("queued"); last.At.Sub(queued) > 10*time.Second {
+			t.Errorf("job %s took %s from queued to failed, want a drain or two", id, last.At.Sub(queued))
+		}
+	}
+	c.waitFor(fine, "succeeded", time.Minute)
 }

@@ -197,15 +197,10 @@ func (c client) submitExample(t *testing.T, name string) string {
 // template.
 func (c client) submitExampleWith(t *testing.T, name string, podAnnotations map[string]string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../../examples/job.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifest := strings.Replace(string(b), "\n  name: hello\n", fmt.Sprintf("\n  name: %s-%d\n", name, os.Getpid()), 1)
-	if manifest == string(b) {
-		t.Fatal("examples/job.yaml no longer names its Job hello; update submitExample")
-	}
-	if len(podAnnotations) > 0 {
+	return c.submitExampleEdited(t, name, func(manifest string) string {
+		if len(podAnnotations) == 0 {
+			return manifest
+		}
 		meta := "\n  template:\n    metadata:\n      annotations:\n"
 		for k, v := range podAnnotations {
 			meta += fmt.Sprintf("        %s: %q\n", k, v)
@@ -214,8 +209,22 @@ func (c client) submitExampleWith(t *testing.T, name string, podAnnotations map[
 		if annotated == manifest {
 			t.Fatal("examples/job.yaml no longer has a pod template at spec.template; update submitExampleWith")
 		}
-		manifest = annotated
+		return annotated
+	})
+}
+
+// submitExampleEdited submits examples/job.yaml as submitExample does, edited by edit.
+func (c client) submitExampleEdited(t *testing.T, name string, edit func(manifest string) string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../../examples/job.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
+	manifest := strings.Replace(string(b), "\n  name: hello\n", fmt.Sprintf("\n  name: %s-%d\n", name, os.Getpid()), 1)
+	if manifest == string(b) {
+		t.Fatal("examples/job.yaml no longer names its Job hello; update submitExample")
+	}
+	manifest = edit(manifest)
 	req, err := http.NewRequest("POST", c.url+"/api/v1/manifests?namespace=team-a", strings.NewReader(manifest))
 	if err != nil {
 		t.Fatal(err)
