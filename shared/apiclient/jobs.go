@@ -30,7 +30,10 @@ type Job struct {
 	Placement     map[string]any    `json:"placement,omitempty"`
 	LogTail       []string          `json:"log_tail,omitempty"`
 	Exits         []Exit            `json:"exits,omitempty"`
-	Manifests     []map[string]any  `json:"manifests,omitempty"`
+	// DispatchAttempts and DispatchError: applies the cluster failed in a way a retry may mend.
+	DispatchAttempts int              `json:"dispatch_attempts,omitempty"`
+	DispatchError    string           `json:"dispatch_error,omitempty"`
+	Manifests        []map[string]any `json:"manifests,omitempty"`
 
 	raw json.RawMessage
 }
