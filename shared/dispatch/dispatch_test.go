@@ -110,6 +110,11 @@ func (r rig) submitAs(t *testing.T, id, name string, priority int, spot *jobs.Sp
 // create stores queued job id, running a restricted busybox Job named name, with its job.queued
 // event; it is submitAs for callers off the test's goroutine.
 func (r rig) create(id, name string, priority int, spot *jobs.Spot) (jobs.Job, error) {
+	return r.createWith(id, name, priority, spot, nil)
+}
+
+// createWith is create with the Job's manifest edited first.
+func (r rig) createWith(id, name string, priority int, spot *jobs.Spot, edit func(map[string]any)) (jobs.Job, error) {
 	m := map[string]any{
 		"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": name, "namespace": r.ns},
 		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
@@ -118,6 +123,9 @@ func (r rig) create(id, name string, priority int, spot *jobs.Spot) (jobs.Job, e
 			"containers": []any{map[string]any{"name": "main", "image": "busybox:1.36", "securityContext": map[string]any{
 				"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}}},
 		}}},
+	}
+	if edit != nil {
+		edit(m)
 	}
 	now := r.clock.now()
 	j := jobs.New(id, "ml", r.ns, region, priority, nil, []map[string]any{m}, now)

@@ -68,6 +68,9 @@ const (
 	leaseOverrun = 0.2
 	// coldStart: the beat runs on a new instance, which remembers nothing of earlier beats.
 	coldStart = 0.1
+	// poisoned: the job's manifest is one the API server refuses for good (a negative
+	// backoffLimit), as a tenant's could be that the policy let through.
+	poisoned = 0.05
 )
 
 // apiFault is one way a request to the API server goes wrong.
@@ -345,10 +348,12 @@ func (b *beater) invoke(ev events.EventBridgeEvent) {
 // TestFaults is issue 4's fault suite: N jobs through two dispatch workers and two reconcile
 // workers at once, each wake delivered twice in each of two concurrent batches, each beat
 // delivered twice, under random crashes after a claim and between apply and record, API-server
-// 429s, 500s and timeouts, and leases overrun. Leases run out by moving the shared clock, not by
-// sleeping. Every job must end in exactly one Kubernetes Job, one terminal status (succeeded: every
-// injected fault is transient, so none may fail a job), a history without repeats, and exactly
-// one queued, dispatched, started and completed event.
+// 429s, 500s and timeouts, leases overrun, and manifests the API server refuses for good. Leases
+// and backoffs run out by moving the shared clock, not by sleeping. Every job must end in exactly
+// one Kubernetes Job, one terminal status (succeeded: every injected fault is transient, so none
+// may fail a job), a history without repeats, and exactly one queued, dispatched, started and
+// completed event; a poisoned job, in no Kubernetes Job, failed with rejected_by_cluster straight
+// from dispatching, with one queued and one failed event. None is left dispatching.
 func TestFaults(t *testing.T) {
 	n, seed := faultJobs(t), faultSeed(t)
 	t.Logf("fault suite seed %d (replay with %s=%d), %d jobs", seed, envFaultSeed, seed, n)
@@ -471,7 +476,11 @@ func submitMany(t *testing.T, r rig, f *faults, n int) []string {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				ids[i] = fmt.Sprintf("fault-%05d", i)
-				_, errs[i] = r.create(ids[i], fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1), nil)
+				var poison func(map[string]any)
+				if f.chance(poisoned, "poisoned manifest (the API server refuses it)") {
+					poison = func(m map[string]any) { m["spec"].(map[string]any)["backoffLimit"] = -1 }
+				}
+				_, errs[i] = r.createWith(ids[i], fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1), nil, poison)
 			}
 		})
 	}
@@ -488,10 +497,17 @@ func submitMany(t *testing.T, r rig, f *faults, n int) []string {
 // duplicated (something of it twice), wrong (finished, once, but not as it should have).
 type verdict struct{ lost, duplicated, wrong []string }
 
-// journey is the one history a job has on the stand-ins, whatever faults it met.
-var journey = []jobs.Status{jobs.StatusQueued, jobs.StatusDispatching, jobs.StatusPending, jobs.StatusRunning, jobs.StatusSucceeded}
+// journey is the one history a job has on the stand-ins, whatever faults it met; refused, that
+// of a poisoned job, which the cluster refuses.
+var (
+	journey = []jobs.Status{jobs.StatusQueued, jobs.StatusDispatching, jobs.StatusPending, jobs.StatusRunning, jobs.StatusSucceeded}
+	refused = []jobs.Status{jobs.StatusQueued, jobs.StatusDispatching, jobs.StatusFailed}
+)
 
-var wantEvents = []outbox.Type{outbox.JobQueued, outbox.JobDispatched, outbox.JobStarted, outbox.JobCompleted}
+var (
+	wantEvents    = []outbox.Type{outbox.JobQueued, outbox.JobDispatched, outbox.JobStarted, outbox.JobCompleted}
+	refusedEvents = []outbox.Type{outbox.JobQueued, outbox.JobFailed}
+)
 
 func verify(t *testing.T, r rig, ids []string) verdict {
 	t.Helper()
@@ -500,6 +516,11 @@ func verify(t *testing.T, r rig, ids []string) verdict {
 	var v verdict
 	for _, id := range ids {
 		j := r.job(t, id)
+		poison := j.Manifests[0]["spec"].(map[string]any)["backoffLimit"] != nil
+		wantSeen, wantEvs, wantKube := journey, wantEvents, 1
+		if poison {
+			wantSeen, wantEvs, wantKube = refused, refusedEvents, 0
+		}
 		var seen []jobs.Status
 		terminal := 0
 		for _, h := range j.StatusHistory {
@@ -513,10 +534,10 @@ func verify(t *testing.T, r rig, ids []string) verdict {
 			lost = append(lost, "status "+string(j.Status))
 		}
 		switch k := kjobs[id]; {
-		case k == 0:
+		case k < wantKube:
 			lost = append(lost, "no Kubernetes Job")
-		case k > 1:
-			dup = append(dup, fmt.Sprintf("%d Kubernetes Jobs", k))
+		case k > wantKube:
+			dup = append(dup, fmt.Sprintf("%d Kubernetes Jobs, want %d", k, wantKube))
 		}
 		if terminal > 1 || hasRepeat(seen) {
 			dup = append(dup, fmt.Sprintf("history %v", seen))
@@ -527,19 +548,19 @@ func verify(t *testing.T, r rig, ids []string) verdict {
 			}
 		}
 		// A job that ended otherwise than succeeded is wrong, not lost: it is judged below.
-		for _, typ := range wantEvents {
-			if evs[id][typ] == 0 && j.Status == jobs.StatusSucceeded {
+		for _, typ := range wantEvs {
+			if evs[id][typ] == 0 && j.Status == wantSeen[len(wantSeen)-1] {
 				lost = append(lost, "no "+string(typ)+" event")
 			}
 		}
+		last := j.StatusHistory[len(j.StatusHistory)-1].Reason
 		switch {
 		case len(lost) > 0:
 			v.lost = append(v.lost, id+": "+strings.Join(append(lost, dup...), "; "))
 		case len(dup) > 0:
 			v.duplicated = append(v.duplicated, id+": "+strings.Join(dup, "; "))
-		case !slices.Equal(seen, journey) || len(evs[id]) != len(wantEvents):
-			v.wrong = append(v.wrong, fmt.Sprintf("%s: history %v (last reason %q), events %v",
-				id, seen, j.StatusHistory[len(j.StatusHistory)-1].Reason, evs[id]))
+		case !slices.Equal(seen, wantSeen) || len(evs[id]) != len(wantEvs) || poison != strings.HasPrefix(last, jobs.ReasonRejectedByCluster):
+			v.wrong = append(v.wrong, fmt.Sprintf("%s: history %v (last reason %q), events %v", id, seen, last, evs[id]))
 		}
 	}
 	return v
