@@ -28,7 +28,7 @@ const (
 	msgName               = "name %q would be refused by Kubernetes: %s"
 	msgGenerateName       = "generateName %q would be refused by Kubernetes: %s"
 	msgJobNameLabel       = "the name has %d characters, and a Job's name becomes its pods' job-name label, which holds at most %d: shorten it"
-	msgIndexedJobName     = "the Indexed Job's last pod would be named %q, which Kubernetes refuses: %s; shorten the name (or lower completions)"
+	msgIndexedJobName     = "an Indexed Job's pods are named after it with -<index>, and %q would be refused by Kubernetes: %s; choose a shorter name without dots, or fewer completions"
 	msgCronJobName        = "the name has %d characters, and a CronJob's name may have at most %d (its jobs add 11 to it): shorten it"
 	msgLabelKey           = "label key %q would be refused by Kubernetes: %s"
 	msgLabelValue         = "label value %q would be refused by Kubernetes: %s"
