@@ -36,12 +36,15 @@ const (
 	accessWrite               // admin or member
 )
 
-// authed wraps h so that it runs only for a known principal with the access it needs, found in the
-// request's context by principalOf.
+// authed wraps h so that it runs only for a known principal within its tenant's request budget
+// and with the access it needs, found in the request's context by principalOf.
 func (a *api) authed(need access, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := a.authenticate(r)
 		if err != nil {
+			return err
+		}
+		if err := a.throttle(w, r, p); err != nil {
 			return err
 		}
 		if need == accessWrite && !p.Tenant.Role.CanWrite() {

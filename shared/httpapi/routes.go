@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/policy"
+	"github.com/tidegate/tidegate/shared/ratelimit"
 )
 
 // Deps are what the API needs from the outside world.
@@ -45,6 +46,10 @@ type Deps struct {
 	Webhooks             WebhookStore
 	WebhookQueue         WebhookQueue
 	WebhooksAllowPrivate bool
+	// Rate is a tenant's request budget on this process unless its record sets its own (see
+	// throttle.go). The zero Rate limits only tenants whose record sets both a rate and a burst:
+	// tests of the API alone.
+	Rate ratelimit.Limit
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -61,6 +66,8 @@ type api struct {
 	capacity   func(region string) int
 	iamCaller  IAMCaller
 	now        func() time.Time
+	rate       ratelimit.Limit
+	buckets    *ratelimit.Buckets
 
 	apps          AppStore
 	secrets       SecretStore
@@ -96,6 +103,7 @@ func newAPI(d Deps) *api {
 	a := &api{
 		log: d.Log, principals: d.Principals, jobs: d.Jobs, templates: d.Templates, policy: d.Policy,
 		ringer: d.Ringer, regions: d.Regions, clusters: d.Clusters, capacity: d.Capacity, iamCaller: d.IAMCaller, now: d.Now,
+		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets),
 		mux: http.NewServeMux(), paths: http.NewServeMux(),
 	}
 	if a.log == nil {

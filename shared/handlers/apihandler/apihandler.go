@@ -46,6 +46,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Clusters:   clusters,
 		Capacity:   cfg.Capacity,
 		IAMCaller:  iam,
+		Rate:       cfg.Rate(),
 
 		Apps:          dynamo.NewAppStore(c.DynamoDB, t),
 		Secrets:       dynamo.NewSecretStore(c.DynamoDB, t.Control),
