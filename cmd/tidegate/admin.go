@@ -59,13 +59,19 @@ func tenantsPutCmd() *cobra.Command {
 	var role string
 	var iamARNs []string
 	var shareNamespace bool
+	var maxPriority int
+	var quotas []string
 	cmd := &cobra.Command{
-		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|member|viewer] [--iam-arn ARN…] [--share-namespace]",
+		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|member|viewer] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--quota REGION=JOBS[:GPUS]…]",
 		Short:   "Create or replace a tenant",
-		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member",
+		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member --max-priority 80 --quota us-east-1=4:8",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t.Name, t.Role, t.CreatedAt = args[0], tenancy.Role(role), time.Now().UTC()
+			t.Name, t.Role, t.CreatedAt, t.MaxPriority = args[0], tenancy.Role(role), time.Now().UTC(), &maxPriority
+			var err error
+			if t.Quotas, err = tenancy.ParseRegionQuotas(quotas); err != nil {
+				return fmt.Errorf("--quota: %w", err)
+			}
 			if err := t.Validate(); err != nil {
 				return err
 			}
@@ -89,7 +95,7 @@ func tenantsPutCmd() *cobra.Command {
 					return err
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: org %s, role %s, namespaces %s\n", t.Name, t.Org, t.Role, strings.Join(t.Namespaces, ", "))
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: org %s, role %s, namespaces %s, max priority %d\n", t.Name, t.Org, t.Role, strings.Join(t.Namespaces, ", "), t.PriorityLimit())
 			return nil
 		},
 	}
@@ -98,6 +104,8 @@ func tenantsPutCmd() *cobra.Command {
 	cmd.Flags().StringVar(&role, "role", string(tenancy.RoleMember), "admin, member or viewer")
 	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM principal ARN that acts for the tenant through API Gateway")
 	cmd.Flags().BoolVar(&shareNamespace, "share-namespace", false, "let the tenant hold namespaces another tenant already holds (each then sees the other's jobs there)")
+	cmd.Flags().IntVar(&maxPriority, "max-priority", tenancy.TopPriority, "the highest priority the tenant's jobs may have, 0 to 100")
+	cmd.Flags().StringArrayVar(&quotas, "quota", nil, "the tenant's share of a region, REGION=JOBS[:GPUS]; repeat for each region (others get the default share)")
 	_ = cmd.MarkFlagRequired("org")
 	_ = cmd.MarkFlagRequired("namespace")
 	return cmd

@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // adminEnv points `tidegate admin` at a control table of this test's own on DynamoDB Local, and
@@ -90,5 +93,39 @@ func TestTenantsPutNamespaces(t *testing.T) {
 	b, err := store.Tenant(context.Background(), "team-b")
 	if err != nil || !b.Allows("ml-train") {
 		t.Errorf("team-b after --share-namespace = %+v, %v; want it to hold ml-train", b, err)
+	}
+}
+
+func TestTenantsPutLimits(t *testing.T) {
+	store := adminEnv(t)
+	for _, tt := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"--max-priority", "101"}, "max priority 101 must be a whole number from 0 to 100"},
+		{[]string{"--max-priority", "-1"}, "from 0 to 100"},
+		{[]string{"--quota", "us-east-1"}, "--quota: quota \"us-east-1\" is not REGION=JOBS[:GPUS]"},
+		{[]string{"--quota", "us-east-1=4:x"}, "GPUS a whole number"},
+		{[]string{"--quota", "us-east-1=1", "--quota", "us-east-1=2"}, "two quotas"},
+	} {
+		args := append([]string{"tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns"}, tt.args...)
+		if _, err := admin(t, args...); err == nil || !strings.Contains(err.Error(), tt.say) {
+			t.Errorf("tidegate admin %s = %v, want an error saying %q", strings.Join(args, " "), err, tt.say)
+		}
+	}
+	if out, err := admin(t, "tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns"); err != nil {
+		t.Fatalf("tenants put lim = %v\n%s", err, out)
+	}
+	if got, err := store.Tenant(context.Background(), "lim"); err != nil || got.PriorityLimit() != 100 || got.Quotas != nil {
+		t.Errorf("tenant put without limits = %+v, %v; want max priority 100 and no quotas", got, err)
+	}
+	if out, err := admin(t, "tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns", "--max-priority", "0",
+		"--quota", "us-east-1=4:8", "--quota", "us-west-2=2"); err != nil {
+		t.Fatalf("tenants put lim with limits = %v\n%s", err, out)
+	}
+	got, err := store.Tenant(context.Background(), "lim")
+	want := map[string]tenancy.Quota{"us-east-1": {Jobs: 4, GPUs: 8}, "us-west-2": {Jobs: 2}}
+	if err != nil || got.PriorityLimit() != 0 || !cmp.Equal(got.Quotas, want) {
+		t.Errorf("tenant put with --max-priority 0 and quotas = %+v, %v; want max priority 0 and quotas %v", got, err, want)
 	}
 }

@@ -75,7 +75,7 @@ func (a *api) submitManifests(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s := submission{manifests: ms, namespace: req.Namespace, region: req.Region, priority: jobs.DefaultPriority, idempotencyKey: key, body: body}
+	s := submission{manifests: ms, namespace: req.Namespace, region: req.Region, priority: jobs.DefaultPriority, priorityDefaulted: true, idempotencyKey: key, body: body}
 	if err := a.admit(r.Context(), &s); err != nil {
 		return err
 	}
@@ -118,6 +118,7 @@ func (js jobSettings) submission(ms []map[string]any, idempotencyKey string, bod
 	s := submission{
 		manifests: ms, namespace: js.Namespace, region: js.Region, priority: jobs.DefaultPriority, labels: js.Labels,
 		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, idempotencyKey: idempotencyKey, body: body,
+		priorityDefaulted: js.Priority == nil,
 	}
 	if js.Priority != nil {
 		s.priority = *js.Priority

@@ -45,6 +45,9 @@ type submission struct {
 	body           []byte // the raw request, for the idempotency digest
 	gpus           int64  // what the pods ask for in all, as the policy counted them
 	podless        bool   // no manifest runs a pod
+	// priorityDefaulted says the request gave no priority: the default then yields to a tenant
+	// limit below it, where a priority asked for is refused.
+	priorityDefaulted bool
 }
 
 // admit checks the submission's fields and its manifests against the policy, and answers the
@@ -77,6 +80,12 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	if len(bad) > 0 {
 		return Invalid("fix the listed fields", bad...)
 	}
+	if limit := tenant.PriorityLimit(); s.priority > limit {
+		if !s.priorityDefaulted {
+			return priorityAboveLimit(tenant.Name, s.priority, limit)
+		}
+		s.priority = limit
+	}
 	res := a.policy.Check(policy.Request{Manifests: s.manifests, Namespaces: tenant.Namespaces, DefaultNamespace: s.namespace})
 	if !res.Allowed() {
 		return policyError(res.Violations)
@@ -101,6 +110,25 @@ func (a *api) oneNamespace(s *submission) error {
 	}
 	return nil
 }
+
+// limitViolation is a job setting above what its tenant may ask for, as a 422 lists it.
+type limitViolation struct {
+	Field   string `json:"field"`
+	Limit   int    `json:"limit"`
+	Message string `json:"message"`
+}
+
+// priorityAboveLimit is the 422 of a job whose priority is above its tenant's limit.
+func priorityAboveLimit(tenant string, priority, limit int) *Error {
+	msg := fmt.Sprintf(msgPriorityAboveLimit, priority, tenant, limit)
+	e := Errorf(CodePolicyViolation, "%s; submit at priority %d or lower, or ask an operator to raise it (tidegate admin tenants put --max-priority)", msg, limit)
+	e.Fields = []FieldProblem{{"priority", fmt.Sprintf("at most %d", limit)}}
+	e.Violations = []any{limitViolation{Field: "priority", Limit: limit, Message: msg}}
+	return e
+}
+
+// msgPriorityAboveLimit says which priority, whose limit and what it is.
+const msgPriorityAboveLimit = "priority %d is above tenant %s's limit of %d"
 
 func policyError(vs []policy.Violation) *Error {
 	e := Errorf(CodePolicyViolation, "%d policy violation(s); each names the document, field and what to change", len(vs))
