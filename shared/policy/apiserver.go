@@ -18,7 +18,10 @@ import (
 // annotations, containers' names, ports and environment, and the restart policies each kind's
 // pods may have. Each object is judged as the API server judges it, after its defaults (an
 // unset restartPolicy is Always) and after name generation. What this package cannot decide
-// without a cluster, or is unsure of, it lets through for the cluster to decide.
+// without a cluster, or is unsure of, it lets through for the cluster to decide: the metadata of
+// a CronJob's job template and of a StatefulSet's volume claim templates (not validated on
+// create by every server version), label selectors, and the many fields whose values only the
+// server's own validation knows in full (probes, volumes, resources beyond the caps).
 
 // checkAPIMeta checks an object's name (or generateName), labels and annotations.
 func checkAPIMeta(rule kindRule, m *metav1.ObjectMeta, r *report) {

@@ -377,3 +377,22 @@ func countValues(v any) int {
 	}
 	return n
 }
+
+// BenchmarkAPIServerChecksDeployment is what refusing early what the API server would refuse
+// adds to a check: the metadata and pod checks alone on the typed Deployment, against the
+// evaluation.
+func BenchmarkAPIServerChecksDeployment(b *testing.B) {
+	ms := decoded(b, benchDeployment)
+	k, _ := kindOf(ms[0])
+	rule := checkable[k]
+	d := typed(b, ms)[0].(*appsv1.Deployment)
+	var out []Violation
+	r := &report{out: &out}
+	againstUpstream(b, typedPods(b, ms), func() {
+		checkAPIMeta(rule, &d.ObjectMeta, r)
+		checkAPIPod(rule, templateRef(&d.Spec.Template, "spec.template"), r)
+	})
+	if len(out) > 0 {
+		b.Fatalf("the benchmark's Deployment is refused: %v", out)
+	}
+}
