@@ -307,7 +307,7 @@ func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []ad
 		if reason == "" && gate == nil {
 			continue
 		}
-		err := h.Store.Apply(ctx, j, jobs.Wait(j, reason, position, gate, now))
+		err := h.Store.Apply(ctx, j, jobs.Wait(reason, position, gate, now))
 		if err != nil && !errors.Is(err, records.ErrStale) {
 			errs = append(errs, err)
 		}

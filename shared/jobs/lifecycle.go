@@ -163,9 +163,9 @@ func Park(j Job, why string, until, at time.Time) (Job, Change, error) {
 	return out, c, nil
 }
 
-// Wait is what the record of queued job j says of its wait, at: reason and position, and the spot
-// price seen for its cap (each left as it is when zero).
-func Wait(j Job, reason string, position int, gate *SpotGate, at time.Time) Change {
+// Wait is what a queued job's record says of its wait, at: reason and position, and the spot
+// price seen for its cap (each left as it is when zero). It holds only while the job is queued.
+func Wait(reason string, position int, gate *SpotGate, at time.Time) Change {
 	return Change{From: StatusQueued, To: StatusQueued, At: at.UTC(), PendingReason: reason, QueuePosition: position, SpotGate: gate}
 }
 

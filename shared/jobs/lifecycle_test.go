@@ -117,7 +117,7 @@ func TestCheckRefusesWhatNoStoreShouldWrite(t *testing.T) {
 			t.Errorf("%s: Check(%+v) = nil, want an error", name, c)
 		}
 	}
-	if err := Wait(New("job-1", "ml", "a", "r", 50, nil, nil, at), "capacity", 2, nil, at).Check(); err != nil {
+	if err := Wait("capacity", 2, nil, at).Check(); err != nil {
 		t.Errorf("Wait's change: %v", err)
 	}
 }
