@@ -22,6 +22,9 @@ type Candidate struct {
 	GPUs int64
 	// Spot is the job's price cap, nil for a job that runs at any price.
 	Spot *jobs.Spot
+	// Tenant is whose job it is, which only quotas read (see Capacity.Shares). "" is a tenant
+	// like any other under quotas.
+	Tenant string
 }
 
 // Capacity is how much of the region the jobs may use, and how much dispatched jobs already hold.
@@ -35,7 +38,26 @@ type Capacity struct {
 	MaxGPUs    int64
 	ActiveJobs int
 	ActiveGPUs int64
+
+	// Shares is each tenant's nominal share of the region, by tenant name; a tenant not named has
+	// DefaultShare. With no Shares and a zero DefaultShare there are no quotas, and Decide admits
+	// as it always has, whatever the candidates' tenants. Under a GPU cap (MaxGPUs > 0) a share's
+	// GPUs count; without one only its jobs do.
+	Shares       map[string]Amount
+	DefaultShare Amount
+	// InUse is what each tenant's active jobs hold, by tenant name: its jobs and the GPUs they
+	// request. ActiveJobs and ActiveGPUs stay the region's totals, the sums of these.
+	InUse map[string]Amount
 }
+
+// Amount is an amount of a region's room: jobs, and the GPUs they request.
+type Amount struct {
+	Jobs int
+	GPUs int64
+}
+
+// quotas says whether c shares the region among tenants by quotas.
+func (c Capacity) quotas() bool { return c.Shares != nil || c.DefaultShare != (Amount{}) }
 
 // Reason says why a job was not admitted. The values are what the API shows as pending_reason.
 type Reason string
@@ -52,6 +74,10 @@ const (
 	// ReasonQueuedBehindHigherPriority: the job waits for room, and a job of strictly higher
 	// priority is waiting for room ahead of it.
 	ReasonQueuedBehindHigherPriority Reason = "queued_behind_higher_priority"
+	// ReasonTenantQuotaExhausted: the job's tenant holds its share of the region or more, and a
+	// job of a tenant under its share waits for room: room that frees goes to that one first.
+	// Capacity is only borrowed beyond a tenant's share when no tenant under its share waits.
+	ReasonTenantQuotaExhausted Reason = "tenant_quota_exhausted"
 	// ReasonNameInUse is dispatch's, not this package's: the job was admitted, but one of its
 	// objects' names is held by a finished Job of an earlier job whose end no beat has recorded
 	// yet. It waits in the queue until one has; then the finished Job makes way.

@@ -23,7 +23,13 @@ import (
 //
 // The price gate is judged before room, so a capped job's reason names its price even in a full
 // region: room would not be enough for it. Decide never changes candidates or prices.
+//
+// Under quotas (capacity.Shares or DefaultShare set) the region is shared among the candidates'
+// tenants as decideShared says; without them the tenants are not read.
 func Decide(candidates []Candidate, capacity Capacity, prices map[string]spotgate.Observation) Decision {
+	if capacity.quotas() {
+		return decideShared(candidates, capacity, prices)
+	}
 	order, l := dispatchOrder(candidates, prices)
 	d := walk(order, l, roomOf(capacity, candidates))
 	// The IDs are read after the walk, in a loop whose reads do not wait on each other, so the

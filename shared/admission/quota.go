@@ -1,0 +1,170 @@
+package admission
+
+import "github.com/tidegate/tidegate/shared/spotgate"
+
+// Quotas share a region among tenants as Kueue's ClusterQueues share a cohort: each tenant has a
+// nominal share (Capacity.Shares), may borrow what the others leave idle, and borrowed room is
+// never lent again while a tenant under its share has a job waiting. Nothing running is
+// preempted: a borrower keeps what it holds until its jobs end.
+//
+// decideShared orders the candidates as Decide does, then reorders each run of equal priority
+// fairly (the tenant furthest below its share first, each tenant's own jobs keeping their order),
+// and walks that order twice:
+//
+//   - First, only the jobs within their tenant's share: one is within it when its tenant's
+//     active and admitted jobs, with it, are at most the share's jobs, and (under a GPU cap)
+//     their GPUs at most the share's GPUs. Each is admitted if the region has room, as Decide
+//     admits; one there is no room for is owed room, which the second walk keeps for it.
+//   - Then the rest, borrowing: each is admitted if the region has room beyond what the jobs
+//     owed room need (one slot each and their GPUs). One that is not waits with
+//     ReasonTenantQuotaExhausted while any job within its share waits for room, and for room
+//     otherwise.
+//
+// So a job within its tenant's share never waits for a borrower, whatever their priorities: a
+// share is what the tenant is sure of. Idle room is used whenever a job fits it, unless it is
+// owed. Jobs held by their price cap wait as in Decide, taking no room.
+func decideShared(candidates []Candidate, c Capacity, prices map[string]spotgate.Observation) Decision {
+	order, l := dispatchOrder(candidates, prices)
+	r := roomOf(c, candidates)
+	ts := tenantsOf(candidates, c)
+	fairOrder(order, l, &r, ts)
+	marks := ts.walk(order, l, &r)
+	return decision(order, marks, candidates)
+}
+
+// tenants are the candidates' tenants, numbered in order of first appearance.
+type tenants struct {
+	of    []int32  // each candidate's tenant, in the order given
+	share []Amount // by tenant
+	used  []Amount // by tenant: what its active jobs hold, and then what the walk admits
+}
+
+func tenantsOf(candidates []Candidate, c Capacity) tenants {
+	ids := make(map[string]int32)
+	ts := tenants{of: make([]int32, len(candidates))}
+	// Queues arrive with runs of one tenant's jobs often enough that the last tenant is worth
+	// trying before the map.
+	last, lastID := "", int32(-1)
+	for i := range candidates {
+		name := candidates[i].Tenant
+		if lastID >= 0 && name == last {
+			ts.of[i] = lastID
+			continue
+		}
+		id, ok := ids[name]
+		if !ok {
+			id = int32(len(ts.share))
+			ids[name] = id
+			share, named := c.Shares[name]
+			if !named {
+				share = c.DefaultShare
+			}
+			ts.share = append(ts.share, share)
+			ts.used = append(ts.used, c.InUse[name])
+		}
+		ts.of[i], last, lastID = id, name, id
+	}
+	return ts
+}
+
+// within says whether tenant t's share has room for one more job needing need GPUs.
+func (ts tenants) within(t int32, need int64) bool {
+	u, s := ts.used[t], ts.share[t]
+	return u.Jobs < s.Jobs && (need == 0 || u.GPUs+need <= s.GPUs)
+}
+
+// need is candidate k's GPUs as the room counts them: none without a GPU cap.
+func (r *room) need(k int) int64 {
+	if r.gpuCapped {
+		return r.needs[k]
+	}
+	return 0
+}
+
+// mark is what the walk under quotas decided for one job.
+type mark uint8
+
+const (
+	markRoom mark = iota // waits for room
+	markAdmit
+	markUnknownPrice
+	markAboveCap
+	markQuota // waits for the room owed to tenants under their shares
+)
+
+// walk decides each job of order, as decideShared says, and leaves each word of order as its
+// job's index. It answers each job's mark, by position in order.
+func (ts tenants) walk(order []word, l layout, r *room) []mark {
+	marks := make([]mark, len(order))
+	var borrowers []int32 // positions in order
+	owedSlots, owedGPUs := 0, int64(0)
+	for i, w := range order {
+		k := l.index(w)
+		order[i] = word(k)
+		switch l.verdict(w) {
+		case unknownPrice:
+			marks[i] = markUnknownPrice
+			continue
+		case aboveCap:
+			marks[i] = markAboveCap
+			continue
+		}
+		t, need := ts.of[k], r.need(k)
+		switch {
+		case !ts.within(t, need):
+			borrowers = append(borrowers, int32(i))
+		case r.take(k):
+			marks[i] = markAdmit
+			ts.used[t].Jobs++
+			ts.used[t].GPUs += need
+		default:
+			owedSlots, owedGPUs = owedSlots+1, owedGPUs+need
+		}
+	}
+	r.slots, r.gpus = max(r.slots-owedSlots, 0), r.gpus-owedGPUs
+	for _, i := range borrowers {
+		switch {
+		case r.take(int(order[i])):
+			marks[i] = markAdmit
+		case owedSlots > 0:
+			marks[i] = markQuota
+		}
+	}
+	return marks
+}
+
+var markReasons = [...]Reason{markUnknownPrice: ReasonSpotPriceUnknown, markAboveCap: ReasonSpotPriceAboveCap, markQuota: ReasonTenantQuotaExhausted}
+
+// decision lists the walk's marks as a Decision, in order. Among the jobs waiting for room, as in
+// Decide, those of the first one's priority wait with ReasonCapacity.
+func decision(order []word, marks []mark, candidates []Candidate) Decision {
+	admits := 0
+	for _, m := range marks {
+		if m == markAdmit {
+			admits++
+		}
+	}
+	d := Decision{Admit: make([]string, 0, admits), Waiting: make([]Wait, 0, len(order)-admits)}
+	headPrio := -1
+	for i, w := range order {
+		c := &candidates[int(w)]
+		m := marks[i]
+		if m == markAdmit {
+			d.Admit = append(d.Admit, c.ID)
+			continue
+		}
+		reason := markReasons[m]
+		if m == markRoom {
+			p := clampPriority(c.Priority)
+			if headPrio < 0 {
+				headPrio = p
+			}
+			reason = ReasonCapacity
+			if p < headPrio {
+				reason = ReasonQueuedBehindHigherPriority
+			}
+		}
+		d.Waiting = append(d.Waiting, Wait{ID: c.ID, Reason: reason, Position: len(d.Waiting) + 1})
+	}
+	return d
+}
