@@ -54,7 +54,7 @@ func TestDecideWithQuotas(t *testing.T) {
 		{"priority orders a tenant's own jobs", []Candidate{of("a", job("a-lo", 10, 0)), of("a", job("a-hi", 90, 1))},
 			Capacity{MaxActive: 1, Shares: two},
 			Decision{Admit: []string{"a-hi"}, Waiting: []Wait{wait("a-lo", ReasonCapacity, 1)}}},
-		{"the default share is every unnamed tenant's, the no-tenant one too", []Candidate{of("", job("anon", 50, 0)), of("x", job("x1", 50, time.Second)), of("x", job("x2", 50, 2 * time.Second))},
+		{"the default share is every unnamed tenant's, the no-tenant one too", []Candidate{of("", job("anon", 50, 0)), of("x", job("x1", 50, time.Second)), of("x", job("x2", 50, 2*time.Second))},
 			Capacity{MaxActive: 2, DefaultShare: Amount{Jobs: 1}},
 			Decision{Admit: []string{"anon", "x1"}, Waiting: []Wait{wait("x2", ReasonCapacity, 1)}}},
 		{"a capped job waits on its price under quotas too", []Candidate{of("a", capped(job("a1", 50, 0), "g5.xlarge", 0.1)), of("a", job("a2", 40, 0))},
