@@ -70,7 +70,7 @@ func checkLabelsAndAnnotations(m *metav1.ObjectMeta, path string, r *report) {
 
 // sortedKeys is m's keys for which bad holds, sorted so that the same manifest always reports
 // the same list; nil, without allocating, when there are none.
-func sortedKeys(m map[string]string, bad func(k, v string) bool) []string {
+func sortedKeys[V any](m map[string]V, bad func(k string, v V) bool) []string {
 	var keys []string
 	for k, v := range m {
 		if bad(k, v) {
@@ -79,6 +79,35 @@ func sortedKeys(m map[string]string, bad func(k, v string) bool) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// checkKeys holds the keys of a ConfigMap's or Secret's data (field names which) to the API
+// server's rule for them; other, if not nil, is the object's other bag of data, which may not
+// hold the same key.
+func checkKeys[V, W any](m map[string]V, field string, other map[string]W, otherField string, r *report) {
+	for _, k := range sortedKeys(m, func(k string, _ V) bool {
+		_, twice := other[k]
+		return !configKey.valid(k) || twice
+	}) {
+		if why := configKey.refused(k); why != "" {
+			r.addf(field+"["+k+"]", msgDataKey, clip(k), why)
+		}
+		if _, twice := other[k]; twice {
+			r.addf(field+"["+k+"]", msgDataKeyTwice, clip(k), otherField)
+		}
+	}
+}
+
+func checkConfigMap(c *corev1.ConfigMap, r *report) {
+	checkKeys(c.Data, "data", c.BinaryData, "binaryData", r)
+	checkKeys(c.BinaryData, "binaryData", map[string]string(nil), "", r)
+}
+
+// checkSecretKeys is checkConfigMap for a Secret, whose stringData the API server merges into
+// its data, a key in both taking stringData's value.
+func checkSecretKeys(s *corev1.Secret, r *report) {
+	checkKeys(s.Data, "data", map[string]string(nil), "", r)
+	checkKeys(s.StringData, "stringData", map[string]string(nil), "", r)
 }
 
 // checkAPIPod checks a pod or pod template: its template's labels and annotations, its restart

@@ -50,9 +50,19 @@ func object(kind, name string) map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": kind, "metadata": meta(name)}
 }
 
-func configMap(edit func(md map[string]any)) map[string]any {
+// configMap is a ConfigMap whose metadata edit changes, with fields and values in pairs.
+func configMap(edit func(md map[string]any), fields ...any) map[string]any {
 	m := object("ConfigMap", "cfg")
 	edit(at(m, "metadata"))
+	for i := 0; i < len(fields); i += 2 {
+		m[fields[i].(string)] = fields[i+1]
+	}
+	return m
+}
+
+func secret(fields ...any) map[string]any {
+	m := configMap(func(map[string]any) {}, fields...)
+	m["kind"] = "Secret"
 	return m
 }
 
@@ -158,6 +168,11 @@ func TestCheckAPIServerRefuses(t *testing.T) {
 		{"Job template annotation key that is empty", withPod(t, job, func(m, _ map[string]any) {
 			at(m, "spec", "template", "metadata")["annotations"] = map[string]any{"": "x"}
 		}), "spec.template.metadata.annotations[]"},
+		{"ConfigMap data key with a space", configMap(func(md map[string]any) {}, "data", map[string]any{"my key": "x"}), "data[my key]"},
+		{"ConfigMap binaryData key starting with '..'", configMap(func(md map[string]any) {}, "binaryData", map[string]any{"..x": "eA=="}), "binaryData[..x]"},
+		{"ConfigMap key in data and binaryData", configMap(func(md map[string]any) {}, "data", map[string]any{"k": "x"}, "binaryData", map[string]any{"k": "eA=="}), "data[k]"},
+		{"Secret stringData key with a slash", secret("stringData", map[string]any{"a/b": "x"}), "stringData[a/b]"},
+		{"Secret data key '.'", secret("data", map[string]any{".": "eA=="}), "data[.]"},
 		{"container name with upper case", withPod(t, pod, edit(mainContainer, "name", "Main")), "spec.containers[0].name"},
 		{"container name with a dot", withPod(t, pod, edit(mainContainer, "name", "main.v1")), "spec.containers[0].name"},
 		{"container without a name", withPod(t, pod, func(_, spec map[string]any) { delete(at(spec, mainContainer...), "name") }), "spec.containers[0].name"},
@@ -242,6 +257,8 @@ func TestCheckAPIServerAccepts(t *testing.T) {
 		{"annotations of upper-case keys, exactly 256 KiB", configMap(func(md map[string]any) {
 			md["annotations"] = map[string]any{"Example.COM/Key": strings.Repeat("x", annotations-len("Example.COM/Key"))}
 		})},
+		{"ConfigMap and Secret keys at the edges", configMap(func(md map[string]any) {}, "data", map[string]any{"config.yaml": "x", ".env": "x", "KEY_NAME-1": "x", strings.Repeat("k", 253): "x"}, "binaryData", map[string]any{"a..b": "eA=="})},
+		{"Secret key in data and stringData (stringData wins)", secret("data", map[string]any{"k": "eA=="}, "stringData", map[string]any{"k": "y", "tls.crt": "z"})},
 		{"container name of 63 characters", withPod(t, pod, edit(mainContainer, "name", label63))},
 		{"init container and container of different names", withPod(t, job, withContainers(t, "initContainers", "fetch"))},
 		{"port names at the edges, repeated across containers", withPod(t, deployment, func(_, spec map[string]any) {

@@ -78,8 +78,11 @@ var checkable = map[Kind]kindRule{
 	{"apps/v1", "DaemonSet"}: rule[appsv1.DaemonSet](func(s *appsv1.DaemonSet) podRef {
 		return templateRef(&s.Spec.Template, "spec.template")
 	}, nil).restarting(alwaysRestart),
-	{"v1", "ConfigMap"}:                  rule[corev1.ConfigMap](nil, nil),
-	{"v1", "Secret"}:                     rule[corev1.Secret](nil, checkSecret),
+	{"v1", "ConfigMap"}: rule[corev1.ConfigMap](nil, checkConfigMap),
+	{"v1", "Secret"}: rule[corev1.Secret](nil, func(s *corev1.Secret, r *report) {
+		checkSecret(s, r)
+		checkSecretKeys(s, r)
+	}),
 	{"v1", "PersistentVolumeClaim"}:      rule[corev1.PersistentVolumeClaim](nil, nil),
 	{"v1", "ServiceAccount"}:             rule[corev1.ServiceAccount](nil, nil),
 	{"policy/v1", "PodDisruptionBudget"}: rule[policyv1.PodDisruptionBudget](nil, nil),

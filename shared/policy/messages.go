@@ -43,6 +43,9 @@ const (
 	msgPortDuplicate      = "another port of this container is already named %q: give each its own name"
 	msgEnvName            = "environment variable name %q would be refused by Kubernetes: %s"
 
+	msgDataKey      = "key %q would be refused by Kubernetes: %s"
+	msgDataKeyTwice = "key %q is also in %s: keep it in one of the two"
+
 	msgServicePortNoName    = "a Service with several ports must name each of them: set name, e.g. http"
 	msgServicePortName      = "Service port name %q would be refused by Kubernetes: %s"
 	msgServicePortDuplicate = "another port of this Service is already named %q: give each its own name"

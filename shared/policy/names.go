@@ -34,6 +34,8 @@ var (
 	envName = format{relaxedEnvName, validation.IsRelaxedEnvVarName}
 	// dnsLabelValue is a container's or a Service port's name.
 	dnsLabelValue = format{dnsLabel, validation.IsDNS1123Label}
+	// configKey is a key of a ConfigMap's or a Secret's data.
+	configKey = format{configMapKey, validation.IsConfigMapKey}
 )
 
 // refused answers why the API server refuses s under f, or "" if it accepts it.
@@ -138,4 +140,18 @@ func relaxedEnvName(s string) bool {
 		}
 	}
 	return len(s) > 0
+}
+
+// configMapKey is at most 253 letters, digits, '-', '_' and '.', not "." and not starting with
+// "..", which would name the directory above where the key is mounted.
+func configMapKey(s string) bool {
+	if len(s) == 0 || len(s) > validation.DNS1123SubdomainMaxLength || s == "." || strings.HasPrefix(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
 }

@@ -14,6 +14,7 @@ var formats = map[string]format{
 	"label value":        labelValue,
 	"port name":          portName,
 	"env name":           envName,
+	"data key":           configKey,
 }
 
 // FuzzFormatsAgreeWithUpstream holds each scan to apimachinery's function for its rule: a scan
@@ -26,6 +27,7 @@ func FuzzFormatsAgreeWithUpstream(f *testing.F) {
 		"my_name", "My.Name", "example.com/name", "Example.com/Name", "/name", "example.com/", "a/b/c",
 		"http", "http-alt", "8080", "a23456789012345", "a234567890123456", "9-a",
 		"MY_VAR", "1.my env-name!~", "A=B", "CAFÉ", "a\tb", "\x7f", " ",
+		"config.yaml", ".env", "..env", "..", "a..b", "my key",
 		strings.Repeat("a", 63), strings.Repeat("a", 64), strings.Repeat("a", 253), strings.Repeat("a", 254),
 		strings.Repeat("a", 63) + "." + strings.Repeat("a", 63), strings.Repeat("a.", 126) + "a",
 	} {
