@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +92,28 @@ func TestThrottleLeavesOpenAndUnauthenticatedAlone(t *testing.T) {
 	}
 	if n := a.buckets.Len(); n != 0 {
 		t.Errorf("after open and unauthenticated requests, %d buckets kept, want none", n)
+	}
+}
+
+// Every route a principal calls may answer 429, and /openapi.json must say so.
+func TestOpenAPIDescribesThrottling(t *testing.T) {
+	var spec struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Ref string `json:"$ref"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPISpec, &spec); err != nil {
+		t.Fatalf("openapi.json does not parse: %v", err)
+	}
+	for _, r := range newAPI(Deps{}).routes {
+		if r.Open || r.Path == "/api/v1/hosts/{host}/register" {
+			continue
+		}
+		op := spec.Paths[r.Path][strings.ToLower(r.Method)]
+		if got := op.Responses["429"].Ref; got != "#/components/responses/Throttled" {
+			t.Errorf("openapi.json: %s %s answers 429 with %q, want #/components/responses/Throttled", r.Method, r.Path, got)
+		}
 	}
 }
