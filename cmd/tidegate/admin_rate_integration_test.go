@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestTenantsPutRate: --rate and --burst land on the tenant's record; put again without them and
+// the tenant is back on the default (0); a negative one is refused before anything is stored.
+func TestTenantsPutRate(t *testing.T) {
+	store := adminEnv(t)
+	ctx := context.Background()
+	put := []string{"tenants", "put", "ml", "--org", "acme", "--namespace", "ml-train"}
+	if out, err := admin(t, append(put, "--rate", "2.5", "--burst", "40")...); err != nil {
+		t.Fatalf("tenants put ml --rate 2.5 --burst 40 = %v\n%s", err, out)
+	}
+	got, err := store.Tenant(ctx, "ml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RateLimit != 2.5 || got.RateBurst != 40 {
+		t.Errorf("after --rate 2.5 --burst 40, tenant ml has rate %v, burst %d; want 2.5, 40", got.RateLimit, got.RateBurst)
+	}
+	if out, err := admin(t, put...); err != nil {
+		t.Fatalf("tenants put ml = %v\n%s", err, out)
+	}
+	if got, _ = store.Tenant(ctx, "ml"); got.RateLimit != 0 || got.RateBurst != 0 {
+		t.Errorf("after put without --rate, tenant ml has rate %v, burst %d; want 0, 0 (the default)", got.RateLimit, got.RateBurst)
+	}
+	_, err = admin(t, "tenants", "put", "ops", "--org", "acme", "--namespace", "ops", "--burst", "-1")
+	if err == nil || !strings.Contains(err.Error(), "burst -1") {
+		t.Errorf("tenants put ops --burst -1 = %v, want a refusal naming the burst", err)
+	}
+	if _, err := store.Tenant(ctx, "ops"); err == nil {
+		t.Error("tenants put ops --burst -1 stored ops though it refused")
+	}
+}
