@@ -140,6 +140,14 @@ var steps = []Step{
 		},
 	},
 	{
+		Name: "quotas", About: "admission under quotas over 10,000 queued jobs of 50 tenants, against admission of the same jobs without quotas (≤ 1.5×), and linear (t(20k)/t(10k) ≤ 2.3)",
+		Command: goTest("-bench Quotas -benchmem ./shared/admission/"),
+		Rows: []Row{
+			{What: "Decide under quotas ÷ without, 10,000 jobs of 50 tenants", Goal: atMost(1.5), Find: Metric{"BenchmarkQuotas10k", "x-noquota"}},
+			{What: "Decide under quotas over 20,000 ÷ 10,000 jobs", Goal: atMost(2.3), Find: Metric{"BenchmarkQuotas20k", "t20k/t10k"}},
+		},
+	},
+	{
 		Name: "dispatch", About: "dispatch against raw client-go creates of the same Jobs",
 		Command: goTest("-bench 'DispatchVsRaw' -benchtime 1x ./shared/dispatch/"),
 		Rows: []Row{

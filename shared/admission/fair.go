@@ -1,11 +1,13 @@
 package admission
 
+import "slices"
+
 // Fair order within a priority: a job's standing is its tenant's use of its share were the job
 // admitted, counting the tenant's active jobs and its jobs ahead of this one in dispatch order:
 // the larger of jobs ÷ share's jobs and, under a GPU cap, GPUs ÷ share's GPUs (Kueue's and DRF's
 // dominant share). Among jobs of one priority the lowest standing goes first, ties to dispatch
 // order. A tenant's standing only grows from one of its jobs to the next, so its own jobs keep
-// their order, and the run is a merge of each tenant's jobs: n log(tenants), not n log n.
+// their order.
 
 // zeroShare weighs a use of nothing shared: far beyond any ratio to a share, and still ordered
 // by how much is used.
@@ -28,121 +30,43 @@ func ratio(used, share int64) float64 {
 }
 
 // fairOrder reorders each run of equal priority of order, whose words are as dispatchOrder made
-// them, fairly among its tenants.
+// them, fairly among its tenants. It radix-sorts words of the priority, then the standing in
+// fixed point, then the place in dispatch order (for ties), and maps each back to its own word.
 func fairOrder(order []word, l layout, r *room, ts tenants) {
 	if len(order) < 2 || len(ts.share) < 2 {
 		return // one tenant: dispatch order is its own order
 	}
-	keys := make([]float64, len(order))
+	posBits := l.idxBits // places in order number as candidates do
+	standBits := 64 - prioBits - posBits
+	top := float64(uint64(1) << (standBits - fracBits(standBits)))
+	base := slices.Clone(order)
 	seen := make([]Amount, len(ts.share))
-	for i, w := range order {
+	for i, w := range base {
 		k := l.index(w)
 		t := ts.of[k]
+		// A held job takes no room, so it counts against nobody behind it, and stands where its
+		// tenant stands: so a tenant's standings never fall from one of its jobs to the next.
 		s := seen[t]
-		s.Jobs++
-		s.GPUs += r.need(k)
-		keys[i] = standing(Amount{ts.used[t].Jobs + s.Jobs, ts.used[t].GPUs + s.GPUs}, ts.share[t], r.gpuCapped)
-		if l.verdict(w) == open { // a held job takes no room, so it counts against nobody behind it
+		if l.verdict(w) == open {
+			s.Jobs++
+			s.GPUs += r.need(k)
 			seen[t] = s
 		}
+		st := standing(Amount{ts.used[t].Jobs + s.Jobs, ts.used[t].GPUs + s.GPUs}, ts.share[t], r.gpuCapped)
+		q := uint64(1)<<standBits - 1 // beyond top, standings tie and go in dispatch order
+		if st < top {
+			q = uint64(st * float64(uint64(1)<<fracBits(standBits)))
+		}
+		order[i] = word(uint64(w)>>(64-prioBits)<<(64-prioBits) | q<<posBits | uint64(i))
 	}
-	m := newMerger(len(order), len(ts.share))
-	for start := 0; start < len(order); {
-		end := start + 1
-		for end < len(order) && order[end]>>(64-prioBits) == order[start]>>(64-prioBits) {
-			end++
-		}
-		if end-start > 1 {
-			m.merge(order[start:end], keys[start:end], l, ts.of)
-		}
-		start = end
+	radixSort(order, 0)
+	for i, w := range order {
+		order[i] = base[uint64(w)&(1<<posBits-1)]
 	}
 }
 
-// merger merges runs by tenant, reusing its buffers from one run to the next.
-type merger struct {
-	words   []word
-	keys    []float64
-	pos     []int32 // each word's place in its run, for ties
-	count   []int32 // by tenant
-	head    []int32 // by tenant: its next word in the buffers
-	end     []int32 // by tenant: past its last word
-	present []int32 // the run's tenants
-	heap    []int32 // tenants, by their next word's key
-}
-
-func newMerger(n, tenants int) *merger {
-	return &merger{
-		words: make([]word, n), keys: make([]float64, n), pos: make([]int32, n),
-		count: make([]int32, tenants), head: make([]int32, tenants), end: make([]int32, tenants),
-	}
-}
-
-// merge puts run, whose standings are keys, in fair order.
-func (m *merger) merge(run []word, keys []float64, l layout, tenantOf []int32) {
-	m.present = m.present[:0]
-	for _, w := range run {
-		t := tenantOf[l.index(w)]
-		if m.count[t] == 0 {
-			m.present = append(m.present, t)
-		}
-		m.count[t]++
-	}
-	if len(m.present) == 1 {
-		m.count[m.present[0]] = 0
-		return
-	}
-	at := int32(0)
-	for _, t := range m.present {
-		m.head[t], m.end[t] = at, at
-		at += m.count[t]
-		m.count[t] = 0
-	}
-	for i, w := range run {
-		t := tenantOf[l.index(w)]
-		j := m.end[t]
-		m.words[j], m.keys[j], m.pos[j] = w, keys[i], int32(i)
-		m.end[t]++
-	}
-	m.heap = append(m.heap[:0], m.present...)
-	for i := len(m.heap)/2 - 1; i >= 0; i-- {
-		m.down(i)
-	}
-	for i := range run {
-		t := m.heap[0]
-		run[i] = m.words[m.head[t]]
-		if m.head[t]++; m.head[t] == m.end[t] {
-			last := len(m.heap) - 1
-			m.heap[0] = m.heap[last]
-			m.heap = m.heap[:last]
-		}
-		m.down(0)
-	}
-}
-
-// less says whether tenant a's next word goes before tenant b's.
-func (m *merger) less(a, b int32) bool {
-	i, j := m.head[a], m.head[b]
-	if m.keys[i] != m.keys[j] {
-		return m.keys[i] < m.keys[j]
-	}
-	return m.pos[i] < m.pos[j]
-}
-
-func (m *merger) down(i int) {
-	h := m.heap
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			return
-		}
-		if c+1 < len(h) && m.less(h[c+1], h[c]) {
-			c++
-		}
-		if !m.less(h[c], h[i]) {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-}
+// fracBits of a standing of bits are its fraction: a tenant's standing grows by 1/share a job, so
+// shares up to 2^fracBits jobs or GPUs stay exact; the bits above it order standings up to 2^12
+// times a share. Fewer bits are fewer passes of the sort: 20 keep shares of a million exact, and
+// a queue of 2^27 jobs still has 18.
+func fracBits(bits int) int { return min(bits-12, 20) }

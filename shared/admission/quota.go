@@ -29,7 +29,7 @@ func decideShared(candidates []Candidate, c Capacity, prices map[string]spotgate
 	ts := tenantsOf(candidates, c)
 	fairOrder(order, l, &r, ts)
 	marks := ts.walk(order, l, &r)
-	return decision(order, marks, candidates)
+	return decision(order, l, marks, candidates)
 }
 
 // tenants are the candidates' tenants, numbered in order of first appearance.
@@ -93,14 +93,14 @@ const (
 )
 
 // walk decides each job of order, as decideShared says, and leaves each word of order as its
-// job's index. It answers each job's mark, by position in order.
+// job's priority and index. It answers each job's mark, by position in order.
 func (ts tenants) walk(order []word, l layout, r *room) []mark {
 	marks := make([]mark, len(order))
 	var borrowers []int32 // positions in order
 	owedSlots, owedGPUs := 0, int64(0)
 	for i, w := range order {
 		k := l.index(w)
-		order[i] = word(k)
+		order[i] = w>>(64-prioBits)<<(64-prioBits) | word(k) // the priority stays, for decision
 		switch l.verdict(w) {
 		case unknownPrice:
 			marks[i] = markUnknownPrice
@@ -124,7 +124,7 @@ func (ts tenants) walk(order []word, l layout, r *room) []mark {
 	r.slots, r.gpus = max(r.slots-owedSlots, 0), r.gpus-owedGPUs
 	for _, i := range borrowers {
 		switch {
-		case r.take(int(order[i])):
+		case r.take(l.index(order[i])):
 			marks[i] = markAdmit
 		case owedSlots > 0:
 			marks[i] = markQuota
@@ -137,25 +137,23 @@ var markReasons = [...]Reason{markUnknownPrice: ReasonSpotPriceUnknown, markAbov
 
 // decision lists the walk's marks as a Decision, in order. Among the jobs waiting for room, as in
 // Decide, those of the first one's priority wait with ReasonCapacity.
-func decision(order []word, marks []mark, candidates []Candidate) Decision {
+func decision(order []word, l layout, marks []mark, candidates []Candidate) Decision {
 	admits := 0
 	for _, m := range marks {
 		if m == markAdmit {
 			admits++
 		}
 	}
-	d := Decision{Admit: make([]string, 0, admits), Waiting: make([]Wait, 0, len(order)-admits)}
+	d := Decision{Admit: make([]string, admits), Waiting: make([]Wait, 0, len(order)-admits)}
 	headPrio := -1
 	for i, w := range order {
-		c := &candidates[int(w)]
 		m := marks[i]
 		if m == markAdmit {
-			d.Admit = append(d.Admit, c.ID)
 			continue
 		}
 		reason := markReasons[m]
 		if m == markRoom {
-			p := clampPriority(c.Priority)
+			p := l.priority(w)
 			if headPrio < 0 {
 				headPrio = p
 			}
@@ -164,7 +162,17 @@ func decision(order []word, marks []mark, candidates []Candidate) Decision {
 				reason = ReasonQueuedBehindHigherPriority
 			}
 		}
-		d.Waiting = append(d.Waiting, Wait{ID: c.ID, Reason: reason, Position: len(d.Waiting) + 1})
+		d.Waiting = append(d.Waiting, Wait{Reason: reason, Position: len(d.Waiting) + 1})
+	}
+	// As in Decide, the IDs are read last, in a loop whose reads do not wait on each other.
+	a, wt := 0, 0
+	for i, w := range order {
+		id := candidates[l.index(w)].ID
+		if marks[i] == markAdmit {
+			d.Admit[a], a = id, a+1
+		} else {
+			d.Waiting[wt].ID, wt = id, wt+1
+		}
 	}
 	return d
 }
