@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/secretbox"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // Config is everything a Tidegate function needs to know about where it runs. It is read once in
@@ -44,6 +45,10 @@ type Config struct {
 	// on one API process unless its record sets its own; 0 is DefaultRateLimit, DefaultRateBurst.
 	RateLimit float64
 	RateBurst int
+	// DefaultQuota is the share of each region a tenant has when its record sets none
+	// (`tidegate admin tenants put --quota`). Zero, when unset, with no tenant's quota set for a
+	// region, shares that region by priority alone, as before quotas.
+	DefaultQuota tenancy.Quota
 
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
@@ -120,6 +125,7 @@ const (
 	EnvRegionGPUs           = "TIDEGATE_REGION_GPUS"
 	EnvRateLimit            = "TIDEGATE_RATE_LIMIT"
 	EnvRateBurst            = "TIDEGATE_RATE_BURST"
+	EnvDefaultQuota         = "TIDEGATE_DEFAULT_QUOTA"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -159,6 +165,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.RegionCapacity = r.capacity(EnvRegionCapacity)
 	c.RegionGPUs = r.capacity(EnvRegionGPUs)
 	c.RateLimit, c.RateBurst = r.rate()
+	c.DefaultQuota = r.quota(EnvDefaultQuota)
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.SecretsKey = r.secretsKey()
@@ -365,6 +372,19 @@ func ParseCapacity(s string) (map[string]int, error) {
 		out[strings.TrimSpace(region)] = v
 	}
 	return out, nil
+}
+
+// quota is name's JOBS[:GPUS], as tenancy.ParseQuota reads it; none when it is not set.
+func (r *reader) quota(name string) tenancy.Quota {
+	s := r.get(name)
+	if s == "" {
+		return tenancy.Quota{}
+	}
+	q, err := tenancy.ParseQuota(s)
+	if err != nil {
+		r.fail(name, err)
+	}
+	return q
 }
 
 // splitList reads a comma-separated list, dropping blanks.

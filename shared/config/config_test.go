@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/ratelimit"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -128,5 +129,23 @@ func TestParseRate(t *testing.T) {
 				t.Errorf("Parse(%s=%q, %s=%q).Rate() = %+v, want %+v", EnvRateLimit, tt.rate, EnvRateBurst, tt.burst, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseDefaultQuota(t *testing.T) {
+	for in, want := range map[string]tenancy.Quota{"": {}, "4": {Jobs: 4}, " 4:16 ": {Jobs: 4, GPUs: 16}} {
+		m := full()
+		m[EnvDefaultQuota] = in
+		c, err := Parse(env(m))
+		if err != nil || c.DefaultQuota != want {
+			t.Errorf("Parse(%s=%q).DefaultQuota = %+v, %v; want %+v", EnvDefaultQuota, in, c.DefaultQuota, err, want)
+		}
+	}
+	for _, in := range []string{"four", "4:x", "-1", "us-east-1=4"} {
+		m := full()
+		m[EnvDefaultQuota] = in
+		if _, err := Parse(env(m)); err == nil || !strings.Contains(err.Error(), EnvDefaultQuota) || !strings.Contains(err.Error(), "JOBS[:GPUS]") {
+			t.Errorf("Parse(%s=%q) = %v, want an error naming the setting and JOBS[:GPUS]", EnvDefaultQuota, in, err)
+		}
 	}
 }
