@@ -13,6 +13,7 @@ import (
 	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // Clusters reaches each region's cluster; kube.Clusters is the real one.
@@ -217,8 +218,16 @@ func (a *api) bulkDelete(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
+// tenantStats is one tenant's use of a region beside its share: its active jobs and their GPUs.
+type tenantStats struct {
+	Tenant string        `json:"tenant"`
+	Use    tenancy.Quota `json:"use"`
+	Share  tenancy.Quota `json:"share"`
+}
+
 // queueStats is GET /api/v1/queue/stats: per region, the caller's live jobs by status, how many
-// are held by their spot cap, and the region's capacity in use.
+// are held by their spot cap, the region's capacity in use, and the caller's tenant's use of the
+// region beside its share.
 func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 	tenant := principalOf(r.Context()).Tenant
 	type regionStats struct {
@@ -227,6 +236,7 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		Gated         int            `json:"gated"`
 		CapacityLimit int            `json:"capacity_limit"`
 		CapacityInUse int            `json:"capacity_in_use"`
+		Tenants       []tenantStats  `json:"tenants"`
 	}
 	var out []regionStats
 	for _, region := range a.regions {
@@ -238,7 +248,13 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		st := regionStats{Region: region, Counts: map[string]int{}, CapacityInUse: len(active)}
+		own := tenantStats{Tenant: tenant.Name, Share: tenant.QuotaIn(region, a.quota)}
+		for _, j := range active {
+			if j.Tenant == tenant.Name {
+				own.Use.Jobs, own.Use.GPUs = own.Use.Jobs+1, own.Use.GPUs+max(j.GPUs, 0)
+			}
+		}
+		st := regionStats{Region: region, Counts: map[string]int{}, CapacityInUse: len(active), Tenants: []tenantStats{own}}
 		if a.capacity != nil {
 			st.CapacityLimit = a.capacity(region)
 		}

@@ -17,8 +17,12 @@ import (
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
-// limitStack is the API on its own tables with one member key for each tenant given, by name.
-func limitStack(t *testing.T, tenants ...tenancy.Tenant) (stack, map[string]string) {
+// limitQuota is the default share limitStack's API is given.
+var limitQuota = tenancy.Quota{Jobs: 2}
+
+// limitStack is the API on its own tables, with the default share limitQuota, and one member key
+// for each tenant given, by name; and its job store.
+func limitStack(t *testing.T, tenants ...tenancy.Tenant) (stack, map[string]string, *dynamo.JobStore) {
 	t.Helper()
 	tables, db := testenv.Tables(t)
 	queueURL, q := testenv.Queue(t, "dispatch")
@@ -38,16 +42,17 @@ func limitStack(t *testing.T, tenants ...tenancy.Tenant) (stack, map[string]stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	js := dynamo.NewJobStore(db, tables)
 	api := httpapi.New(httpapi.Deps{
-		Principals: store, Jobs: dynamo.NewJobStore(db, tables), Templates: dynamo.NewTemplateStore(db, tables.Control),
-		Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1"},
+		Principals: store, Jobs: js, Templates: dynamo.NewTemplateStore(db, tables.Control),
+		Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1"}, DefaultQuota: limitQuota,
 	})
-	return stack{apis: [2]http.Handler{api, api}, queueURL: queueURL, sqs: q}, keys
+	return stack{apis: [2]http.Handler{api, api}, queueURL: queueURL, sqs: q}, keys, js
 }
 
 func TestMaxPriority(t *testing.T) {
 	sixty, ten := 60, 10
-	st, keys := limitStack(t,
+	st, keys, _ := limitStack(t,
 		tenancy.Tenant{Name: "open", Namespaces: []string{"team-a"}},
 		tenancy.Tenant{Name: "capped", Namespaces: []string{"team-a"}, MaxPriority: &sixty},
 		tenancy.Tenant{Name: "low", Namespaces: []string{"team-a"}, MaxPriority: &ten},
@@ -109,5 +114,38 @@ func checkPriorityRefusal(t *testing.T, what string, status int, out map[string]
 	}
 	if d, _ := out["detail"].(string); !strings.Contains(d, "limit of "+strconv.Itoa(limit)) || !strings.Contains(d, "--max-priority") {
 		t.Errorf("%s: detail = %q, want it to name the limit %d and how to raise it", what, d, limit)
+	}
+}
+
+func TestQueueStatsShare(t *testing.T) {
+	st, keys, js := limitStack(t,
+		tenancy.Tenant{Name: "q", Namespaces: []string{"team-a"}, Quotas: map[string]tenancy.Quota{"us-east-1": {Jobs: 3, GPUs: 8}}},
+		tenancy.Tenant{Name: "p", Namespaces: []string{"team-a"}},
+	)
+	var ids []string
+	for range 2 {
+		body := mustJSON(map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a"})
+		status, out := st.do(t, 0, "POST", "/api/v1/jobs", keys["q"], "application/json", body, nil)
+		if status != 202 {
+			t.Fatalf("POST /api/v1/jobs = %d %v", status, out)
+		}
+		ids = append(ids, out["job"].(map[string]any)["id"].(string))
+	}
+	now := time.Now()
+	if _, err := js.Claim(context.Background(), ids[0], "us-east-1", "tok", now, now.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ tenant, want string }{
+		{"q", `[{"share":{"gpus":8,"jobs":3},"tenant":"q","use":{"gpus":0,"jobs":1}}]`},
+		{"p", `[{"share":{"gpus":0,"jobs":2},"tenant":"p","use":{"gpus":0,"jobs":0}}]`},
+	} {
+		status, out := st.do(t, 0, "GET", "/api/v1/queue/stats", keys[tt.tenant], "", "", nil)
+		regions, _ := out["regions"].([]any)
+		if status != 200 || len(regions) != 1 {
+			t.Fatalf("GET /api/v1/queue/stats as %s = %d %v", tt.tenant, status, out)
+		}
+		if got := mustJSON(regions[0].(map[string]any)["tenants"]); got != tt.want {
+			t.Errorf("GET /api/v1/queue/stats as %s: tenants = %s, want %s (its own use beside its share)", tt.tenant, got, tt.want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/ratelimit"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // Deps are what the API needs from the outside world.
@@ -24,6 +25,9 @@ type Deps struct {
 	Clusters Clusters
 	// Capacity is each region's limit of active jobs, for the queue's stats.
 	Capacity func(region string) int
+	// DefaultQuota is a tenant's share of a region where its record sets none, for the queue's
+	// stats (config.Config.DefaultQuota).
+	DefaultQuota tenancy.Quota
 	// Regions jobs may run in; the first is the default where a route lets region be left out.
 	Regions []string
 	// IAMCaller is nil where no gateway authenticates callers (`tidegate dev`, tests).
@@ -64,6 +68,7 @@ type api struct {
 	regions    []string
 	clusters   Clusters
 	capacity   func(region string) int
+	quota      tenancy.Quota // Deps.DefaultQuota
 	iamCaller  IAMCaller
 	now        func() time.Time
 	rate       ratelimit.Limit
@@ -103,7 +108,7 @@ func newAPI(d Deps) *api {
 	a := &api{
 		log: d.Log, principals: d.Principals, jobs: d.Jobs, templates: d.Templates, policy: d.Policy,
 		ringer: d.Ringer, regions: d.Regions, clusters: d.Clusters, capacity: d.Capacity, iamCaller: d.IAMCaller, now: d.Now,
-		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets),
+		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets), quota: d.DefaultQuota,
 		mux: http.NewServeMux(), paths: http.NewServeMux(),
 	}
 	if a.log == nil {
