@@ -37,8 +37,7 @@ func fairOrder(order []word, l layout, r *room, ts tenants) {
 		return // one tenant: dispatch order is its own order
 	}
 	posBits := l.idxBits // places in order number as candidates do
-	standBits := 64 - prioBits - posBits
-	top := float64(uint64(1) << (standBits - fracBits(standBits)))
+	top := float64(uint64(1) << (standingBits - fracBits))
 	base := slices.Clone(order)
 	seen := make([]Amount, len(ts.share))
 	for i, w := range base {
@@ -53,9 +52,9 @@ func fairOrder(order []word, l layout, r *room, ts tenants) {
 			seen[t] = s
 		}
 		st := standing(Amount{ts.used[t].Jobs + s.Jobs, ts.used[t].GPUs + s.GPUs}, ts.share[t], r.gpuCapped)
-		q := uint64(1)<<standBits - 1 // beyond top, standings tie and go in dispatch order
+		q := uint64(1)<<standingBits - 1
 		if st < top {
-			q = uint64(st * float64(uint64(1)<<fracBits(standBits)))
+			q = uint64(st * (1 << fracBits))
 		}
 		order[i] = word(uint64(w)>>(64-prioBits)<<(64-prioBits) | q<<posBits | uint64(i))
 	}
@@ -65,8 +64,11 @@ func fairOrder(order []word, l layout, r *room, ts tenants) {
 	}
 }
 
-// fracBits of a standing of bits are its fraction: a tenant's standing grows by 1/share a job, so
-// shares up to 2^fracBits jobs or GPUs stay exact; the bits above it order standings up to 2^12
-// times a share. Fewer bits are fewer passes of the sort: 20 keep shares of a million exact, and
-// a queue of 2^27 jobs still has 18.
-func fracBits(bits int) int { return min(bits-12, 20) }
+// A standing is sorted as a fixed-point number of standingBits, fracBits of them its fraction:
+// standings closer than 1/256 of a share tie, and go in dispatch order, which also keeps each
+// tenant's own jobs in order; standings past 256 shares tie too. Fewer bits are fewer passes
+// of the sort (a byte each).
+const (
+	standingBits = 16
+	fracBits     = 8
+)
