@@ -1,7 +1,5 @@
 package admission
 
-import "slices"
-
 // Fair order within a priority: a job's standing is its tenant's use of its share were the job
 // admitted, counting the tenant's active jobs and its jobs ahead of this one in dispatch order:
 // the larger of jobs ÷ share's jobs and, under a GPU cap, GPUs ÷ share's GPUs (Kueue's and DRF's
@@ -30,17 +28,19 @@ func ratio(used, share int64) float64 {
 }
 
 // fairOrder reorders each run of equal priority of order, whose words are as dispatchOrder made
-// them, fairly among its tenants. It radix-sorts words of the priority, then the standing in
-// fixed point, then the place in dispatch order (for ties), and maps each back to its own word.
+// them, fairly among its tenants. Each word's age, which has done its work, is replaced by the
+// job's standing in fixed point, and the words are sorted on priority and standing alone. The
+// sort is stable (a byte at a time from the lowest, or split by the top byte and each part so),
+// so ties stay in dispatch order.
 func fairOrder(order []word, l layout, r *room, ts tenants) {
 	if len(order) < 2 || len(ts.share) < 2 {
 		return // one tenant: dispatch order is its own order
 	}
-	posBits := l.idxBits // places in order number as candidates do
 	top := float64(uint64(1) << (standingBits - fracBits))
-	base := slices.Clone(order)
+	at := 64 - prioBits - standingBits // where the standing goes, under the priority
+	keep := word(1)<<l.sortFrom() - 1  // the verdict and the index
 	seen := make([]Amount, len(ts.share))
-	for i, w := range base {
+	for i, w := range order {
 		k := l.index(w)
 		t := ts.of[k]
 		// A held job takes no room, so it counts against nobody behind it, and stands where its
@@ -56,12 +56,9 @@ func fairOrder(order []word, l layout, r *room, ts tenants) {
 		if st < top {
 			q = uint64(st * (1 << fracBits))
 		}
-		order[i] = word(uint64(w)>>(64-prioBits)<<(64-prioBits) | q<<posBits | uint64(i))
+		order[i] = w>>(64-prioBits)<<(64-prioBits) | word(q)<<at | w&keep
 	}
-	radixSort(order, 0)
-	for i, w := range order {
-		order[i] = base[uint64(w)&(1<<posBits-1)]
-	}
+	radixSort(order, at)
 }
 
 // A standing is sorted as a fixed-point number of standingBits, fracBits of them its fraction:
