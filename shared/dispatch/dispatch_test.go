@@ -107,15 +107,9 @@ func (r rig) submitAs(t *testing.T, id, name string, priority int, spot *jobs.Sp
 	return j
 }
 
-// create stores queued job id, running a restricted busybox Job named name, with its job.queued
-// event; it is submitAs for callers off the test's goroutine.
-func (r rig) create(id, name string, priority int, spot *jobs.Spot) (jobs.Job, error) {
-	return r.createWith(id, name, priority, spot, nil)
-}
-
-// createWith is create with the Job's manifest edited first.
-func (r rig) createWith(id, name string, priority int, spot *jobs.Spot, edit func(map[string]any)) (jobs.Job, error) {
-	m := map[string]any{
+// manifest is a restricted busybox Job named name, in the rig's namespace.
+func (r rig) manifest(name string) map[string]any {
+	return map[string]any{
 		"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": name, "namespace": r.ns},
 		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
 			"restartPolicy":   "Never",
@@ -124,6 +118,17 @@ func (r rig) createWith(id, name string, priority int, spot *jobs.Spot, edit fun
 				"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}}},
 		}}},
 	}
+}
+
+// create stores queued job id, running a restricted busybox Job named name, with its job.queued
+// event; it is submitAs for callers off the test's goroutine.
+func (r rig) create(id, name string, priority int, spot *jobs.Spot) (jobs.Job, error) {
+	return r.createWith(id, name, priority, spot, nil)
+}
+
+// createWith is create with the Job's manifest edited first.
+func (r rig) createWith(id, name string, priority int, spot *jobs.Spot, edit func(map[string]any)) (jobs.Job, error) {
+	m := r.manifest(name)
 	if edit != nil {
 		edit(m)
 	}

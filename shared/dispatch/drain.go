@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -71,8 +72,12 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 			errs = append(errs, h.dispatch(ctx, region, j.ID))
 		}
 	}
+	capacity, err := h.capacity(ctx, region, queued, active)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
 	observed := h.observe(ctx, region, queued)
-	decision := admission.Decide(candidates(queued), h.capacity(region, active), observed)
+	decision := admission.Decide(candidates(queued), capacity, observed)
 	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit)...)
 	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
@@ -84,7 +89,9 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	return errors.Join(errs...)
 }
 
-func (h *Handler) capacity(region string, active []jobs.Job) admission.Capacity {
+// capacity is region's room and what its active jobs hold of it: in all and, under quotas, per
+// tenant, with each tenant's share of the region.
+func (h *Handler) capacity(ctx context.Context, region string, queued, active []jobs.Job) (admission.Capacity, error) {
 	c := admission.Capacity{MaxActive: h.Capacity(region), ActiveJobs: len(active)}
 	if h.GPUs != nil {
 		c.MaxGPUs = h.GPUs(region)
@@ -92,13 +99,58 @@ func (h *Handler) capacity(region string, active []jobs.Job) admission.Capacity 
 	for _, j := range active {
 		c.ActiveGPUs += j.GPUs
 	}
-	return c
+	if h.Tenants == nil {
+		return c, nil
+	}
+	shares, err := h.shares(ctx, region, slices.Concat(queued, active))
+	if err != nil {
+		return c, err
+	}
+	c.Shares, c.DefaultShare = shares, admission.Amount(h.DefaultQuota)
+	if c.Shares == nil && c.DefaultShare == (admission.Amount{}) {
+		return c, nil // no quotas in this region
+	}
+	c.InUse = map[string]admission.Amount{}
+	for _, j := range active {
+		use := c.InUse[j.Tenant]
+		use.Jobs++
+		use.GPUs += j.GPUs
+		c.InUse[j.Tenant] = use
+	}
+	return c, nil
+}
+
+// shares reads the tenants of js and answers the share of region each one's record sets, nil
+// when none sets one (the default share, if any, is every tenant's). A tenant without a record
+// (deleted since) has the default.
+func (h *Handler) shares(ctx context.Context, region string, js []jobs.Job) (map[string]admission.Amount, error) {
+	names := map[string]bool{}
+	for _, j := range js {
+		names[j.Tenant] = true
+	}
+	var out map[string]admission.Amount
+	for name := range names {
+		t, err := h.Tenants.Tenant(ctx, name)
+		if errors.Is(err, records.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading tenant %s's share of %s: %w", name, region, err)
+		}
+		if q, ok := t.Quotas[region]; ok {
+			if out == nil {
+				out = map[string]admission.Amount{}
+			}
+			out[name] = admission.Amount(q)
+		}
+	}
+	return out, nil
 }
 
 func candidates(queued []jobs.Job) []admission.Candidate {
 	out := make([]admission.Candidate, len(queued))
 	for i, j := range queued {
-		out[i] = admission.Candidate{ID: j.ID, Priority: j.Priority, CreatedAt: j.CreatedAt, GPUs: j.GPUs, Spot: j.Spot}
+		out[i] = admission.Candidate{ID: j.ID, Tenant: j.Tenant, Priority: j.Priority, CreatedAt: j.CreatedAt, GPUs: j.GPUs, Spot: j.Spot}
 	}
 	return out
 }

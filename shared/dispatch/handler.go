@@ -15,6 +15,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/spotgate"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // Wake is the body of a dispatch queue message: "look at this region's queued jobs".
@@ -29,6 +30,12 @@ type Store interface {
 	Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error)
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Job(ctx context.Context, id string) (jobs.Job, error)
+}
+
+// Tenants reads a tenant's record, for its shares of the regions; dynamo.TenantStore is the real
+// one. records.ErrNotFound for a tenant that is gone.
+type Tenants interface {
+	Tenant(ctx context.Context, name string) (tenancy.Tenant, error)
 }
 
 // Leases keeps one drain of a region at a time; dynamo.LeaseStore is the real one.
@@ -48,8 +55,9 @@ type Clusters interface {
 }
 
 var (
-	_ Store  = (*dynamo.JobStore)(nil)
-	_ Leases = (*dynamo.LeaseStore)(nil)
+	_ Store   = (*dynamo.JobStore)(nil)
+	_ Leases  = (*dynamo.LeaseStore)(nil)
+	_ Tenants = (*dynamo.TenantStore)(nil)
 )
 
 // Handler is the dispatch function's SQS handler.
@@ -64,6 +72,10 @@ type Handler struct {
 	Clusters Clusters
 	Log      *slog.Logger
 	Now      func() time.Time
+	// Tenants, when set, gives each tenant's share of a region (its record's quota, else
+	// DefaultQuota): a drain then shares each region among its tenants (admission's quotas).
+	Tenants      Tenants
+	DefaultQuota tenancy.Quota
 	// Webhooks, when set, is rung after a drain that dispatched jobs, so their job.dispatched
 	// events go out now rather than at the next beat's sweep.
 	Webhooks Bell

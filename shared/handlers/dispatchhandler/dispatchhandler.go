@@ -24,10 +24,13 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		GPUs:     cfg.GPUCapacity,
 		Store:    dynamo.NewJobStore(c.DynamoDB, handlers.Tables(cfg)),
 		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
-		Prices:   prices,
-		Clusters: clusters,
-		Log:      log,
-		Webhooks: delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		// Each tenant's share of a region: its record's quota, else the default.
+		Tenants:      dynamo.NewTenantStore(c.DynamoDB, cfg.ControlTable),
+		DefaultQuota: cfg.DefaultQuota,
+		Prices:       prices,
+		Clusters:     clusters,
+		Log:          log,
+		Webhooks:     delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
 	}
 }
 
