@@ -30,8 +30,7 @@ func ratio(used, share int64) float64 {
 // fairOrder reorders each run of equal priority of order, whose words are as dispatchOrder made
 // them, fairly among its tenants. Each word's age, which has done its work, is replaced by the
 // job's standing in fixed point, and the words are sorted on priority and standing alone. The
-// sort is stable (a byte at a time from the lowest, or split by the top byte and each part so),
-// so ties stay in dispatch order.
+// sort is stable, so ties stay in dispatch order.
 func fairOrder(order []word, l layout, r *room, ts tenants) {
 	if len(order) < 2 || len(ts.share) < 2 {
 		return // one tenant: dispatch order is its own order
@@ -40,6 +39,9 @@ func fairOrder(order []word, l layout, r *room, ts tenants) {
 	at := 64 - prioBits - standingBits // where the standing goes, under the priority
 	keep := word(1)<<l.sortFrom() - 1  // the verdict and the index
 	seen := make([]Amount, len(ts.share))
+	// The sort's counts are taken as the words are written, which spares it reading them twice
+	// more (once for the bits that vary, once to count).
+	var counts fairCounts
 	for i, w := range order {
 		k := l.index(w)
 		t := ts.of[k]
@@ -56,15 +58,55 @@ func fairOrder(order []word, l layout, r *room, ts tenants) {
 		if st < top {
 			q = uint64(st * (1 << fracBits))
 		}
-		order[i] = w>>(64-prioBits)<<(64-prioBits) | word(q)<<at | w&keep
+		w = w>>(64-prioBits)<<(64-prioBits) | word(q)<<at | w&keep
+		order[i] = w
+		counts[0][w>>at&fairDigitMask]++
+		counts[1][w>>(at+fairDigit)]++
 	}
-	radixSort(order, at)
+	if len(order) > lsdMax {
+		radixSort(order, at) // split first, as it says, to stay in a core's cache
+		return
+	}
+	fairSort(order, at, &counts)
+}
+
+// Up to lsdMax words the fair order is sorted in two passes of 12 bits (the 7 of the priority
+// and the 16 of the standing are 23) rather than radixSort's three of a byte: one pass fewer
+// over the queue, for counts (2 × 4,096 of them, 32 KiB) that stay in a core's L1 or L2 cache.
+const (
+	fairDigit     = 12
+	fairDigitMask = 1<<fairDigit - 1
+)
+
+var _ [2*fairDigit - prioBits - standingBits]struct{} // two digits hold the key
+
+type fairCounts [2][1 << fairDigit]int32 // int32: up to lsdMax words
+
+// fairSort sorts order stably on its bits from at up, given their digits' counts.
+func fairSort(order []word, at int, counts *fairCounts) {
+	src, dst := order, make([]word, len(order))
+	for d := range counts {
+		c, shift := &counts[d], at+d*fairDigit
+		if int(c[src[0]>>shift&fairDigitMask]) == len(src) {
+			continue // every word has this digit
+		}
+		next := int32(0)
+		for v := range c {
+			c[v], next = next, next+c[v]
+		}
+		for _, w := range src {
+			v := w >> shift & fairDigitMask
+			dst[c[v]] = w
+			c[v]++
+		}
+		src, dst = dst, src
+	}
+	copy(order, src) // a no-op when both passes or neither ran
 }
 
 // A standing is sorted as a fixed-point number of standingBits, fracBits of them its fraction:
 // standings closer than 1/256 of a share tie, and go in dispatch order, which also keeps each
-// tenant's own jobs in order; standings past 256 shares tie too. Fewer bits are fewer passes
-// of the sort (a byte each).
+// tenant's own jobs in order; standings past 256 shares tie too.
 const (
 	standingBits = 16
 	fracBits     = 8
