@@ -28,8 +28,8 @@ func decideShared(candidates []Candidate, c Capacity, prices map[string]spotgate
 	r := roomOf(c, candidates)
 	ts := tenantsOf(candidates, c)
 	fairOrder(order, l, &r, ts)
-	marks := ts.walk(order, l, &r)
-	return decision(order, l, marks, candidates)
+	marks, admits, owed := ts.walk(order, l, &r)
+	return decision(order, l, &r, marks, admits, owed, candidates)
 }
 
 // tenants are the candidates' tenants, numbered in order of first appearance.
@@ -115,16 +115,16 @@ const (
 	markAdmit
 	markUnknownPrice
 	markAboveCap
-	markQuota // waits for the room owed to tenants under their shares
+	markQuota  // waits for the room owed to tenants under their shares
+	markBorrow // beyond its tenant's share: decision judges it, after every job within one
 )
 
-// walk decides each job of order, as decideShared says, and leaves each word of order as its
-// job's priority and index. It answers each job's mark, by position in order.
-func (ts tenants) walk(order []word, l layout, r *room) []mark {
-	marks := make([]mark, len(order))
-	// Positions in order. A busy region's tenants are mostly past their shares, so most jobs
-	// borrow: room for all of them costs less than growing the slice.
-	borrowers := make([]int32, 0, len(order))
+// walk decides each job of order within its tenant's share, as decideShared says, marks the rest
+// to borrow, and leaves each word of order as its job's priority and index. It answers each
+// job's mark, by position in order, how many it admitted, and whether any is owed room; what is
+// owed is taken from r.
+func (ts tenants) walk(order []word, l layout, r *room) (marks []mark, admits int, owed bool) {
+	marks = make([]mark, len(order))
 	owedSlots, owedGPUs := 0, int64(0)
 	for i, w := range order {
 		k := l.index(w)
@@ -140,9 +140,9 @@ func (ts tenants) walk(order []word, l layout, r *room) []mark {
 		t, need := ts.of[k], r.need(k)
 		switch {
 		case !ts.within(t, need):
-			borrowers = append(borrowers, int32(i))
+			marks[i] = markBorrow
 		case r.take(k):
-			marks[i] = markAdmit
+			marks[i], admits = markAdmit, admits+1
 			ts.used[t].Jobs++
 			ts.used[t].GPUs += need
 		default:
@@ -150,33 +150,35 @@ func (ts tenants) walk(order []word, l layout, r *room) []mark {
 		}
 	}
 	r.slots, r.gpus = max(r.slots-owedSlots, 0), r.gpus-owedGPUs
-	for _, i := range borrowers {
-		switch {
-		case r.take(l.index(order[i])):
-			marks[i] = markAdmit
-		case owedSlots > 0:
-			marks[i] = markQuota
-		}
-	}
-	return marks
+	return marks, admits, owedSlots > 0
 }
 
 var markReasons = [...]Reason{markUnknownPrice: ReasonSpotPriceUnknown, markAboveCap: ReasonSpotPriceAboveCap, markQuota: ReasonTenantQuotaExhausted}
 
-// decision lists the walk's marks as a Decision, in order. Among the jobs waiting for room, as in
-// Decide, those of the first one's priority wait with ReasonCapacity.
-func decision(order []word, l layout, marks []mark, candidates []Candidate) Decision {
-	admits := 0
-	for _, m := range marks {
-		if m == markAdmit {
-			admits++
-		}
-	}
-	d := Decision{Admit: make([]string, admits), Waiting: make([]Wait, 0, len(order)-admits)}
+// decision walks order a second time, judging the borrowers with what room the first walk left,
+// and lists the marks as a Decision, in order. Among the jobs waiting for room, as in Decide,
+// those of the first one's priority wait with ReasonCapacity. Judging a borrower where it is
+// listed spares a walk of the borrowers alone: each is still judged after every job within its
+// share and before the borrowers behind it.
+func decision(order []word, l layout, r *room, marks []mark, admits int, owed bool, candidates []Candidate) Decision {
+	// Borrowers can be admitted only into the slots left.
+	d := Decision{Admit: make([]string, 0, admits+r.slots), Waiting: make([]Wait, 0, len(order)-admits)}
 	headPrio := -1
 	for i, w := range order {
 		m := marks[i]
+		if m == markBorrow {
+			switch {
+			case r.take(l.index(w)):
+				m = markAdmit
+			case owed:
+				m = markQuota
+			default:
+				m = markRoom
+			}
+			marks[i] = m
+		}
 		if m == markAdmit {
+			d.Admit = append(d.Admit, "")
 			continue
 		}
 		reason := markReasons[m]
