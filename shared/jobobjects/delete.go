@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tidegate/tidegate/shared/jobs"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/tidegate/tidegate/shared/jobs"
 )
 
 // Delete deletes the objects of job j from the cluster, in the foreground (their pods first),

@@ -3,8 +3,9 @@ package jobobjects
 import (
 	"slices"
 
-	"github.com/tidegate/tidegate/shared/jobs"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tidegate/tidegate/shared/jobs"
 )
 
 // Node labels that say where a pod ran, as EKS and Karpenter set them.

@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidegate/tidegate/shared/jobs"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tidegate/tidegate/shared/jobs"
 )
 
 // Every host's pod and Secret carry these, so the beat lists its own with Selector and nothing

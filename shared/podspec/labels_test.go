@@ -3,10 +3,11 @@ package podspec
 import (
 	"testing"
 
-	"github.com/tidegate/tidegate/shared/jobs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/tidegate/tidegate/shared/jobs"
 )
 
 func TestAppAndReleaseReadBack(t *testing.T) {
