@@ -16,10 +16,12 @@ import (
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
-// Principals resolves credentials to who they act for; dynamo.TenantStore is the real one.
+// Principals resolves credentials to who they act for, and lists every tenant for an admin's
+// queue stats; dynamo.TenantStore is the real one.
 type Principals interface {
 	ByKey(ctx context.Context, key string) (tenancy.Principal, error)
 	ByIAM(ctx context.Context, arn string) (tenancy.Principal, error)
+	Tenants(ctx context.Context) ([]tenancy.Tenant, error)
 }
 
 var _ Principals = (*dynamo.TenantStore)(nil)
@@ -132,6 +134,12 @@ func (c *PrincipalCache) ByKey(ctx context.Context, key string) (tenancy.Princip
 // ByIAM resolves an IAM caller, from the cache while its answer is fresh.
 func (c *PrincipalCache) ByIAM(ctx context.Context, arn string) (tenancy.Principal, error) {
 	return c.resolve("iam:"+arn, func() (tenancy.Principal, error) { return c.next.ByIAM(ctx, arn) })
+}
+
+// Tenants lists every tenant from the store each time: an admin's view of the queue is rare, and
+// a share changed by `tidegate admin tenants put` shows at once.
+func (c *PrincipalCache) Tenants(ctx context.Context) ([]tenancy.Tenant, error) {
+	return c.next.Tenants(ctx)
 }
 
 func (c *PrincipalCache) resolve(id string, lookup func() (tenancy.Principal, error)) (tenancy.Principal, error) {

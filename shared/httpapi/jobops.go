@@ -13,7 +13,6 @@ import (
 	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
-	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // Clusters reaches each region's cluster; kube.Clusters is the real one.
@@ -216,58 +215,4 @@ func (a *api) bulkDelete(w http.ResponseWriter, r *http.Request) error {
 		out["failed"] = failed
 	}
 	return writeJSON(w, http.StatusOK, out)
-}
-
-// tenantStats is one tenant's use of a region beside its share: its active jobs and their GPUs.
-type tenantStats struct {
-	Tenant string        `json:"tenant"`
-	Use    tenancy.Quota `json:"use"`
-	Share  tenancy.Quota `json:"share"`
-}
-
-// queueStats is GET /api/v1/queue/stats: per region, the caller's live jobs by status, how many
-// are held by their spot cap, the region's capacity in use, and the caller's tenant's use of the
-// region beside its share.
-func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
-	tenant := principalOf(r.Context()).Tenant
-	type regionStats struct {
-		Region        string         `json:"region"`
-		Counts        map[string]int `json:"counts"`
-		Gated         int            `json:"gated"`
-		CapacityLimit int            `json:"capacity_limit"`
-		CapacityInUse int            `json:"capacity_in_use"`
-		Tenants       []tenantStats  `json:"tenants"`
-	}
-	var out []regionStats
-	for _, region := range a.regions {
-		queued, err := a.jobs.Queued(r.Context(), region)
-		if err != nil {
-			return err
-		}
-		active, err := a.jobs.Active(r.Context(), region)
-		if err != nil {
-			return err
-		}
-		own := tenantStats{Tenant: tenant.Name, Share: tenant.QuotaIn(region, a.quota)}
-		for _, j := range active {
-			if j.Tenant == tenant.Name {
-				own.Use.Jobs, own.Use.GPUs = own.Use.Jobs+1, own.Use.GPUs+max(j.GPUs, 0)
-			}
-		}
-		st := regionStats{Region: region, Counts: map[string]int{}, CapacityInUse: len(active), Tenants: []tenantStats{own}}
-		if a.capacity != nil {
-			st.CapacityLimit = a.capacity(region)
-		}
-		for _, j := range append(queued, active...) {
-			if !tenant.Allows(j.Namespace) {
-				continue
-			}
-			st.Counts[string(j.Status)]++
-			if j.PendingReason == "spot_price_above_cap" || j.PendingReason == "spot_price_unknown" {
-				st.Gated++
-			}
-		}
-		out = append(out, st)
-	}
-	return writeJSON(w, http.StatusOK, map[string]any{"regions": out})
 }

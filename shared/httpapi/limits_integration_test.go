@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -20,8 +21,8 @@ import (
 // limitQuota is the default share limitStack's API is given.
 var limitQuota = tenancy.Quota{Jobs: 2}
 
-// limitStack is the API on its own tables, with the default share limitQuota, and one member key
-// for each tenant given, by name; and its job store.
+// limitStack is the API on its own tables, with the default share limitQuota, and one key for
+// each tenant given, by name (a member's, unless the tenant names its role); and its job store.
 func limitStack(t *testing.T, tenants ...tenancy.Tenant) (stack, map[string]string, *dynamo.JobStore) {
 	t.Helper()
 	tables, db := testenv.Tables(t)
@@ -29,7 +30,7 @@ func limitStack(t *testing.T, tenants ...tenancy.Tenant) (stack, map[string]stri
 	store := dynamo.NewTenantStore(db, tables.Control)
 	keys := map[string]string{}
 	for _, tn := range tenants {
-		tn.Org, tn.Role, tn.CreatedAt = "acme", tenancy.RoleMember, time.Now()
+		tn.Org, tn.Role, tn.CreatedAt = "acme", cmp.Or(tn.Role, tenancy.RoleMember), time.Now()
 		if err := store.PutTenant(context.Background(), tn); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,56 @@
+package httpapi_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/tenancy"
+)
+
+// TestQueueStatsAdmin: an admin's GET /api/v1/queue/stats shows every tenant with jobs active in
+// the region or a share set for it, each one's use beside its share; a member or a viewer still
+// sees only its own tenant, though another tenant has jobs active there.
+func TestQueueStatsAdmin(t *testing.T) {
+	st, keys, js := limitStack(t,
+		tenancy.Tenant{Name: "a", Namespaces: []string{"team-a"}, Quotas: map[string]tenancy.Quota{"us-east-1": {Jobs: 3, GPUs: 8}}},
+		tenancy.Tenant{Name: "b", Namespaces: []string{"team-b"}},
+		tenancy.Tenant{Name: "idle", Namespaces: []string{"team-c"}, Quotas: map[string]tenancy.Quota{"us-east-1": {Jobs: 1}}},
+		tenancy.Tenant{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin},
+		tenancy.Tenant{Name: "watch", Namespaces: []string{"team-d"}, Role: tenancy.RoleViewer},
+	)
+	// a has one job active and one queued; b has two active.
+	now := time.Now()
+	for _, sub := range []struct {
+		tenant, namespace string
+		claim             bool
+	}{{"a", "team-a", true}, {"a", "team-a", false}, {"b", "team-b", true}, {"b", "team-b", true}} {
+		body := mustJSON(map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": sub.namespace})
+		status, out := st.do(t, 0, "POST", "/api/v1/jobs", keys[sub.tenant], "application/json", body, nil)
+		if status != 202 {
+			t.Fatalf("POST /api/v1/jobs as %s = %d %v", sub.tenant, status, out)
+		}
+		if sub.claim {
+			id := out["job"].(map[string]any)["id"].(string)
+			if _, err := js.Claim(context.Background(), id, "us-east-1", "tok-"+id, now, now.Add(2*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tt := range []struct{ caller, want string }{
+		{"boss", `[{"share":{"gpus":8,"jobs":3},"tenant":"a","use":{"gpus":0,"jobs":1}},` +
+			`{"share":{"gpus":0,"jobs":2},"tenant":"b","use":{"gpus":0,"jobs":2}},` +
+			`{"share":{"gpus":0,"jobs":1},"tenant":"idle","use":{"gpus":0,"jobs":0}}]`},
+		{"a", `[{"share":{"gpus":8,"jobs":3},"tenant":"a","use":{"gpus":0,"jobs":1}}]`},
+		{"watch", `[{"share":{"gpus":0,"jobs":2},"tenant":"watch","use":{"gpus":0,"jobs":0}}]`},
+	} {
+		status, out := st.do(t, 0, "GET", "/api/v1/queue/stats", keys[tt.caller], "", "", nil)
+		regions, _ := out["regions"].([]any)
+		if status != 200 || len(regions) != 1 {
+			t.Fatalf("GET /api/v1/queue/stats as %s = %d %v", tt.caller, status, out)
+		}
+		if got := mustJSON(regions[0].(map[string]any)["tenants"]); got != tt.want {
+			t.Errorf("GET /api/v1/queue/stats as %s: tenants = %s, want %s", tt.caller, got, tt.want)
+		}
+	}
+}
