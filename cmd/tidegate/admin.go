@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -131,7 +134,7 @@ func checkNamespaces(ctx context.Context, store *dynamo.TenantStore, t tenancy.T
 func tenantsListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List tenants",
+		Short: "List tenants with their max priority, quotas and request budgets",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := tenantStore(cmd.Context())
@@ -143,13 +146,33 @@ func tenantsListCmd() *cobra.Command {
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tORG\tROLE\tNAMESPACES\tCREATED")
+			fmt.Fprintln(w, "NAME\tORG\tROLE\tNAMESPACES\tMAX-PRIORITY\tQUOTAS\tRATE\tBURST\tCREATED")
 			for _, t := range ts {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Org, t.Role, strings.Join(t.Namespaces, ","), t.CreatedAt.Format(time.RFC3339))
+				rate, burst := orDefault(t.RateLimit > 0, strconv.FormatFloat(t.RateLimit, 'g', -1, 64)), orDefault(t.RateBurst > 0, strconv.Itoa(t.RateBurst))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, t.Org, t.Role, strings.Join(t.Namespaces, ","),
+					t.PriorityLimit(), regionQuotas(t.Quotas), rate, burst, t.CreatedAt.Format(time.RFC3339))
 			}
 			return w.Flush()
 		},
 	}
+}
+
+// regionQuotas spells a tenant's quotas as --quota takes them, REGION=JOBS[:GPUS] by region, or
+// "default" where it sets none and has the default share everywhere.
+func regionQuotas(qs map[string]tenancy.Quota) string {
+	var out []string
+	for _, region := range slices.Sorted(maps.Keys(qs)) {
+		out = append(out, region+"="+qs[region].String())
+	}
+	return orDefault(len(out) > 0, strings.Join(out, ","))
+}
+
+// orDefault is s where a tenant's record sets the value, else "default".
+func orDefault(set bool, s string) string {
+	if !set {
+		return "default"
+	}
+	return s
 }
 
 func keysCreateCmd() *cobra.Command {
