@@ -56,6 +56,19 @@ type Amount struct {
 	GPUs int64
 }
 
+// Use is what active jobs hold of their region, by tenant: how many, and the GPUs they request.
+// It is Capacity.InUse for a drain, and what the queue's stats show of a tenant's use.
+func Use(active []jobs.Job) map[string]Amount {
+	out := map[string]Amount{}
+	for _, j := range active {
+		u := out[j.Tenant]
+		u.Jobs++
+		u.GPUs += max(j.GPUs, 0)
+		out[j.Tenant] = u
+	}
+	return out
+}
+
 // quotas says whether c shares the region among tenants by quotas.
 func (c Capacity) quotas() bool { return c.Shares != nil || c.DefaultShare != (Amount{}) }
 

@@ -111,13 +111,7 @@ func (h *Handler) capacity(ctx context.Context, region string, queued, active []
 	if c.Shares == nil && c.DefaultShare == (admission.Amount{}) {
 		return c, nil // no quotas in this region
 	}
-	c.InUse = map[string]admission.Amount{}
-	for _, j := range active {
-		use := c.InUse[j.Tenant]
-		use.Jobs++
-		use.GPUs += j.GPUs
-		c.InUse[j.Tenant] = use
-	}
+	c.InUse = admission.Use(active)
 	return c, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -73,38 +74,24 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 // ownUse is tenant t's use of region, counted from the region's active jobs, beside its share
 // (def where its record sets none).
 func ownUse(region string, active []jobs.Job, t tenancy.Tenant, def tenancy.Quota) tenantStats {
-	own := tenantStats{Tenant: t.Name, Share: t.QuotaIn(region, def)}
-	for _, j := range active {
-		if j.Tenant == t.Name {
-			own.Use.Jobs, own.Use.GPUs = own.Use.Jobs+1, own.Use.GPUs+max(j.GPUs, 0)
-		}
-	}
-	return own
+	return tenantStats{Tenant: t.Name, Use: tenancy.Quota(admission.Use(active)[t.Name]), Share: t.QuotaIn(region, def)}
 }
 
 // everyTenantsUse is, by tenant name, the use of region of each tenant that has jobs active there
 // or a share set for it, beside its share. A job of a tenant no longer listed counts with the
 // default share, as a drain counts it.
 func everyTenantsUse(region string, active []jobs.Job, all []tenancy.Tenant, def tenancy.Quota) []tenantStats {
+	use := admission.Use(active)
 	named := make(map[string]tenancy.Tenant, len(all))
-	byName := map[string]*tenantStats{}
 	for _, t := range all {
 		named[t.Name] = t
 		if _, set := t.Quotas[region]; set {
-			byName[t.Name] = &tenantStats{Tenant: t.Name, Share: t.QuotaIn(region, def)}
+			use[t.Name] = use[t.Name] // listed, even when idle
 		}
 	}
-	for _, j := range active {
-		s, ok := byName[j.Tenant]
-		if !ok {
-			s = &tenantStats{Tenant: j.Tenant, Share: named[j.Tenant].QuotaIn(region, def)}
-			byName[j.Tenant] = s
-		}
-		s.Use.Jobs, s.Use.GPUs = s.Use.Jobs+1, s.Use.GPUs+max(j.GPUs, 0)
-	}
-	out := make([]tenantStats, 0, len(byName))
-	for _, s := range byName {
-		out = append(out, *s)
+	out := make([]tenantStats, 0, len(use))
+	for name, u := range use {
+		out = append(out, tenantStats{Tenant: name, Use: tenancy.Quota(u), Share: named[name].QuotaIn(region, def)})
 	}
 	slices.SortFunc(out, func(x, y tenantStats) int { return strings.Compare(x.Tenant, y.Tenant) })
 	return out
