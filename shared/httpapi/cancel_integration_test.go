@@ -52,7 +52,14 @@ func TestCancelWhileDispatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Policy: checker, Clusters: typed.New(kc), Regions: []string{"us-east-1"}})
-	cancel := func(id string) (int, jobs.Job) {
+	if err := tenants.PutTenant(ctx, tenancy.Tenant{Name: "other", Org: "rival", Namespaces: []string{"elsewhere"}, Role: tenancy.RoleMember, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	otherKey, _ := tenancy.NewKey()
+	if err := tenants.AddKey(ctx, "other", otherKey, now); err != nil {
+		t.Fatal(err)
+	}
+	cancelAs := func(key, id string) (int, jobs.Job) {
 		req := httptest.NewRequest("DELETE", "/api/v1/jobs/"+id, nil)
 		req.Header.Set("Authorization", "Bearer "+key)
 		rec := httptest.NewRecorder()
@@ -63,6 +70,7 @@ func TestCancelWhileDispatching(t *testing.T) {
 		_ = json.NewDecoder(rec.Body).Decode(&out)
 		return rec.Code, out.Job
 	}
+	cancel := func(id string) (int, jobs.Job) { return cancelAs(key, id) }
 	claimed := func(name string, until time.Time) jobs.Job {
 		t.Helper()
 		j := jobs.New("job-"+name, "ml", ns, "us-east-1", 50, nil, []map[string]any{
@@ -93,6 +101,13 @@ func TestCancelWhileDispatching(t *testing.T) {
 	}
 	if err := store.Apply(ctx, parked, c); err != nil {
 		t.Fatal(err)
+	}
+	// Another tenant can neither cancel it nor take its claim over.
+	if code, _ := cancelAs(otherKey, parked.ID); code != http.StatusNotFound {
+		t.Errorf("another tenant's DELETE of the parked job = %d, want 404", code)
+	}
+	if j, _ := store.Job(ctx, parked.ID); j.Status != jobs.StatusDispatching || j.Claim == nil || j.Claim.Token != "drainer-parked" || !j.Claim.Parked {
+		t.Errorf("after another tenant's DELETE the parked job is %s with claim %+v, want its own claim, parked", j.Status, j.Claim)
 	}
 	code, got := cancel(parked.ID)
 	isCancelled("parked", code, got)
