@@ -78,6 +78,11 @@ func tenantsPutCmd() *cobra.Command {
 			if err := t.Validate(); err != nil {
 				return err
 			}
+			for _, arn := range iamARNs {
+				if _, err := tenancy.MappedIAM(arn); err != nil {
+					return fmt.Errorf("--iam-arn: %w", err)
+				}
+			}
 			store, err := tenantStore(cmd.Context())
 			if err != nil {
 				return err
@@ -105,7 +110,7 @@ func tenantsPutCmd() *cobra.Command {
 	cmd.Flags().StringVar(&t.Org, "org", "", "the org whose apps and secrets the tenant shares (required)")
 	cmd.Flags().StringSliceVar(&t.Namespaces, "namespace", nil, "a namespace the tenant may use; repeat or comma-separate (required)")
 	cmd.Flags().StringVar(&role, "role", string(tenancy.RoleMember), "admin, member or viewer")
-	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM principal ARN that acts for the tenant through API Gateway")
+	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM role or user ARN (or an account root) whose callers act for the tenant through API Gateway; a session ARN is refused")
 	cmd.Flags().BoolVar(&shareNamespace, "share-namespace", false, "let the tenant hold namespaces another tenant already holds (each then sees the other's jobs there)")
 	cmd.Flags().IntVar(&maxPriority, "max-priority", tenancy.TopPriority, "the highest priority the tenant's jobs may have, 0 to 100")
 	cmd.Flags().StringArrayVar(&quotas, "quota", nil, "the tenant's share of a region, REGION=JOBS[:GPUS]; repeat for each region (others get the default share)")

@@ -100,9 +100,14 @@ func (s *TenantStore) AddKey(ctx context.Context, tenant, key string, now time.T
 	return s.addCredential(ctx, tenant, "apikey#"+tenancy.HashKey(key), "key:"+tenancy.KeyID(key), now)
 }
 
-// AddIAM lets the IAM caller arn act for tenant.
+// AddIAM lets the IAM user, role or account arn act for tenant, kept in tenancy.MappedIAM's form;
+// a session's ARN is refused with the ARN to give instead.
 func (s *TenantStore) AddIAM(ctx context.Context, tenant, arn string, now time.Time) error {
-	return s.addCredential(ctx, tenant, "iam#"+arn, "iam:"+arn, now)
+	key, err := tenancy.MappedIAM(arn)
+	if err != nil {
+		return err
+	}
+	return s.addCredential(ctx, tenant, "iam#"+key, "iam:"+key, now)
 }
 
 func (s *TenantStore) addCredential(ctx context.Context, tenant, pk, subject string, now time.Time) error {
@@ -138,9 +143,21 @@ func (s *TenantStore) ByKey(ctx context.Context, key string) (tenancy.Principal,
 	return s.byCredential(ctx, "apikey#"+tenancy.HashKey(key))
 }
 
-// ByIAM resolves an IAM caller's ARN to its principal; records.ErrNotFound if it acts for no tenant.
+// ByIAM resolves an authenticated IAM caller's ARN to its principal through the user, role or
+// account it acts as (tenancy.CallerIAM: an assumed role's session name plays no part);
+// records.ErrNotFound if that acts for no tenant. The principal's Subject keeps the caller's own
+// ARN, session included, for the logs.
 func (s *TenantStore) ByIAM(ctx context.Context, arn string) (tenancy.Principal, error) {
-	return s.byCredential(ctx, "iam#"+arn)
+	key, ok := tenancy.CallerIAM(arn)
+	if !ok {
+		return tenancy.Principal{}, fmt.Errorf("IAM caller %s: %w", arn, records.ErrNotFound)
+	}
+	p, err := s.byCredential(ctx, "iam#"+key)
+	if err != nil {
+		return tenancy.Principal{}, err
+	}
+	p.Subject = "iam:" + arn
+	return p, nil
 }
 
 func (s *TenantStore) byCredential(ctx context.Context, pk string) (tenancy.Principal, error) {

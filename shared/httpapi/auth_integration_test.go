@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,8 +31,12 @@ func TestKeyAuthOnDynamoDB(t *testing.T) {
 	if err := store.AddKey(ctx, "ml", key, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.AddIAM(ctx, "ml", "arn:aws:iam::123456789012:role/ml-ci", now); err != nil {
+	if err := store.AddIAM(ctx, "ml", "arn:aws:iam::123456789012:role/ci/ml-ci", now); err != nil {
 		t.Fatal(err)
+	}
+	// A session's ARN cannot be mapped: its session name is the caller's to choose.
+	if err := store.AddIAM(ctx, "ml", "arn:aws:sts::123456789012:assumed-role/other/ml", now); err == nil || !strings.Contains(err.Error(), "arn:aws:iam::123456789012:role/other") {
+		t.Errorf("mapping a session ARN = %v; want it refused, naming the role's ARN", err)
 	}
 	h := httpapi.New(httpapi.Deps{
 		Principals: store,
@@ -52,6 +57,11 @@ func TestKeyAuthOnDynamoDB(t *testing.T) {
 		{"unknown key", map[string]string{"Authorization": "Bearer tg_nope"}, 401, "unauthenticated"},
 		{"mapped IAM caller", map[string]string{"X-Test-IAM": "arn:aws:iam::123456789012:role/ml-ci"}, 200, ""},
 		{"unmapped IAM caller", map[string]string{"X-Test-IAM": "arn:aws:iam::123456789012:role/other"}, 403, "forbidden"},
+		{"a session of the mapped role", map[string]string{"X-Test-IAM": "arn:aws:sts::123456789012:assumed-role/ml-ci/alice"}, 200, ""},
+		{"another role's session named like the mapped one", map[string]string{"X-Test-IAM": "arn:aws:sts::123456789012:assumed-role/other/ml-ci"}, 403, "forbidden"},
+		{"the refused session ARN itself", map[string]string{"X-Test-IAM": "arn:aws:sts::123456789012:assumed-role/other/ml"}, 403, "forbidden"},
+		{"the mapped role in another account", map[string]string{"X-Test-IAM": "arn:aws:sts::210987654321:assumed-role/ml-ci/alice"}, 403, "forbidden"},
+		{"a federated user", map[string]string{"X-Test-IAM": "arn:aws:sts::123456789012:federated-user/ml-ci"}, 403, "forbidden"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
