@@ -10,10 +10,11 @@ import (
 	"github.com/tidegate/tidegate/shared/apps"
 )
 
-// sourcesURLFor is how long a host's install may take to start fetching its sources: the pod may
-// wait for a node first, and the install has InstallWithin once it runs. A revived host gets a
-// fresh URL.
-const sourcesURLFor = time.Hour
+// sourcesURLFor is how long a host's install may take to start fetching its sources. The URL sits
+// in the pod's spec, which anyone allowed to read pods in the hosting namespace sees, so it lives
+// no longer than a pod normally waits for a node. A host whose pod waited longer fails its install
+// and is revived with a fresh URL.
+const sourcesURLFor = 10 * time.Minute
 
 // S3Sources presigns GETs of release sources in the sources bucket.
 type S3Sources struct {
@@ -22,7 +23,7 @@ type S3Sources struct {
 	Prefix  string
 }
 
-// PresignSources answers a GET URL for the sources with that digest, valid for an hour.
+// PresignSources answers a GET URL for the sources with that digest, valid for sourcesURLFor (10 minutes).
 func (s S3Sources) PresignSources(ctx context.Context, sourcesSHA256 string) (string, error) {
 	req, err := s.Presign.PresignGetObject(ctx, &s3.GetObjectInput{
 		Bucket: aws.String(s.Bucket), Key: aws.String(apps.SourcesKey(s.Prefix, sourcesSHA256)),

@@ -57,7 +57,7 @@ func (a *api) appLogs(w http.ResponseWriter, r *http.Request) error {
 	}
 	host, out, from, err := a.hosting.Logs(r.Context(), app, lines)
 	if err != nil {
-		return err
+		return a.clusterError(r.Context(), "reading the host's log", err)
 	}
 	if out == nil {
 		out = []string{}

@@ -2,8 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -23,11 +26,11 @@ func (a *api) livePods(ctx context.Context, j jobs.Job) (kubernetes.Interface, [
 	}
 	kc, err := a.clusters.Client(ctx, j.Region)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, a.clusterError(ctx, "reaching the cluster", err)
 	}
 	pods, err := jobobjects.Pods(ctx, kc.CoreV1().RESTClient(), j)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, a.clusterError(ctx, "listing the job's pods", err)
 	}
 	return kc, pods, nil
 }
@@ -76,7 +79,7 @@ func (a *api) jobEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	events, err := jobobjects.Events(r.Context(), kc.CoreV1().RESTClient(), j, pods)
 	if err != nil {
-		return err
+		return a.clusterError(r.Context(), "listing the job's events", err)
 	}
 	out := []map[string]any{}
 	for _, e := range events {
@@ -133,11 +136,35 @@ func (a *api) jobLogs(w http.ResponseWriter, r *http.Request) error {
 	if opts.Container == "" && len(p.Spec.Containers) > 0 {
 		opts.Container = p.Spec.Containers[0].Name
 	}
+	if err := checkLogContainer(p, opts); err != nil {
+		return err
+	}
 	lines, err := jobobjects.Logs(r.Context(), kc.CoreV1().RESTClient(), p, opts, maxLogBytes)
 	if err != nil {
-		return Errorf(CodeUnavailable, "%v", err)
+		return a.clusterError(r.Context(), "reading the pod's log", err)
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"pod": p.Name, "container": opts.Container, "lines": lines, "from": "cluster"})
+}
+
+// checkLogContainer refuses, naming the choices, a container the pod does not have or a previous
+// run it has not had: the cluster's own refusal would reach the client only as a 503.
+func checkLogContainer(p corev1.Pod, opts *corev1.PodLogOptions) error {
+	var names []string
+	for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+		names = append(names, c.Name)
+	}
+	if !slices.Contains(names, opts.Container) {
+		return Invalid("fix the listed query parameters", FieldProblem{"container", fmt.Sprintf("pod %s has no container %q; it has %s", p.Name, opts.Container, strings.Join(names, ", "))})
+	}
+	if !opts.Previous {
+		return nil
+	}
+	for _, st := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+		if st.Name == opts.Container && st.LastTerminationState.Terminated != nil {
+			return nil
+		}
+	}
+	return Invalid("fix the listed query parameters", FieldProblem{"previous", fmt.Sprintf("container %q of pod %s has not restarted, so it has no previous run", opts.Container, p.Name)})
 }
 
 func orEmpty(s []string) []string {
@@ -154,7 +181,7 @@ func (a *api) livePlacement(ctx context.Context, j jobs.Job) map[string]any {
 	}
 	kc, pods, err := a.livePods(ctx, j)
 	if err != nil {
-		return map[string]any{"node_lookup_error": err.Error()}
+		return map[string]any{"node_lookup_error": a.clusterProblem(ctx, "listing the job's pods", err)}
 	}
 	if len(pods) == 0 {
 		return j.Placement
@@ -162,7 +189,7 @@ func (a *api) livePlacement(ctx context.Context, j jobs.Job) map[string]any {
 	nodes, err := jobobjects.Nodes(ctx, kc.CoreV1().RESTClient(), pods)
 	pl := jobobjects.Placement(pods, nodes)
 	if err != nil {
-		pl["node_lookup_error"] = err.Error()
+		pl["node_lookup_error"] = a.clusterProblem(ctx, "reading the pods' nodes", err)
 	}
 	return pl
 }

@@ -204,7 +204,7 @@ func (a *api) bulkDelete(w http.ResponseWriter, r *http.Request) error {
 			err = a.cancel(r.Context(), full)
 		}
 		if err != nil {
-			failed = append(failed, FieldProblem{Field: j.ID, Problem: err.Error()})
+			failed = append(failed, FieldProblem{Field: j.ID, Problem: a.clusterProblem(r.Context(), "cancelling the job", err)})
 			continue
 		}
 		deleted++

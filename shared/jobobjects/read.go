@@ -12,6 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -22,10 +24,15 @@ import (
 // no typed client set: dispatch applies through it, and a typed client set's scheme registers
 // every API group in each cold start.
 
-// get reads one GET of the core group into v, as JSON.
+// get reads one GET of the core group into v, as JSON. A refusal comes back as the server's own
+// *StatusError: Raw alone reports any Status it has no scheme for as "unknown".
 func get(ctx context.Context, r *rest.Request, v any) error {
 	b, err := r.SetHeader("Accept", "application/json").Do(ctx).Raw()
 	if err != nil {
+		var st metav1.Status
+		if json.Unmarshal(b, &st) == nil && st.Kind == "Status" && st.Message != "" {
+			return &apierrors.StatusError{ErrStatus: st}
+		}
 		return err
 	}
 	return json.Unmarshal(b, v)
