@@ -57,6 +57,27 @@ func tenantStore(ctx context.Context) (*dynamo.TenantStore, error) {
 	return dynamo.NewTenantStore(db, table), nil
 }
 
+// checkQuotaRegions refuses a quota for a region Tidegate does not run jobs in, when the regions
+// are known here (TIDEGATE_REGIONS, as the functions and `tidegate dev env` set it): such a share
+// would never be used, and is most likely a typo.
+func checkQuotaRegions(quotas map[string]tenancy.Quota) error {
+	setting := os.Getenv(config.EnvRegions)
+	if setting == "" || len(quotas) == 0 {
+		return nil
+	}
+	regions, err := config.ParseRegions(setting)
+	if err != nil {
+		return fmt.Errorf("%s: %w", config.EnvRegions, err)
+	}
+	known := config.Config{Regions: regions}.RegionNames()
+	for region := range quotas {
+		if _, ok := regions[region]; !ok {
+			return fmt.Errorf("--quota: Tidegate runs no jobs in region %q; its regions are %s (%s)", region, strings.Join(known, ", "), config.EnvRegions)
+		}
+	}
+	return nil
+}
+
 func tenantsPutCmd() *cobra.Command {
 	var t tenancy.Tenant
 	var role string
@@ -74,6 +95,9 @@ func tenantsPutCmd() *cobra.Command {
 			var err error
 			if t.Quotas, err = tenancy.ParseRegionQuotas(quotas); err != nil {
 				return fmt.Errorf("--quota: %w", err)
+			}
+			if err := checkQuotaRegions(t.Quotas); err != nil {
+				return err
 			}
 			if err := t.Validate(); err != nil {
 				return err

@@ -36,3 +36,25 @@ func TestTenantsPutRate(t *testing.T) {
 		t.Error("tenants put ops --burst -1 stored ops though it refused")
 	}
 }
+
+// TestTenantsPutChecksQuotaRegionsAndIAM: a quota for a region Tidegate does not run jobs in, or a
+// session ARN to map, is refused before anything is stored, naming what to give instead.
+func TestTenantsPutChecksQuotaRegionsAndIAM(t *testing.T) {
+	store := adminEnv(t)
+	t.Setenv("TIDEGATE_REGIONS", "us-east-1=sandbox,eu-west-1=sandbox")
+	put := []string{"tenants", "put", "ml", "--org", "acme", "--namespace", "ml-train"}
+	_, err := admin(t, append(put, "--quota", "us-east-1=2", "--quota", "us-est-1=4")...)
+	if err == nil || !strings.Contains(err.Error(), `region "us-est-1"`) || !strings.Contains(err.Error(), "eu-west-1, us-east-1") {
+		t.Errorf("tenants put --quota us-est-1=4 = %v; want a refusal naming the region and the known ones", err)
+	}
+	_, err = admin(t, append(put, "--iam-arn", "arn:aws:sts::123456789012:assumed-role/ci/alice")...)
+	if err == nil || !strings.Contains(err.Error(), "arn:aws:iam::123456789012:role/ci") {
+		t.Errorf("tenants put --iam-arn <session> = %v; want a refusal naming the role's ARN", err)
+	}
+	if _, err := store.Tenant(context.Background(), "ml"); err == nil {
+		t.Error("a refused tenants put stored the tenant")
+	}
+	if out, err := admin(t, append(put, "--quota", "eu-west-1=2", "--iam-arn", "arn:aws:iam::123456789012:role/ci/ml")...); err != nil {
+		t.Fatalf("tenants put with a known region and a role ARN = %v\n%s", err, out)
+	}
+}

@@ -115,24 +115,25 @@ func (h *Handler) capacity(ctx context.Context, region string, queued, active []
 	return c, nil
 }
 
-// shares reads the tenants of js and answers the share of region each one's record sets, nil
-// when none sets one (the default share, if any, is every tenant's). A tenant without a record
+// shares answers the share of region each tenant of js has on its record (quotasOf), nil when
+// none sets one (the default share, if any, is every tenant's). A tenant without a record
 // (deleted since) has the default.
 func (h *Handler) shares(ctx context.Context, region string, js []jobs.Job) (map[string]admission.Amount, error) {
-	names := map[string]bool{}
+	seen := map[string]bool{}
+	var names []string
 	for _, j := range js {
-		names[j.Tenant] = true
+		if !seen[j.Tenant] {
+			seen[j.Tenant] = true
+			names = append(names, j.Tenant)
+		}
+	}
+	quotas, err := h.quotasOf(ctx, names)
+	if err != nil {
+		return nil, fmt.Errorf("sharing %s: %w", region, err)
 	}
 	var out map[string]admission.Amount
-	for name := range names {
-		t, err := h.Tenants.Tenant(ctx, name)
-		if errors.Is(err, records.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading tenant %s's share of %s: %w", name, region, err)
-		}
-		if q, ok := t.Quotas[region]; ok {
+	for name, qs := range quotas {
+		if q, ok := qs[region]; ok {
 			if out == nil {
 				out = map[string]admission.Amount{}
 			}

@@ -276,7 +276,12 @@ type dispatcher struct {
 }
 
 func newDispatcher(t *testing.T, r rig, f *faults) *dispatcher {
-	d := &dispatcher{h: *r.dispatch, faults: f}
+	// A fresh instance: the rig's settings, none of its process's state (its quota cache).
+	b := r.dispatch
+	d := &dispatcher{faults: f, h: Handler{
+		Regions: b.Regions, Capacity: b.Capacity, GPUs: b.GPUs, Store: b.Store, Leases: b.Leases, Prices: b.Prices,
+		Clusters: b.Clusters, Log: b.Log, Now: b.Now, Tenants: b.Tenants, DefaultQuota: b.DefaultQuota, Webhooks: b.Webhooks,
+	}}
 	d.leases = r.dispatch.Leases
 	d.h.Leases, d.h.Clusters = &d.process, newFaultClusters(t, r.clusters, f)
 	d.h.afterClaim = func(jobs.Job) { d.maybeCrash(crashAfterClaim, "crash after claim") }

@@ -80,6 +80,9 @@ type Handler struct {
 	// events go out now rather than at the next beat's sweep.
 	Webhooks Bell
 
+	// quotas keeps tenants' quotas for quotaTTL.
+	quotas quotaCache
+
 	// hooks let the fault tests stop a drain at the moments a crash would: after a claim, after
 	// the apply, before the record. nil in production.
 	afterClaim, afterApply func(jobs.Job)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,5 +104,61 @@ func TestSharesBetweenTenants(t *testing.T) {
 	}
 	if got := left(bIDs); len(got) != 2 {
 		t.Errorf("B has started %v, want still its first two: past its share, its lower priority waits", got)
+	}
+}
+
+// countingTenants counts the reads a drain makes of the real tenant store.
+type countingTenants struct {
+	*dynamo.TenantStore
+	reads atomic.Int64
+}
+
+func (c *countingTenants) Tenant(ctx context.Context, name string) (tenancy.Tenant, error) {
+	c.reads.Add(1)
+	return c.TenantStore.Tenant(ctx, name)
+}
+
+// TestQuotasAreReadOncePerTTL: a drain reads each tenant with jobs in the region once, the next
+// drains within quotaTTL read none, and a quota an admin changed is what the first drain after
+// quotaTTL shares by.
+func TestQuotasAreReadOncePerTTL(t *testing.T) {
+	r := newRig(t, 2)
+	store := dynamo.NewTenantStore(r.db, r.tables.Control)
+	tenants := &countingTenants{TenantStore: store}
+	put := func(name string, jobs int) {
+		t.Helper()
+		if err := store.PutTenant(context.Background(), tenancy.Tenant{
+			Name: name, Org: "acme", Namespaces: []string{r.ns}, Role: tenancy.RoleMember, CreatedAt: time.Now(),
+			Quotas: map[string]tenancy.Quota{region: {Jobs: jobs}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 20 {
+		put(fmt.Sprintf("t%02d", i), 1)
+	}
+	r.dispatch.Tenants = tenants
+	var qs []jobs.Job
+	for i := range 20 {
+		qs = append(qs, jobs.Job{Tenant: fmt.Sprintf("t%02d", i%20)}, jobs.Job{Tenant: fmt.Sprintf("t%02d", i%20)})
+	}
+	shares, err := r.dispatch.shares(context.Background(), region, qs)
+	if err != nil || len(shares) != 20 || shares["t07"].Jobs != 1 {
+		t.Fatalf("shares = %v, %v; want 20 tenants with 1 job each", shares, err)
+	}
+	if n := tenants.reads.Load(); n != 20 {
+		t.Errorf("the first drain read %d tenant records, want 20 (one per tenant)", n)
+	}
+	put("t07", 2)
+	r.clock.skip(quotaTTL / 2)
+	if shares, err = r.dispatch.shares(context.Background(), region, qs); err != nil || shares["t07"].Jobs != 1 {
+		t.Errorf("within quotaTTL t07's share = %v, %v; want the cached 1", shares["t07"], err)
+	}
+	if n := tenants.reads.Load(); n != 20 {
+		t.Errorf("a drain within quotaTTL read %d more tenant records, want none", n-20)
+	}
+	r.clock.skip(quotaTTL)
+	if shares, err = r.dispatch.shares(context.Background(), region, qs); err != nil || shares["t07"].Jobs != 2 {
+		t.Errorf("after quotaTTL t07's share = %v, %v; want the changed 2", shares["t07"], err)
 	}
 }

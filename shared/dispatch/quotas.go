@@ -1,0 +1,84 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/records"
+	"github.com/tidegate/tidegate/shared/tenancy"
+)
+
+// quotaTTL is how long a drain trusts the quotas it read on a tenant's record: an admin's change
+// reaches every warm dispatcher within it, as a changed key or role reaches the API
+// (httpapi.PrincipalTTL). A busy region's drains then read no tenant at all.
+const quotaTTL = 30 * time.Second
+
+// quotaReads is how many tenant records a drain reads at once when its cache lacks them.
+const quotaReads = 8
+
+// quotaCache keeps tenants' quotas per process. Its zero value is ready.
+type quotaCache struct {
+	mu   sync.Mutex
+	seen map[string]quotaEntry
+}
+
+type quotaEntry struct {
+	quotas map[string]tenancy.Quota // nil for a tenant without a record (deleted since)
+	at     time.Time
+}
+
+// quotasOf answers the quotas of each named tenant, from the cache while fresh, reading the others
+// at most quotaReads at a time. A tenant without a record has none.
+func (h *Handler) quotasOf(ctx context.Context, names []string) (map[string]map[string]tenancy.Quota, error) {
+	now := h.Now()
+	out := make(map[string]map[string]tenancy.Quota, len(names))
+	var missing []string
+	c := &h.quotas
+	c.mu.Lock()
+	for _, name := range names {
+		if e, ok := c.seen[name]; ok && now.Sub(e.at) < quotaTTL {
+			out[name] = e.quotas
+		} else {
+			missing = append(missing, name)
+		}
+	}
+	c.mu.Unlock()
+
+	read := make([]quotaEntry, len(missing))
+	errs := make([]error, len(missing))
+	sem := make(chan struct{}, quotaReads)
+	var wg sync.WaitGroup
+	for i, name := range missing {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			t, err := h.Tenants.Tenant(ctx, name)
+			switch {
+			case errors.Is(err, records.ErrNotFound):
+				read[i] = quotaEntry{at: now}
+			case err != nil:
+				errs[i] = fmt.Errorf("reading tenant %s's quotas: %w", name, err)
+			default:
+				read[i] = quotaEntry{quotas: t.Quotas, at: now}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]quotaEntry{}
+	}
+	for i, name := range missing {
+		c.seen[name] = read[i]
+		out[name] = read[i].quotas
+	}
+	return out, nil
+}
