@@ -33,7 +33,7 @@ type quotaEntry struct {
 // quotasOf answers the quotas of each named tenant, from the cache while fresh, reading the others
 // at most quotaReads at a time. A tenant without a record has none.
 func (h *Handler) quotasOf(ctx context.Context, names []string) (map[string]map[string]tenancy.Quota, error) {
-	now := h.Now()
+	now := h.now()
 	out := make(map[string]map[string]tenancy.Quota, len(names))
 	var missing []string
 	c := &h.quotas
