@@ -50,6 +50,9 @@ placeholders' defaults) — or a bare manifest, named with --name, with defaults
 			}
 			return p.emit(t, func() {
 				p.line("template %s created; run it with `tidegate templates run %s --name JOB -n NAMESPACE`", t.Name, t.Name)
+				for _, w := range t.Warnings {
+					p.line("warning: %s", w)
+				}
 			})
 		},
 	}

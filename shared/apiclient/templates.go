@@ -15,6 +15,8 @@ type Template struct {
 	Parameters  map[string]any `json:"parameters"`
 	CreatedAt   time.Time      `json:"created_at"`
 	UpdatedAt   time.Time      `json:"updated_at"`
+	// Warnings, on create and replace only, name what the template keeps but will not use.
+	Warnings []string `json:"warnings,omitempty"`
 
 	raw json.RawMessage
 }

@@ -33,15 +33,22 @@ type templateRequest struct {
 // maxDescription bounds a template's description: a sentence or two, not a document.
 const maxDescription = 1024
 
+// savedTemplate is what saving a template answers: the template, and warnings about what it keeps
+// but will not use (defaults no placeholder names).
+type savedTemplate struct {
+	templating.Template
+	Warnings []string `json:"warnings,omitempty"`
+}
+
 // readTemplate reads and checks a template body; name comes from the path on PUT.
-func (a *api) readTemplate(w http.ResponseWriter, r *http.Request, pathName string) (templating.Template, error) {
+func (a *api) readTemplate(w http.ResponseWriter, r *http.Request, pathName string) (savedTemplate, error) {
 	var req templateRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return templating.Template{}, err
+		return savedTemplate{}, err
 	}
 	if pathName != "" {
 		if req.Name != "" && req.Name != pathName {
-			return templating.Template{}, Invalid("the body names another template than the path", FieldProblem{"name", "omit it, or make it " + pathName})
+			return savedTemplate{}, Invalid("the body names another template than the path", FieldProblem{"name", "omit it, or make it " + pathName})
 		}
 		req.Name = pathName
 	}
@@ -53,23 +60,28 @@ func (a *api) readTemplate(w http.ResponseWriter, r *http.Request, pathName stri
 		bad = append(bad, FieldProblem{"description", fmt.Sprintf("at most %d bytes", maxDescription)})
 	}
 	if len(bad) > 0 {
-		return templating.Template{}, Invalid("fix the listed fields", bad...)
+		return savedTemplate{}, Invalid("fix the listed fields", bad...)
 	}
 	ms, err := decodeManifests("manifest", req.Manifest)
 	if err != nil {
-		return templating.Template{}, err
+		return savedTemplate{}, err
 	}
 	if len(ms) != 1 {
-		return templating.Template{}, Invalid("a template holds one manifest", FieldProblem{"manifest", "one object"})
+		return savedTemplate{}, Invalid("a template holds one manifest", FieldProblem{"manifest", "one object"})
 	}
-	if err := templating.Check(ms, req.Parameters); err != nil {
-		return templating.Template{}, templateError(err)
+	unused, err := templating.Check(ms, req.Parameters)
+	if err != nil {
+		return savedTemplate{}, templateError(err)
 	}
 	now := a.now().UTC()
-	return templating.Template{
+	out := savedTemplate{Template: templating.Template{
 		Name: req.Name, Tenant: principalOf(r.Context()).Tenant.Name, Description: req.Description,
 		Manifest: ms[0], Parameters: req.Parameters, CreatedAt: now, UpdatedAt: now,
-	}, nil
+	}}
+	for _, name := range unused {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("parameters.%s: no placeholder uses it, so it fills nothing (kept as given)", name))
+	}
+	return out, nil
 }
 
 // templateError turns templating's errors into a 400 naming every parameter or field.
@@ -85,6 +97,9 @@ func templateError(err error) error {
 		for _, u := range pe.Unknown {
 			bad = append(bad, FieldProblem{"parameters." + u, "unknown: the template has no {{ " + u + " }}"})
 		}
+		for _, n := range pe.Reserved {
+			bad = append(bad, FieldProblem{"parameters." + n, "the job's own name fills {{ " + n + " }}: give the job's name, not a value for it"})
+		}
 		return Invalid("fix the template's parameters", bad...)
 	case errors.As(err, &fe):
 		return Invalid("a placeholder cannot take its value", FieldProblem{"manifest." + fe.Path, fe.Problem})
@@ -97,7 +112,7 @@ func (a *api) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.templates.Put(r.Context(), t, true); errors.Is(err, dynamo.ErrExists) {
+	if err := a.templates.Put(r.Context(), t.Template, true); errors.Is(err, dynamo.ErrExists) {
 		return Errorf(CodeConflict, "template %q exists; replace it with PUT /api/v1/templates/%s", t.Name, t.Name)
 	} else if err != nil {
 		return err
@@ -115,7 +130,7 @@ func (a *api) replaceTemplate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t.CreatedAt = old.CreatedAt
-	if err := a.templates.Put(r.Context(), t, false); errors.Is(err, records.ErrNotFound) {
+	if err := a.templates.Put(r.Context(), t.Template, false); errors.Is(err, records.ErrNotFound) {
 		return Errorf(CodeNotFound, "no template %q; create it with POST /api/v1/templates", t.Name)
 	} else if err != nil {
 		return err
@@ -196,7 +211,7 @@ func (a *api) runTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	filled, err := templating.Fill([]map[string]any{t.Manifest}, req.Parameters, t.Parameters)
+	filled, err := templating.Fill([]map[string]any{t.Manifest}, req.Name, req.Parameters, t.Parameters)
 	if err != nil {
 		return templateError(err)
 	}

@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +98,44 @@ func TestTemplates(t *testing.T) {
 	}
 	if status, _ := st.do(t, 0, "GET", "/api/v1/templates/train", st.member, "", "", nil); status != 404 {
 		t.Errorf("GET after DELETE = %d, want 404", status)
+	}
+}
+
+// TestSeedTemplateExample: a template as the seed API's own example writes it, its object named
+// {{name}} and a default (image) that no placeholder uses, is saved with a warning about the
+// default and makes a job named as the request says; a parameter called name, or a default for it,
+// is refused naming it.
+func TestSeedTemplateExample(t *testing.T) {
+	st := newStack(t)
+	manifest := templateJob()
+	manifest["metadata"] = map[string]any{"name": "{{name}}"}
+	create := mustJSON(map[string]any{"name": "gpu-training-template", "description": "Template for GPU training jobs", "manifest": manifest,
+		"parameters": map[string]any{"image": "pytorch/pytorch:latest", "tag": "1.36", "workers": 1, "message": "hi"}})
+	status, out := st.do(t, 0, "POST", "/api/v1/templates", st.member, "application/json", create, nil)
+	if status != 201 {
+		t.Fatalf("POST the seed's template = %d %v, want 201", status, out)
+	}
+	if w, _ := out["warnings"].([]any); len(w) != 1 || !strings.Contains(w[0].(string), "parameters.image") {
+		t.Errorf("warnings = %v, want one naming parameters.image, which no placeholder uses", out["warnings"])
+	}
+	run := mustJSON(map[string]any{"name": "my-training-job", "namespace": "team-a", "region": "us-east-1"})
+	status, out = st.do(t, 1, "POST", "/api/v1/templates/gpu-training-template/jobs", st.member, "application/json", run, nil)
+	if status != 202 {
+		t.Fatalf("a job from the seed's template = %d %v, want 202", status, out)
+	}
+	m := out["job"].(map[string]any)["manifests"].([]any)[0].(map[string]any)
+	if m["metadata"].(map[string]any)["name"] != "my-training-job" {
+		t.Errorf("metadata.name = %v, want my-training-job from {{name}}", m["metadata"])
+	}
+
+	named := mustJSON(map[string]any{"name": "j2", "namespace": "team-a", "region": "us-east-1", "parameters": map[string]any{"name": "other"}})
+	status, out = st.do(t, 1, "POST", "/api/v1/templates/gpu-training-template/jobs", st.member, "application/json", named, nil)
+	if status != 400 || !strings.Contains(fmt.Sprint(out["fields"]), "parameters.name") {
+		t.Errorf("a job giving a parameter name = %d %v, want 400 naming parameters.name", status, out)
+	}
+	withName := mustJSON(map[string]any{"name": "named", "manifest": manifest, "parameters": map[string]any{"name": "x", "tag": "1", "workers": 1, "message": "m"}})
+	status, out = st.do(t, 0, "POST", "/api/v1/templates", st.member, "application/json", withName, nil)
+	if status != 400 || !strings.Contains(fmt.Sprint(out["fields"]), "parameters.name") {
+		t.Errorf("a template defaulting name = %d %v, want 400 naming parameters.name", status, out)
 	}
 }

@@ -10,6 +10,8 @@ import (
 type ParamError struct {
 	Missing []string // used by the template, given no value and no default; sorted
 	Unknown []string // given, but no placeholder in the template names them; sorted
+	// Reserved are given but filled by Tidegate itself: name, which the job's name fills.
+	Reserved []string
 }
 
 func (e *ParamError) Error() string {
@@ -19,6 +21,9 @@ func (e *ParamError) Error() string {
 	}
 	if len(e.Unknown) > 0 {
 		msgs = append(msgs, fmt.Sprintf(unknownParams, strings.Join(e.Unknown, ", ")))
+	}
+	if len(e.Reserved) > 0 {
+		msgs = append(msgs, fmt.Sprintf(reservedParams, strings.Join(e.Reserved, ", ")))
 	}
 	return strings.Join(msgs, "; ")
 }
@@ -47,9 +52,10 @@ func (e *FieldError) Error() string {
 const (
 	missingParams = "missing parameters %s: give them values (the template has no defaults for them)"
 	unknownParams = "unknown parameters %s: the template has no placeholder for them, so remove them " +
-		"(a placeholder is {{ name }}, the name letters, digits and _)"
-	notText   = "the value is %s, which can fill a whole field (\"{{ name }}\") but not text inside a string; pass a string"
-	badNumber = "the value %v is not a number JSON can hold"
-	badType   = "the value's type %T is not a JSON value"
-	tooLarge  = "the values filled in come to more than %d bytes, more than the cluster stores; use shorter values or fewer placeholders"
+		"(a placeholder is {{ key }}, the key letters, digits and _)"
+	reservedParams = "parameter %s is the job's own name, which fills {{ name }}; give the job's name instead of a value for it"
+	notText        = "the value is %s, which can fill a whole field (\"{{ key }}\") but not text inside a string; pass a string"
+	badNumber      = "the value %v is not a number JSON can hold"
+	badType        = "the value's type %T is not a JSON value"
+	tooLarge       = "the values filled in come to more than %d bytes, more than the cluster stores; use shorter values or fewer placeholders"
 )

@@ -16,43 +16,62 @@ import (
 // the same bound shared/manifest puts on a submission.
 const maxFilled = 3 << 19 // 1.5 MiB
 
+// JobName is the placeholder each job's own name fills: a template names its object
+// "{{ name }}" (or "{{ name }}-worker"), and every job made from it gets its own.
+const JobName = "name"
+
 // Fill returns a copy of the manifests with every placeholder filled from params, or from
-// defaults (the template's own) for a parameter params does not give. The manifests are
-// what shared/manifest decoded; neither they nor the parameters are changed, and the result
-// shares no map or slice with either.
+// defaults (the template's own) for a parameter params does not give, and {{ name }} from the
+// job's name. The manifests are what shared/manifest decoded; neither they nor the parameters
+// are changed, and the result shares no map or slice with either.
 //
-// A placeholder with no value, and a parameter no placeholder uses, are a *ParamError naming
-// all of them at once; an unused default is not an error here (Check refuses it when the
-// template is saved). A value that cannot go where its placeholder is, such as an object
-// inside a longer string, is a *FieldError.
-func Fill(manifests []map[string]any, params, defaults map[string]any) ([]map[string]any, error) {
+// A placeholder with no value, a parameter no placeholder uses, and a parameter called name
+// (the job's name fills that one) are a *ParamError naming all of them at once; an unused default
+// is not an error (a template may keep defaults for placeholders it no longer has, as the seed's
+// example does; Check reports them when the template is saved). A value that cannot go where its
+// placeholder is, such as an object inside a longer string, is a *FieldError.
+func Fill(manifests []map[string]any, jobName string, params, defaults map[string]any) ([]map[string]any, error) {
 	used := Placeholders(manifests)
 	var missing []string
 	for _, name := range used {
 		_, given := params[name]
 		_, byDefault := defaults[name]
-		if !given && !byDefault {
+		if !given && !byDefault && name != JobName {
 			missing = append(missing, name)
 		}
 	}
-	if unknown := unused(params, used); len(missing) > 0 || len(unknown) > 0 {
-		return nil, &ParamError{Missing: missing, Unknown: unknown}
+	var reserved []string
+	if _, ok := params[JobName]; ok {
+		reserved = []string{JobName}
 	}
-	values := make(map[string]any, len(defaults)+len(params))
+	unknown := slices.DeleteFunc(unused(params, used), func(n string) bool { return n == JobName })
+	if len(missing) > 0 || len(unknown) > 0 || len(reserved) > 0 {
+		return nil, &ParamError{Missing: missing, Unknown: unknown, Reserved: reserved}
+	}
+	values := make(map[string]any, len(defaults)+len(params)+1)
 	maps.Copy(values, defaults)
 	maps.Copy(values, params)
+	values[JobName] = jobName
 	return fill(manifests, values)
 }
 
-// Check is what saving a template runs on its manifests and defaults: a default that no
-// placeholder uses is a *ParamError (Unknown), and one that cannot go where its placeholder
-// is, a *FieldError. A placeholder without a default is fine; each job gives it.
-func Check(manifests []map[string]any, defaults map[string]any) error {
-	if unknown := unused(defaults, Placeholders(manifests)); len(unknown) > 0 {
-		return &ParamError{Unknown: unknown}
+// Check is what saving a template runs on its manifests and defaults. It answers the defaults no
+// placeholder uses, sorted, which are kept but worth a warning. A default for name (the job's name
+// fills it) is a *ParamError (Reserved), and a default that cannot go where its placeholder is, a
+// *FieldError. A placeholder without a default is fine; each job gives it.
+func Check(manifests []map[string]any, defaults map[string]any) (unusedDefaults []string, err error) {
+	if _, ok := defaults[JobName]; ok {
+		return nil, &ParamError{Reserved: []string{JobName}}
 	}
-	_, err := fill(manifests, defaults)
-	return err
+	values := maps.Clone(defaults)
+	if values == nil {
+		values = map[string]any{}
+	}
+	values[JobName] = "x" // a name is a DNS label: text fits wherever {{ name }} stands
+	if _, err := fill(manifests, values); err != nil {
+		return nil, err
+	}
+	return unused(defaults, Placeholders(manifests)), nil
 }
 
 // unused lists, sorted, the keys of given that are not in used (which is sorted).

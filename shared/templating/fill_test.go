@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestFill(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Fill(field(tt.template), tt.params, tt.defaults)
+			got, err := Fill(field(tt.template), "job", tt.params, tt.defaults)
 			if err != nil {
 				t.Fatalf("Fill(%#v, %v, %v): %v", tt.template, tt.params, tt.defaults, err)
 			}
@@ -80,11 +81,11 @@ func TestFillRefuses(t *testing.T) {
 		{"a name that is no placeholder is unknown", "{{ a-b }}", map[string]any{"a-b": "x"}, nil,
 			&ParamError{Unknown: []string{"a-b"}}},
 		{"object inside a string", map[string]any{"k": "x={{ r }}"}, map[string]any{"r": map[string]any{}}, nil,
-			&FieldError{Document: 0, Path: "spec.f.k", Param: "r", Problem: `the value is an object, which can fill a whole field ("{{ name }}") but not text inside a string; pass a string`}},
+			&FieldError{Document: 0, Path: "spec.f.k", Param: "r", Problem: `the value is an object, which can fill a whole field ("{{ key }}") but not text inside a string; pass a string`}},
 		{"array inside a string", []any{"a", "{{ r }}."}, map[string]any{"r": []any{}}, nil,
-			&FieldError{Document: 0, Path: "spec.f[1]", Param: "r", Problem: `the value is an array, which can fill a whole field ("{{ name }}") but not text inside a string; pass a string`}},
+			&FieldError{Document: 0, Path: "spec.f[1]", Param: "r", Problem: `the value is an array, which can fill a whole field ("{{ key }}") but not text inside a string; pass a string`}},
 		{"null inside a string", "{{ r }}.", nil, map[string]any{"r": nil},
-			&FieldError{Document: 0, Path: "spec.f", Param: "r", Problem: `the value is null, which can fill a whole field ("{{ name }}") but not text inside a string; pass a string`}},
+			&FieldError{Document: 0, Path: "spec.f", Param: "r", Problem: `the value is null, which can fill a whole field ("{{ key }}") but not text inside a string; pass a string`}},
 		{"NaN", "{{ n }}", map[string]any{"n": math.NaN()}, nil,
 			&FieldError{Document: 0, Path: "spec.f", Param: "n", Problem: "the value NaN is not a number JSON can hold"}},
 		{"bad json.Number", "n{{ n }}", map[string]any{"n": json.Number("1x")}, nil,
@@ -96,7 +97,7 @@ func TestFillRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Fill(field(tt.template), tt.params, tt.defaults)
+			got, err := Fill(field(tt.template), "job", tt.params, tt.defaults)
 			if diff := cmp.Diff(tt.want, err); diff != "" || got != nil {
 				t.Errorf("Fill(%#v, %v, %v) = %v, error (-want +got):\n%s", tt.template, tt.params, tt.defaults, got, diff)
 			}
@@ -108,7 +109,7 @@ func TestFillDoesNotShare(t *testing.T) {
 	template := field([]any{"{{ r }}", map[string]any{"k": "{{ s }}"}})
 	params := map[string]any{"r": map[string]any{"a": []any{"x"}}, "s": "v"}
 	before, after := mustJSON(t, template, params), ""
-	got, err := Fill(template, params, nil)
+	got, err := Fill(template, "job", params, nil)
 	if err != nil {
 		t.Fatalf("Fill: %v", err)
 	}
@@ -136,21 +137,45 @@ func mustJSON(t *testing.T, v ...any) string {
 
 func TestCheck(t *testing.T) {
 	tests := []struct {
-		name     string
-		template any
-		defaults map[string]any
-		want     error
+		name       string
+		template   any
+		defaults   map[string]any
+		wantUnused []string
+		want       error
 	}{
-		{"no defaults", "{{ a }}", nil, nil},
-		{"defaults for some", []any{"{{ a }}", "{{ b }}"}, map[string]any{"a": json.Number("1")}, nil},
-		{"unused default", "{{ a }}", map[string]any{"a": 1, "b": 2}, &ParamError{Unknown: []string{"b"}}},
-		{"object default inside a string", "x{{ a }}", map[string]any{"a": map[string]any{}},
-			&FieldError{Document: 0, Path: "spec.f", Param: "a", Problem: `the value is an object, which can fill a whole field ("{{ name }}") but not text inside a string; pass a string`}},
+		{"no defaults", "{{ a }}", nil, nil, nil},
+		{"defaults for some", []any{"{{ a }}", "{{ b }}"}, map[string]any{"a": json.Number("1")}, nil, nil},
+		{"unused default", "{{ a }}", map[string]any{"a": 1, "b": 2}, []string{"b"}, nil},
+		{"the job's name", "{{ name }}-worker", map[string]any{"image": "pytorch"}, []string{"image"}, nil},
+		{"a default for the job's name", "{{ name }}", map[string]any{"name": "x"}, nil, &ParamError{Reserved: []string{"name"}}},
+		{"object default inside a string", "x{{ a }}", map[string]any{"a": map[string]any{}}, nil,
+			&FieldError{Document: 0, Path: "spec.f", Param: "a", Problem: `the value is an object, which can fill a whole field ("{{ key }}") but not text inside a string; pass a string`}},
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, Check(field(tt.template), tt.defaults)); diff != "" {
-			t.Errorf("Check(%#v, %v) error (-want +got):\n%s", tt.template, tt.defaults, diff)
+		unused, err := Check(field(tt.template), tt.defaults)
+		if diff := cmp.Diff(tt.want, err); diff != "" {
+			t.Errorf("%s: Check(%#v, %v) error (-want +got):\n%s", tt.name, tt.template, tt.defaults, diff)
 		}
+		if !slices.Equal(unused, tt.wantUnused) {
+			t.Errorf("%s: Check(%#v, %v) unused = %v, want %v", tt.name, tt.template, tt.defaults, unused, tt.wantUnused)
+		}
+	}
+}
+
+// TestFillJobName: {{ name }} is the job's name, a default no placeholder uses is ignored (the
+// seed's own template example), and a parameter called name is refused: a job cannot give its
+// object another name than its own.
+func TestFillJobName(t *testing.T) {
+	got, err := Fill(field("{{ name }}-worker"), "train-7", nil, map[string]any{"image": "pytorch/pytorch:latest"})
+	if err != nil || got[0]["spec"].(map[string]any)["f"] != "train-7-worker" {
+		t.Errorf("Fill of {{ name }}-worker as train-7 = %v, %v; want train-7-worker", got, err)
+	}
+	_, err = Fill(field("{{ name }}"), "train-7", map[string]any{"name": "other"}, nil)
+	if diff := cmp.Diff(&ParamError{Reserved: []string{"name"}}, err); diff != "" {
+		t.Errorf("Fill with a parameter name (-want +got):\n%s", diff)
+	}
+	if err == nil || !strings.Contains(err.Error(), "the job's own name") {
+		t.Errorf("Fill with a parameter name = %v; want it to say the job's name fills it", err)
 	}
 }
 
@@ -162,7 +187,7 @@ func TestErrors(t *testing.T) {
 		{&ParamError{Missing: []string{"a", "b"}}, "missing parameters a, b: give them values (the template has no defaults for them)"},
 		{&ParamError{Missing: []string{"a"}, Unknown: []string{"z"}},
 			"missing parameters a: give them values (the template has no defaults for them); unknown parameters z: " +
-				"the template has no placeholder for them, so remove them (a placeholder is {{ name }}, the name letters, digits and _)"},
+				"the template has no placeholder for them, so remove them (a placeholder is {{ key }}, the key letters, digits and _)"},
 		{&FieldError{Document: 1, Path: "spec.x", Param: "p", Problem: "bad"}, `manifest 1 at spec.x, parameter "p": bad`},
 	}
 	for _, tt := range tests {
@@ -188,10 +213,10 @@ func TestFillBoundsAmplification(t *testing.T) {
 		}
 		return list
 	}
-	if _, err := Fill(field(template(15)), map[string]any{"v": value}, nil); err != nil {
+	if _, err := Fill(field(template(15)), "job", map[string]any{"v": value}, nil); err != nil {
 		t.Errorf("Fill(15 × 100 KiB) = %v; want it filled", err)
 	}
-	_, err := Fill(field(template(16)), map[string]any{"v": value}, nil)
+	_, err := Fill(field(template(16)), "job", map[string]any{"v": value}, nil)
 	want := &FieldError{Document: 0, Path: "spec.f[15]", Param: "v",
 		Problem: "the values filled in come to more than 1572864 bytes, more than the cluster stores; use shorter values or fewer placeholders"}
 	if diff := cmp.Diff(want, err); diff != "" {

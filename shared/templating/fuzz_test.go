@@ -39,7 +39,7 @@ func FuzzFill(f *testing.F) {
 		if got := Placeholders(template); !cmp.Equal(got, []string{"p"}) {
 			t.Fatalf("Placeholders(%q) = %q; want [p]", embedded, got)
 		}
-		got, err := Fill(template, map[string]any{"p": value}, nil)
+		got, err := Fill(template, "job", map[string]any{"p": value}, nil)
 		if err != nil {
 			t.Fatalf("Fill(%q, p=%q): %v", embedded, value, err)
 		}
