@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -45,24 +47,9 @@ func (a *api) jobPods(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	type podView struct {
-		Name       string            `json:"name"`
-		Phase      string            `json:"phase"`
-		NodeName   string            `json:"node_name"`
-		Conditions []map[string]any  `json:"conditions"`
-		Containers []map[string]any  `json:"containers"`
-		Labels     map[string]string `json:"labels"`
-	}
-	out := []podView{}
+	out := []map[string]any{}
 	for _, p := range pods {
-		v := podView{Name: p.Name, Phase: string(p.Status.Phase), NodeName: p.Spec.NodeName, Labels: p.Labels, Conditions: []map[string]any{}, Containers: []map[string]any{}}
-		for _, c := range p.Status.Conditions {
-			v.Conditions = append(v.Conditions, map[string]any{"type": c.Type, "status": c.Status, "reason": c.Reason, "message": c.Message})
-		}
-		for _, c := range p.Status.ContainerStatuses {
-			v.Containers = append(v.Containers, map[string]any{"name": c.Name, "ready": c.Ready, "restart_count": c.RestartCount, "state": c.State})
-		}
-		out = append(out, v)
+		out = append(out, podView(p))
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"items": out})
 }
@@ -83,9 +70,15 @@ func (a *api) jobEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := []map[string]any{}
 	for _, e := range events {
+		first, last := e.FirstTimestamp.Time, e.LastTimestamp.Time
+		if !e.EventTime.IsZero() { // events.k8s.io-style events set only eventTime
+			first = cmp.Or(first, e.EventTime.Time)
+			last = cmp.Or(last, e.EventTime.Time)
+		}
 		out = append(out, map[string]any{
-			"type": e.Type, "reason": e.Reason, "message": e.Message, "count": e.Count,
-			"object": e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name, "last_seen": e.LastTimestamp.Time,
+			"type": e.Type, "reason": e.Reason, "message": e.Message, "count": max(e.Count, 1),
+			"object": e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name, "first_seen": timeOrNil(first), "last_seen": timeOrNil(last),
+			"source": map[string]any{"component": cmp.Or(e.Source.Component, e.ReportingController), "host": cmp.Or(e.Source.Host, e.ReportingInstance)},
 		})
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"items": out})
@@ -167,6 +160,53 @@ func checkLogContainer(p corev1.Pod, opts *corev1.PodLogOptions) error {
 	return Invalid("fix the listed query parameters", FieldProblem{"previous", fmt.Sprintf("container %q of pod %s has not restarted, so it has no previous run", opts.Container, p.Name)})
 }
 
+// podView is one pod as GET /jobs/{id}/pods shows it: where it runs, its addresses and times,
+// its conditions, and each container (init containers apart) with its image and state.
+func podView(p corev1.Pod) map[string]any {
+	conditions := []map[string]any{}
+	for _, c := range p.Status.Conditions {
+		conditions = append(conditions, map[string]any{"type": c.Type, "status": c.Status, "reason": c.Reason, "message": c.Message, "last_transition_time": timeOrNil(c.LastTransitionTime.Time)})
+	}
+	var start time.Time
+	if p.Status.StartTime != nil {
+		start = p.Status.StartTime.Time
+	}
+	return map[string]any{
+		"name": p.Name, "phase": p.Status.Phase, "node_name": p.Spec.NodeName, "labels": p.Labels,
+		"created_at": timeOrNil(p.CreationTimestamp.Time), "start_time": timeOrNil(start),
+		"host_ip": p.Status.HostIP, "pod_ip": p.Status.PodIP, "conditions": conditions,
+		"containers":      containerViews(p.Spec.Containers, p.Status.ContainerStatuses),
+		"init_containers": containerViews(p.Spec.InitContainers, p.Status.InitContainerStatuses),
+	}
+}
+
+// containerViews joins the spec's containers with their statuses, in the spec's order: a
+// container not started yet has its image and no state.
+func containerViews(spec []corev1.Container, statuses []corev1.ContainerStatus) []map[string]any {
+	out := []map[string]any{}
+	for _, c := range spec {
+		v := map[string]any{"name": c.Name, "image": c.Image, "ready": false, "restart_count": 0, "state": nil}
+		for _, st := range statuses {
+			if st.Name == c.Name {
+				v["ready"], v["restart_count"], v["state"] = st.Ready, st.RestartCount, st.State
+				if st.ImageID != "" {
+					v["image_id"] = st.ImageID
+				}
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// timeOrNil is t in UTC, or nil for the zero time, so an unset time reads null and not year 1.
+func timeOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC()
+}
+
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -189,7 +229,13 @@ func (a *api) livePlacement(ctx context.Context, j jobs.Job) map[string]any {
 	nodes, err := jobobjects.Nodes(ctx, kc.CoreV1().RESTClient(), pods)
 	pl := jobobjects.Placement(pods, nodes)
 	if err != nil {
-		pl["node_lookup_error"] = a.clusterProblem(ctx, "reading the pods' nodes", err)
+		var failed []string
+		for _, n := range pl["nodes"].([]map[string]any) {
+			if n["lookup_failed"] == true {
+				failed = append(failed, n["name"].(string))
+			}
+		}
+		pl["node_lookup_error"] = a.clusterProblem(ctx, "reading node "+strings.Join(failed, ", "), err)
 	}
 	return pl
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -52,33 +54,53 @@ func TestStampedMarksTheObjectAndEveryPodTemplate(t *testing.T) {
 
 func TestPlacement(t *testing.T) {
 	at := metav1.NewTime(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	pod := func(name, node string) corev1.Pod {
-		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: at}, Spec: corev1.PodSpec{NodeName: node}}
+	pod := func(name, node string, made time.Duration) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(at.Add(made))}, Spec: corev1.PodSpec{NodeName: node}}
 		p.Status.Phase = corev1.PodRunning
 		return p
 	}
-	waiting := pod("w", "")
+	waiting := pod("w", "", time.Second)
 	waiting.Status.Phase = corev1.PodPending
-	waiting.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes"}}
-	nodes := map[string]corev1.Node{"n1": {ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{
+	waiting.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes", LastTransitionTime: at}}
+	n1 := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{
 		"node.kubernetes.io/instance-type": "g5.xlarge", "eks.amazonaws.com/capacityType": "SPOT",
 		"topology.kubernetes.io/zone": "us-east-1a", "unrelated": "x",
-	}}}}
-	got := Placement([]corev1.Pod{pod("a", "n1"), pod("b", "n1"), pod("c", "n2"), waiting}, nodes)
+	}}}
+	n1.Status.Capacity = corev1.ResourceList{"cpu": resource.MustParse("4"), "memory": resource.MustParse("16Gi"), "nvidia.com/gpu": resource.MustParse("1")}
+	n1.Status.NodeInfo.Architecture = "amd64"
+	nodes := map[string]corev1.Node{"n1": n1}
+	// Listed out of order: the first made (b, on n1) decides the first node.
+	got := Placement([]corev1.Pod{pod("c", "n2", 2*time.Second), pod("a", "n1", 0), pod("b", "n1", -time.Second), waiting}, nodes)
 	if got["node_name"] != "n1" || got["node_instance_type"] != "g5.xlarge" || got["node_capacity_type"] != "spot" {
 		t.Errorf("first node = %v/%v/%v, want n1, g5.xlarge, spot", got["node_name"], got["node_instance_type"], got["node_capacity_type"])
 	}
 	if l := got["node_labels"].(map[string]string); len(l) != 1 || l["zone"] != "us-east-1a" {
 		t.Errorf("node_labels = %v, want only the zone", l)
 	}
-	if n := len(got["nodes"].([]map[string]any)); n != 2 {
-		t.Errorf("nodes = %v, want n1 and n2", got["nodes"])
+	want := []map[string]any{
+		{"name": "n1", "instance_type": "g5.xlarge", "capacity_type": "spot", "labels": map[string]string{"zone": "us-east-1a"},
+			"hardware": map[string]any{"cpu": "4", "memory": "16Gi", "gpus": "1", "arch": "amd64"},
+			"pods":     []map[string]any{{"name": "b", "phase": "Running"}, {"name": "a", "phase": "Running"}}},
+		{"name": "n2", "lookup_failed": true, "pods": []map[string]any{{"name": "c", "phase": "Running"}}},
 	}
-	if u := got["unscheduled"].([]map[string]string); len(u) != 1 || u[0]["pod"] != "w" || u[0]["reason"] != "Unschedulable" {
-		t.Errorf("unscheduled = %v, want pod w with the scheduler's reason", u)
+	if diff := cmp.Diff(want, got["nodes"]); diff != "" {
+		t.Errorf("nodes (-want +got):\n%s", diff)
+	}
+	wantUnscheduled := []map[string]any{{"pod": "w", "phase": "Pending", "reason": "Unschedulable", "message": "0/3 nodes", "since": at.UTC()}}
+	if diff := cmp.Diff(wantUnscheduled, got["unscheduled"]); diff != "" {
+		t.Errorf("unscheduled (-want +got):\n%s", diff)
 	}
 	if ph := got["pod_phases"].(map[string]string); ph["w"] != "Pending" || ph["a"] != "Running" {
 		t.Errorf("pod_phases = %v", ph)
+	}
+	if c := got["phase_counts"].(map[string]int); c["Running"] != 3 || c["Pending"] != 1 || got["pod_phase"] != nil {
+		t.Errorf("phase_counts = %v, pod_phase = %v; want 3 Running, 1 Pending and no shared phase", c, got["pod_phase"])
+	}
+	if got["scheduled_pods"] != 3 || got["unscheduled_pods"] != 1 {
+		t.Errorf("scheduled/unscheduled = %v/%v, want 3/1", got["scheduled_pods"], got["unscheduled_pods"])
+	}
+	if one := Placement([]corev1.Pod{pod("a", "n1", 0)}, nodes); one["pod_phase"] != "Running" || one["unscheduled"] != nil {
+		t.Errorf("one running pod: pod_phase %v, unscheduled %v; want Running and none", one["pod_phase"], one["unscheduled"])
 	}
 	if got, ok := Newest(nil); ok {
 		t.Errorf("Newest(no pods) = %v, true", got.Name)

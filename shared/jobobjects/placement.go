@@ -1,6 +1,7 @@
 package jobobjects
 
 import (
+	"cmp"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,49 +17,113 @@ var placementLabels = map[string]string{
 	"nodepool": "karpenter.sh/nodepool",
 }
 
-// Placement is API.md's placement of a job from its pods (and, when known, their nodes): the first
-// scheduled pod's node, every node with its pods, the pods' phases, and the pods not scheduled with
-// the scheduler's reason.
+// Placement is API.md's placement of a job from its pods (and, when known, their nodes), taken in
+// the order the pods were made:
+//   - node_name, node_instance_type, node_capacity_type, node_labels: the first scheduled pod's node;
+//   - nodes[]: every node with its instance and capacity type, labels, hardware and its pods
+//     (name, phase), and lookup_failed for one that could not be read;
+//   - pod_phases (pod → phase), phase_counts (phase → pods), pod_phase (the phase every pod shares,
+//     else null: a mixed aggregate would mislead);
+//   - scheduled_pods, unscheduled_pods, and unscheduled[]: each pod without a node, its phase and
+//     the scheduler's reason, message and since.
 func Placement(pods []corev1.Pod, nodes map[string]corev1.Node) map[string]any {
+	pods = slices.Clone(pods)
+	slices.SortStableFunc(pods, func(a, b corev1.Pod) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
+	})
 	out := map[string]any{}
-	phases := map[string]string{}
-	byNode := map[string][]string{}
-	var unscheduled []map[string]string
+	phases, counts := map[string]string{}, map[string]int{}
+	var order []string
+	byNode := map[string][]map[string]any{}
+	unscheduled := []map[string]any{}
 	for _, p := range pods {
-		phases[p.Name] = string(p.Status.Phase)
+		phase := cmp.Or(string(p.Status.Phase), "Unknown")
+		phases[p.Name] = phase
+		counts[phase]++
 		if p.Spec.NodeName == "" {
-			for _, c := range p.Status.Conditions {
-				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
-					unscheduled = append(unscheduled, map[string]string{"pod": p.Name, "reason": c.Reason, "message": c.Message})
-				}
-			}
+			unscheduled = append(unscheduled, unscheduledPod(p, phase))
 			continue
 		}
-		if _, ok := out["node_name"]; !ok {
-			out["node_name"] = p.Spec.NodeName
-			if n, ok := nodes[p.Spec.NodeName]; ok {
+		if _, seen := byNode[p.Spec.NodeName]; !seen {
+			order = append(order, p.Spec.NodeName)
+		}
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], map[string]any{"name": p.Name, "phase": phase})
+	}
+	ns := []map[string]any{}
+	for i, name := range order {
+		entry := nodeEntry(name, nodes)
+		entry["pods"] = byNode[name]
+		ns = append(ns, entry)
+		if i == 0 {
+			out["node_name"] = name
+			if n, ok := nodes[name]; ok {
 				out["node_instance_type"] = n.Labels["node.kubernetes.io/instance-type"]
 				out["node_capacity_type"] = capacityType(n.Labels)
-				labels := map[string]string{}
-				for k, l := range placementLabels {
-					if v, ok := n.Labels[l]; ok {
-						labels[k] = v
-					}
-				}
-				out["node_labels"] = labels
+				out["node_labels"] = entry["labels"]
 			}
 		}
-		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p.Name)
 	}
-	var ns []map[string]any
-	for n, ps := range byNode {
-		ns = append(ns, map[string]any{"name": n, "pods": ps})
+	out["nodes"], out["pod_phases"], out["phase_counts"] = ns, phases, counts
+	out["pod_phase"] = nil
+	if len(counts) == 1 {
+		for phase := range counts {
+			out["pod_phase"] = phase
+		}
 	}
-	out["nodes"], out["pod_phases"] = ns, phases
+	out["scheduled_pods"], out["unscheduled_pods"] = len(pods)-len(unscheduled), len(unscheduled)
 	if len(unscheduled) > 0 {
 		out["unscheduled"] = unscheduled
 	}
 	return out
+}
+
+// unscheduledPod is a pod without a node: its phase and, when the scheduler has said, why and
+// since when (its PodScheduled condition).
+func unscheduledPod(p corev1.Pod, phase string) map[string]any {
+	u := map[string]any{"pod": p.Name, "phase": phase}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			u["reason"], u["message"] = c.Reason, c.Message
+			if !c.LastTransitionTime.IsZero() {
+				u["since"] = c.LastTransitionTime.UTC()
+			}
+		}
+	}
+	return u
+}
+
+// nodeEntry is one node of a placement: its name, and what its labels and status say of it when
+// it was read; lookup_failed when it was not.
+func nodeEntry(name string, nodes map[string]corev1.Node) map[string]any {
+	n, ok := nodes[name]
+	if !ok {
+		return map[string]any{"name": name, "lookup_failed": true}
+	}
+	labels := map[string]string{}
+	for k, l := range placementLabels {
+		if v, ok := n.Labels[l]; ok {
+			labels[k] = v
+		}
+	}
+	hw := map[string]any{}
+	for key, res := range map[string]corev1.ResourceName{
+		"cpu": corev1.ResourceCPU, "memory": corev1.ResourceMemory, "ephemeral_storage": corev1.ResourceEphemeralStorage,
+		"gpus": "nvidia.com/gpu", "neuron_devices": "aws.amazon.com/neuron", "pods": corev1.ResourcePods,
+	} {
+		if q, ok := n.Status.Capacity[res]; ok {
+			hw[key] = q.String()
+		}
+	}
+	if a := n.Status.NodeInfo.Architecture; a != "" {
+		hw["arch"] = a
+	}
+	if img := n.Status.NodeInfo.OSImage; img != "" {
+		hw["os_image"] = img
+	}
+	return map[string]any{
+		"name": name, "instance_type": n.Labels["node.kubernetes.io/instance-type"],
+		"capacity_type": capacityType(n.Labels), "labels": labels, "hardware": hw,
+	}
 }
 
 // capacityType reads spot or on-demand from Karpenter's label, or EKS managed node groups'.

@@ -1,9 +1,9 @@
 package jobobjects
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -123,11 +123,11 @@ func LogTail(ctx context.Context, core rest.Interface, pods []corev1.Pod, lines 
 	return tail
 }
 
-// Nodes reads the nodes pods are on, for their labels. A node that cannot be read is left out,
-// and the first such error is answered beside the nodes that could be.
+// Nodes reads the nodes pods are on, for their labels and hardware. A node that cannot be read
+// is left out, and every such node's error is answered, joined, beside the nodes that could be.
 func Nodes(ctx context.Context, core rest.Interface, pods []corev1.Pod) (map[string]corev1.Node, error) {
 	out := map[string]corev1.Node{}
-	var first error
+	var errs []error
 	tried := map[string]bool{}
 	for _, p := range pods {
 		if tried[p.Spec.NodeName] || p.Spec.NodeName == "" {
@@ -136,12 +136,12 @@ func Nodes(ctx context.Context, core rest.Interface, pods []corev1.Pod) (map[str
 		tried[p.Spec.NodeName] = true
 		var n corev1.Node
 		if err := get(ctx, core.Get().Resource("nodes").Name(p.Spec.NodeName), &n); err != nil {
-			first = cmp.Or(first, fmt.Errorf("reading node %s: %w", p.Spec.NodeName, err))
+			errs = append(errs, fmt.Errorf("reading node %s: %w", p.Spec.NodeName, err))
 			continue
 		}
 		out[p.Spec.NodeName] = n
 	}
-	return out, first
+	return out, errors.Join(errs...)
 }
 
 // Events reads the cluster's events about job j's objects (by the names in its manifests) and

@@ -1,0 +1,167 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/dev/testenv"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/httpapi"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
+	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/tenancy"
+)
+
+// TestLiveJobViews: a job's pod, running on the sandbox's kwok node, is shown with its images
+// (init containers apart), addresses and start time; its events with first and last time and
+// source; and the job's live placement with the node's hardware, the pods on it, their shared
+// phase and the counts.
+func TestLiveJobViews(t *testing.T) {
+	ctx := context.Background()
+	tables, db := testenv.Tables(t)
+	ns, kst := testenv.Namespace(t)
+	tenants := dynamo.NewTenantStore(db, tables.Control)
+	store := dynamo.NewJobStore(db, tables)
+	now := time.Now()
+	if err := tenants.PutTenant(ctx, tenancy.Tenant{Name: "ml", Org: "acme", Namespaces: []string{ns}, Role: tenancy.RoleMember, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := tenancy.NewKey()
+	if err := tenants.AddKey(ctx, "ml", key, now); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kube.New(config.Config{Regions: map[string]string{"us-east-1": "sandbox"}, Kubeconfig: kst.Kubeconfig}, aws.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(kc), Regions: []string{"us-east-1"}})
+
+	j := jobs.New("job-views", "ml", ns, "us-east-1", 50, nil, []map[string]any{
+		{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "views"}},
+	}, now)
+	if _, _, err := store.Create(ctx, j, jobs.Event(outbox.JobQueued, j, "", j.CreatedAt), nil, j.CreatedAt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Claim(ctx, j.ID, "us-east-1", "drainer", now, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sandbox.KubeClient(kst.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "views", Namespace: ns, Labels: map[string]string{jobs.IDKey: j.ID}},
+		Spec: corev1.PodSpec{
+			RestartPolicy:  corev1.RestartPolicyNever,
+			InitContainers: []corev1.Container{{Name: "fetch", Image: "busybox:1.36"}},
+			Containers:     []corev1.Container{{Name: "main", Image: "python:3.13-slim"}},
+		},
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string, into any) {
+		t.Helper()
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Fatalf("GET %s = %d %s", path, rec.Code, rec.Body)
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type container struct {
+		Name  string         `json:"name"`
+		Image string         `json:"image"`
+		State map[string]any `json:"state"`
+	}
+	var pods struct {
+		Items []struct {
+			Name           string      `json:"name"`
+			Phase          string      `json:"phase"`
+			NodeName       string      `json:"node_name"`
+			HostIP         string      `json:"host_ip"`
+			PodIP          string      `json:"pod_ip"`
+			StartTime      *time.Time  `json:"start_time"`
+			Containers     []container `json:"containers"`
+			InitContainers []container `json:"init_containers"`
+		} `json:"items"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		get("/api/v1/jobs/"+j.ID+"/pods", &pods)
+		if len(pods.Items) == 1 && pods.Items[0].Phase == "Running" && pods.Items[0].PodIP != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pod is not running with an IP after 30 s: %+v", pods.Items)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	p := pods.Items[0]
+	if p.NodeName == "" || p.HostIP == "" || p.StartTime == nil {
+		t.Errorf("pod view = %+v; want its node, host IP and start time", p)
+	}
+	if len(p.Containers) != 1 || p.Containers[0].Image != "python:3.13-slim" || p.Containers[0].State["running"] == nil {
+		t.Errorf("containers = %+v; want main, python:3.13-slim, running", p.Containers)
+	}
+	if len(p.InitContainers) != 1 || p.InitContainers[0].Name != "fetch" || p.InitContainers[0].Image != "busybox:1.36" {
+		t.Errorf("init_containers = %+v; want fetch, busybox:1.36", p.InitContainers)
+	}
+
+	var events struct {
+		Items []struct {
+			Reason    string            `json:"reason"`
+			FirstSeen *time.Time        `json:"first_seen"`
+			LastSeen  *time.Time        `json:"last_seen"`
+			Source    map[string]string `json:"source"`
+		} `json:"items"`
+	}
+	for deadline = time.Now().Add(20 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		get("/api/v1/jobs/"+j.ID+"/events", &events)
+		if len(events.Items) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(events.Items) == 0 {
+		t.Fatal("no events about the pod after 20 s; the scheduler records one when it binds a pod")
+	}
+	for _, e := range events.Items {
+		if e.FirstSeen == nil || e.LastSeen == nil || e.LastSeen.Before(*e.FirstSeen) || e.Source["component"] == "" {
+			t.Errorf("event %s: first %v, last %v, source %v; want both times, in order, and its source", e.Reason, e.FirstSeen, e.LastSeen, e.Source)
+		}
+	}
+
+	var view struct {
+		Placement struct {
+			PodPhase      string           `json:"pod_phase"`
+			PhaseCounts   map[string]int   `json:"phase_counts"`
+			ScheduledPods int              `json:"scheduled_pods"`
+			Nodes         []map[string]any `json:"nodes"`
+		} `json:"placement"`
+	}
+	get("/api/v1/jobs/"+j.ID, &view)
+	pl := view.Placement
+	if pl.PodPhase != "Running" || pl.PhaseCounts["Running"] != 1 || pl.ScheduledPods != 1 || len(pl.Nodes) != 1 {
+		t.Fatalf("placement = %+v; want one running pod on one node", pl)
+	}
+	hw, _ := pl.Nodes[0]["hardware"].(map[string]any)
+	if pl.Nodes[0]["name"] != p.NodeName || hw["cpu"] == nil || hw["memory"] == nil || fmt.Sprint(pl.Nodes[0]["pods"]) != "[map[name:views phase:Running]]" {
+		t.Errorf("placement's node = %v; want %s with its hardware and the pod on it", pl.Nodes[0], p.NodeName)
+	}
+}
