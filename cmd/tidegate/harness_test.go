@@ -142,6 +142,8 @@ func (h *harness) eventually(what string, cond func() bool) {
 var (
 	jobID     = regexp.MustCompile(`\bjob-[0-9a-v]{26}\b`)
 	ageCell   = regexp.MustCompile(`^\d+[smhd]$`)
+	// nameCell is a uniqueName cell: its process id and count differ from run to run.
+	nameCell = regexp.MustCompile(`^[a-z][a-z-]*-\d+-\d+$`)
 	clockTime = regexp.MustCompile(`\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b`)
 )
 
@@ -163,6 +165,9 @@ func normalise(text string) string {
 			c = clockTime.ReplaceAllString(c, "<time>")
 			if ageCell.MatchString(c) {
 				c = "<age>"
+			}
+			if nameCell.MatchString(c) {
+				c = "<name>"
 			}
 			cells = append(cells, c)
 		}

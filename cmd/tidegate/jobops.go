@@ -53,7 +53,7 @@ func (f *jobFilterFlags) selector() string { return strings.Join(f.labels, ",") 
 func jobsListCmd(s *session) *cobra.Command {
 	var f jobFilterFlags
 	var l listFlags
-	var sortBy string
+	var sortBy, name string
 	var watch bool
 	cmd := &cobra.Command{
 		Use:     "list",
@@ -61,6 +61,7 @@ func jobsListCmd(s *session) *cobra.Command {
 		Short:   "List your jobs, newest first",
 		Example: `  tidegate jobs list --status running
   tidegate jobs list -l team=ml --sort priority --watch
+  tidegate jobs list --name 'train-*' --sort created:asc
   tidegate jobs list -o json | jq -r '.items[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,13 +73,9 @@ func jobsListCmd(s *session) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			filter := apiclient.JobFilter{Region: f.region, Namespace: f.namespace, Status: f.status, LabelSelector: f.selector()}
-			switch sortBy {
-			case "", "created", "created_at:desc":
-			case "priority", "priority:desc":
-				filter.Sort = "priority:desc"
-			default:
-				return fmt.Errorf("--sort %q: choose created or priority", sortBy)
+			filter := apiclient.JobFilter{Region: f.region, Namespace: f.namespace, Status: f.status, LabelSelector: f.selector(), Name: name}
+			if filter.Sort, err = listSort(sortBy); err != nil {
+				return err
 			}
 			list := func(ctx context.Context) (apiclient.Page[apiclient.Job], error) {
 				return apiclient.Collect(ctx, l.max(), l.cursor, func(ctx context.Context, o apiclient.ListOptions) (apiclient.Page[apiclient.Job], error) {
@@ -101,10 +98,35 @@ func jobsListCmd(s *session) *cobra.Command {
 	}
 	f.add(s, cmd)
 	l.add(cmd)
-	cmd.Flags().StringVar(&sortBy, "sort", "", "created (newest first, the default) or priority (highest first)")
+	cmd.Flags().StringVar(&sortBy, "sort", "", "created (newest first, the default) or priority (highest first); add :asc for the reverse")
+	cmd.Flags().StringVar(&name, "name", "", "only jobs with this name, or whose name starts so when it ends in *")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep listing: print each job again when it changes, until Ctrl-C")
-	_ = cmd.RegisterFlagCompletionFunc("sort", fixedCompletions("created", "priority"))
+	_ = cmd.RegisterFlagCompletionFunc("sort", fixedCompletions("created", "created:asc", "priority", "priority:asc"))
 	return cmd
+}
+
+// listSort turns --sort into the API's sort: created or priority, the API's own field names too,
+// with :desc (the default) or :asc.
+func listSort(s string) (string, error) {
+	field, dir, _ := strings.Cut(s, ":")
+	switch field {
+	case "", "created", "created_at":
+		field = "created_at"
+	case "priority":
+	default:
+		return "", fmt.Errorf("--sort %q: choose created or priority, optionally with :asc or :desc", s)
+	}
+	switch dir {
+	case "", "desc":
+		dir = "desc"
+	case "asc":
+	default:
+		return "", fmt.Errorf("--sort %q: the order after ':' is asc or desc", s)
+	}
+	if field == "created_at" && dir == "desc" {
+		return "", nil // the API's default
+	}
+	return field + ":" + dir, nil
 }
 
 // moreNote says how to see the next page, when there is one.
@@ -116,7 +138,7 @@ func moreNote(p *printer, next *string) {
 
 // jobsTable writes jobs one a row; header false continues a table already begun.
 func jobsTable(p *printer, js []apiclient.Job, header bool) {
-	t := &table{header: []string{"ID", "STATUS", "NAMESPACE", "REGION", "PRIORITY", "WAITING", "AGE"}}
+	t := &table{header: []string{"ID", "NAME", "STATUS", "NAMESPACE", "REGION", "PRIORITY", "WAITING", "AGE"}}
 	for _, j := range js {
 		waiting := ""
 		if why, ok := pendingWhy[j.PendingReason]; ok && !j.Terminal() {
@@ -125,7 +147,7 @@ func jobsTable(p *printer, js []apiclient.Job, header bool) {
 				waiting += " (" + ordinal(j.QueuePosition) + ")"
 			}
 		}
-		t.add(plain(j.ID), stateCell(j.Status), plain(j.Namespace), plain(j.Region), plain(strconv.Itoa(j.Priority)), plain(waiting), plain(p.age(j.CreatedAt)))
+		t.add(plain(j.ID), plain(j.Name), stateCell(j.Status), plain(j.Namespace), plain(j.Region), plain(strconv.Itoa(j.Priority)), plain(waiting), plain(p.age(j.CreatedAt)))
 	}
 	if !header {
 		t.header = nil

@@ -157,6 +157,25 @@ func TestHeldJobs(t *testing.T) {
 	if !slices.Equal(byPriority, []string{high, low}) {
 		t.Errorf("jobs list --sort priority = %v, want [%s %s]", byPriority, high, low)
 	}
+	if got := jobID.FindAllString(h.ok("jobs", "list", "--sort", "priority:asc"), -1); !slices.Equal(got, []string{low, high}) {
+		t.Errorf("jobs list --sort priority:asc = %v, want [%s %s]", got, low, high)
+	}
+	if got := jobID.FindAllString(h.ok("jobs", "list", "--sort", "created:asc"), -1); !slices.Equal(got, []string{high, low}) {
+		t.Errorf("jobs list --sort created:asc = %v, want [%s %s] (oldest first)", got, high, low)
+	}
+	lowJob, err := h.api.Job(context.Background(), low)
+	if err != nil || !strings.HasPrefix(lowJob.Name, "held-") {
+		t.Fatalf("job %s's name = %q, %v; want its Job's name, held-…", low, lowJob.Name, err)
+	}
+	if got := jobID.FindAllString(h.ok("jobs", "list", "--name", lowJob.Name), -1); !slices.Equal(got, []string{low}) {
+		t.Errorf("jobs list --name %s = %v, want [%s]", lowJob.Name, got, low)
+	}
+	if got := jobID.FindAllString(h.ok("jobs", "list", "--name", "held-*"), -1); len(got) != 2 {
+		t.Errorf("jobs list --name 'held-*' = %v, want both held jobs", got)
+	}
+	if e := h.fails("jobs", "list", "--name", "Held_*"); !strings.Contains(e, "name") {
+		t.Errorf("jobs list --name Held_* said %q; want a refusal naming the filter", e)
+	}
 	if got := jobID.FindAllString(h.ok("jobs", "list", "-l", "run=nightly", "--status", "queued"), -1); !slices.Equal(got, []string{low}) {
 		t.Errorf("jobs list -l run=nightly = %v, want [%s]", got, low)
 	}

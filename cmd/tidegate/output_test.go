@@ -232,9 +232,25 @@ func TestWatchPrintsChanges(t *testing.T) {
 	}
 	var ids []string
 	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		ids = append(ids, strings.Fields(line)[0]+" "+strings.Fields(line)[1])
+		ids = append(ids, strings.Fields(line)[0]+" "+strings.Fields(line)[2]) // id, name, status
 	}
 	if diff := cmp.Diff([]string{"job-c queued", "job-a pending"}, ids); diff != "" {
 		t.Errorf("watch printed (-want +got):\n%s\n%s", diff, b.String())
+	}
+}
+
+func TestListSort(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "", "created": "", "created:desc": "", "created_at:desc": "", "created:asc": "created_at:asc",
+		"priority": "priority:desc", "priority:asc": "priority:asc",
+	} {
+		if got, err := listSort(in); err != nil || got != want {
+			t.Errorf("listSort(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"name", "priority:up", "age:asc"} {
+		if got, err := listSort(in); err == nil {
+			t.Errorf("listSort(%q) = %q; want a refusal", in, got)
+		}
 	}
 }

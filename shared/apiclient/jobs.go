@@ -11,6 +11,7 @@ import (
 // Job is API.md's job record.
 type Job struct {
 	ID            string            `json:"id"`
+	Name          string            `json:"name"`
 	Tenant        string            `json:"tenant"`
 	Namespace     string            `json:"namespace"`
 	Region        string            `json:"region"`
@@ -172,13 +173,15 @@ type JobFilter struct {
 	Region, Namespace, Status string
 	// LabelSelector is k=v,k2=v2.
 	LabelSelector string
-	// Sort is created_at:desc (the default) or priority:desc.
+	// Name is a job's name, or its start followed by *.
+	Name string
+	// Sort is created_at:desc (the default), created_at:asc, priority:desc or priority:asc.
 	Sort string
 }
 
 func (f JobFilter) query() url.Values {
 	q := url.Values{}
-	for k, v := range map[string]string{"region": f.Region, "namespace": f.Namespace, "status": f.Status, "label_selector": f.LabelSelector, "sort": f.Sort} {
+	for k, v := range map[string]string{"region": f.Region, "namespace": f.Namespace, "status": f.Status, "label_selector": f.LabelSelector, "name": f.Name, "sort": f.Sort} {
 		if v != "" {
 			q.Set(k, v)
 		}

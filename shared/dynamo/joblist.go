@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -17,9 +18,9 @@ import (
 )
 
 // List answers at most limit jobs matching f, after the cursor a previous page returned. It runs
-// one index query per namespace (gsi1 by time, gsi3 by priority), filtering region, status and
-// labels in DynamoDB, and merges them; the cursor is the last sort key returned, so every
-// namespace resumes from the same point. Manifests are not included.
+// one index query per namespace (gsi1 by time, gsi3 by priority; backwards when f.Ascending),
+// filtering region, status, name and labels in DynamoDB, and merges them; the cursor is the last
+// sort key returned, so every namespace resumes from the same point. Manifests are not included.
 func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor string) (jobs.Page, error) {
 	index := indexGSI1
 	if f.ByPriority {
@@ -43,7 +44,12 @@ func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor st
 			all = append(all, keyed{sk, it.Job})
 		}
 	}
-	slices.SortFunc(all, func(a, b keyed) int { return cmp.Compare(a.sk, b.sk) })
+	slices.SortFunc(all, func(a, b keyed) int {
+		if f.Ascending {
+			return cmp.Compare(b.sk, a.sk)
+		}
+		return cmp.Compare(a.sk, b.sk)
+	})
 	var page jobs.Page
 	if len(all) > limit {
 		all = all[:limit]
@@ -66,8 +72,14 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "ns#" + ns}},
 		ExpressionAttributeNames:  map[string]string{},
 	}
+	// The index keys sort newest (or highest priority, then newest) first; reading backwards
+	// gives the ascending orders.
+	after := ">"
+	if f.Ascending {
+		in.ScanIndexForward, after = aws.Bool(false), "<"
+	}
 	if cursor != "" {
-		*in.KeyConditionExpression += " AND " + index + "sk > :after"
+		*in.KeyConditionExpression += " AND " + index + "sk " + after + " :after"
 		in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: cursor}
 	}
 	var conds []string
@@ -81,6 +93,11 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 	}
 	if f.Status != "" {
 		add("#status = :status", "#status", "status", &types.AttributeValueMemberS{Value: string(f.Status)})
+	}
+	if prefix, ok := strings.CutSuffix(f.Name, "*"); ok {
+		add("begins_with(#name, :name)", "#name", "name", &types.AttributeValueMemberS{Value: prefix})
+	} else if f.Name != "" {
+		add("#name = :name", "#name", "name", &types.AttributeValueMemberS{Value: f.Name})
 	}
 	for i, k := range slices.Sorted(maps.Keys(f.Labels)) {
 		n := "l" + strconv.Itoa(i)

@@ -75,15 +75,36 @@ func (a *api) jobFilter(ctx context.Context, q url.Values) (jobs.Filter, error) 
 	}
 	switch q.Get("sort") {
 	case "", "created_at:desc":
+	case "created_at:asc":
+		f.Ascending = true
 	case "priority:desc":
 		f.ByPriority = true
+	case "priority:asc":
+		f.ByPriority, f.Ascending = true, true
 	default:
-		bad = append(bad, FieldProblem{"sort", "must be created_at:desc or priority:desc"})
+		bad = append(bad, FieldProblem{"sort", "must be created_at:desc, created_at:asc, priority:desc or priority:asc"})
+	}
+	if f.Name = q.Get("name"); f.Name != "" && !validNameFilter(f.Name) {
+		bad = append(bad, FieldProblem{"name", "a job's name (lowercase letters, digits, '-' and '.', at most 253), or its start followed by *"})
 	}
 	if len(bad) > 0 {
 		return f, Invalid("fix the listed query parameters", bad...)
 	}
 	return f, nil
+}
+
+// validNameFilter: a Kubernetes object name (DNS subdomain characters), or its start then "*".
+func validNameFilter(s string) bool {
+	s = strings.TrimSuffix(s, "*")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // parseLabelSelector reads "k=v,k2=v2": equality only, as API.md defines it.

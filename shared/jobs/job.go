@@ -36,7 +36,9 @@ const (
 // Job is one submission and its fate. Manifests are kept apart from the rest of the record
 // (compressed), so listings stay small.
 type Job struct {
-	ID            string            `json:"id" dynamodbav:"id"`
+	ID string `json:"id" dynamodbav:"id"`
+	// Name is its workload's own name (NameOf its manifests), to find it by.
+	Name          string            `json:"name" dynamodbav:"name,omitempty"`
 	Tenant        string            `json:"tenant" dynamodbav:"tenant"`
 	Namespace     string            `json:"namespace" dynamodbav:"namespace"`
 	Region        string            `json:"region" dynamodbav:"region"`
@@ -142,11 +144,38 @@ func New(id, tenant, namespace, region string, priority int, labels map[string]s
 		labels = map[string]string{}
 	}
 	return Job{
-		ID: id, Tenant: tenant, Namespace: namespace, Region: region, Priority: priority, Labels: labels,
+		ID: id, Name: NameOf(manifests), Tenant: tenant, Namespace: namespace, Region: region, Priority: priority, Labels: labels,
 		Status:        StatusQueued,
 		StatusHistory: []Transition{{Status: StatusQueued, At: now}},
 		CreatedAt:     now, UpdatedAt: now, Manifests: manifests,
 	}
+}
+
+// workloadKinds are the kinds whose object names a job best, in the order NameOf prefers them.
+var workloadKinds = []string{"Job", "CronJob", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod"}
+
+// NameOf is what a job is called: the name of its first workload object (a Job, CronJob,
+// Deployment, StatefulSet, DaemonSet, ReplicaSet or Pod, in that order of preference), else of its
+// first object; "" when no object has a name.
+func NameOf(manifests []map[string]any) string {
+	name := func(m map[string]any) string {
+		meta, _ := m["metadata"].(map[string]any)
+		n, _ := meta["name"].(string)
+		return n
+	}
+	for _, kind := range workloadKinds {
+		for _, m := range manifests {
+			if m["kind"] == kind && name(m) != "" {
+				return name(m)
+			}
+		}
+	}
+	for _, m := range manifests {
+		if n := name(m); n != "" {
+			return n
+		}
+	}
+	return ""
 }
 
 // MatchesLabels reports whether the job carries every label in sel.
@@ -165,7 +194,10 @@ type Filter struct {
 	Region     string
 	Status     Status
 	Labels     map[string]string
+	// Name is a job's name (Job.Name) exactly, or, ending in "*", the start of one.
+	Name       string
 	ByPriority bool // highest priority first, then newest; else newest first
+	Ascending  bool // the chosen order reversed: oldest first, or lowest priority and oldest first
 }
 
 // Page is one page of a listing; Next is empty on the last page.

@@ -162,3 +162,23 @@ func TestClaimHeld(t *testing.T) {
 		}
 	}
 }
+
+func TestNameOf(t *testing.T) {
+	obj := func(kind, name string) map[string]any {
+		return map[string]any{"kind": kind, "metadata": map[string]any{"name": name}}
+	}
+	for _, tc := range []struct {
+		manifests []map[string]any
+		want      string
+	}{
+		{[]map[string]any{obj("ConfigMap", "settings"), obj("Job", "train")}, "train"},
+		{[]map[string]any{obj("Pod", "probe"), obj("Deployment", "web")}, "web"},
+		{[]map[string]any{obj("ConfigMap", "settings"), obj("Secret", "s")}, "settings"},
+		{[]map[string]any{{"kind": "Job"}, obj("ConfigMap", "c")}, "c"},
+		{nil, ""},
+	} {
+		if got := NameOf(tc.manifests); got != tc.want {
+			t.Errorf("NameOf(%v) = %q, want %q", tc.manifests, got, tc.want)
+		}
+	}
+}
