@@ -18,6 +18,10 @@ import (
 // and does not rewrite pods (the only field it fills in is the namespace), and a default would
 // have the kubelet evict a tenant's pod at a size the tenant never wrote. The refusal says what
 // to set.
+//
+// automountServiceAccountToken is refused only when true: an unset one is common in manifests
+// and harmless once shared/jobobjects applies it as false, so refusing it would only make every
+// tenant write the same line.
 
 // claimRef is one volume claim to check and where it sits in its manifest.
 type claimRef struct {
