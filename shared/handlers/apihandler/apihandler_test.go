@@ -109,6 +109,8 @@ func TestNewRefusesWhatItCannotStartWith(t *testing.T) {
 	noKey.SecretsKey = nil
 	badPolicy := apiConfig()
 	badPolicy.Policy.MaxCPU = "a lot"
+	badRuntime := apiConfig()
+	badRuntime.Policy.RuntimeClasses = []string{"G Visor"}
 	for _, tt := range []struct {
 		name string
 		cfg  config.Config
@@ -116,6 +118,7 @@ func TestNewRefusesWhatItCannotStartWith(t *testing.T) {
 	}{
 		{"no secrets key", noKey, config.EnvSecretsKey + " is not set"},
 		{"a cap that is not a quantity", badPolicy, config.EnvPolicyMaxCPU},
+		{"a runtime class no pod could name", badRuntime, config.EnvPolicyRuntimeClasses + `: RuntimeClasses: "G Visor"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := New(tt.cfg, handlers.NewClients(aws.Config{Region: "us-east-1"}, tt.cfg), nil, discard(), nil)
