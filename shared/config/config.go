@@ -89,6 +89,18 @@ type PolicySettings struct {
 	MaxMemory string
 	// TrustedRegistries are the image reference prefixes images must start with; none means any.
 	TrustedRegistries []string
+	// The pod fields that reach past a tenant's namespace (policy.PodFields): each list is the
+	// names a pod may give, none when empty; each flag allows the field.
+	AllowNodeName            string
+	Tolerations              []string
+	PriorityClasses          []string
+	RuntimeClasses           []string
+	ServiceAccounts          []string
+	AllowServiceAccountToken string
+	StorageClasses           []string
+	// MaxEphemeralStorage and MaxVolumeSize are quantities; "" is the policy's default cap.
+	MaxEphemeralStorage string
+	MaxVolumeSize       string
 }
 
 // DefaultCapacity is the number of active jobs a region admits when nothing says otherwise: enough to
@@ -140,6 +152,16 @@ const (
 	EnvPolicyMaxCPU         = "TIDEGATE_POLICY_MAX_CPU"
 	EnvPolicyMaxMemory      = "TIDEGATE_POLICY_MAX_MEMORY"
 	EnvPolicyRegistries     = "TIDEGATE_POLICY_TRUSTED_REGISTRIES"
+
+	EnvPolicyAllowNodeName            = "TIDEGATE_POLICY_ALLOW_NODE_NAME"
+	EnvPolicyTolerations              = "TIDEGATE_POLICY_TOLERATIONS"
+	EnvPolicyPriorityClasses          = "TIDEGATE_POLICY_PRIORITY_CLASSES"
+	EnvPolicyRuntimeClasses           = "TIDEGATE_POLICY_RUNTIME_CLASSES"
+	EnvPolicyServiceAccounts          = "TIDEGATE_POLICY_SERVICE_ACCOUNTS"
+	EnvPolicyAllowServiceAccountToken = "TIDEGATE_POLICY_ALLOW_SERVICE_ACCOUNT_TOKEN"
+	EnvPolicyStorageClasses           = "TIDEGATE_POLICY_STORAGE_CLASSES"
+	EnvPolicyMaxEphemeralStorage      = "TIDEGATE_POLICY_MAX_EPHEMERAL_STORAGE"
+	EnvPolicyMaxVolumeSize            = "TIDEGATE_POLICY_MAX_VOLUME_SIZE"
 )
 
 // FromEnv reads the Config from the process environment.
@@ -294,6 +316,16 @@ func (r *reader) policy() PolicySettings {
 		MaxCPU:            r.get(EnvPolicyMaxCPU),
 		MaxMemory:         r.get(EnvPolicyMaxMemory),
 		TrustedRegistries: splitList(r.getenv(EnvPolicyRegistries)),
+
+		AllowNodeName:            r.get(EnvPolicyAllowNodeName),
+		Tolerations:              splitList(r.getenv(EnvPolicyTolerations)),
+		PriorityClasses:          splitList(r.getenv(EnvPolicyPriorityClasses)),
+		RuntimeClasses:           splitList(r.getenv(EnvPolicyRuntimeClasses)),
+		ServiceAccounts:          splitList(r.getenv(EnvPolicyServiceAccounts)),
+		AllowServiceAccountToken: r.get(EnvPolicyAllowServiceAccountToken),
+		StorageClasses:           splitList(r.getenv(EnvPolicyStorageClasses)),
+		MaxEphemeralStorage:      r.get(EnvPolicyMaxEphemeralStorage),
+		MaxVolumeSize:            r.get(EnvPolicyMaxVolumeSize),
 	}
 }
 

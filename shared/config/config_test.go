@@ -58,11 +58,23 @@ func TestParsePolicySettings(t *testing.T) {
 	m[EnvPolicyMaxGPUs] = " 2 "
 	m[EnvPolicyMaxCPU] = "a lot"
 	m[EnvPolicyRegistries] = "ghcr.io/acme, ,docker.io/library/nginx,"
+	m[EnvPolicyAllowNodeName] = "perhaps"
+	m[EnvPolicyTolerations] = "nvidia.com/gpu, example.com/spot"
+	m[EnvPolicyPriorityClasses] = "batch-low"
+	m[EnvPolicyRuntimeClasses] = "gvisor,"
+	m[EnvPolicyServiceAccounts] = "builder"
+	m[EnvPolicyAllowServiceAccountToken] = " true"
+	m[EnvPolicyStorageClasses] = "gp3,io2"
+	m[EnvPolicyMaxEphemeralStorage] = "40Gi"
+	m[EnvPolicyMaxVolumeSize] = "1Ti "
 	c, err := Parse(env(m))
 	if err != nil {
 		t.Fatalf("Parse with policy settings = %v", err)
 	}
-	want := PolicySettings{MaxGPUs: "2", MaxCPU: "a lot", TrustedRegistries: []string{"ghcr.io/acme", "docker.io/library/nginx"}}
+	want := PolicySettings{MaxGPUs: "2", MaxCPU: "a lot", TrustedRegistries: []string{"ghcr.io/acme", "docker.io/library/nginx"},
+		AllowNodeName: "perhaps", Tolerations: []string{"nvidia.com/gpu", "example.com/spot"}, PriorityClasses: []string{"batch-low"},
+		RuntimeClasses: []string{"gvisor"}, ServiceAccounts: []string{"builder"}, AllowServiceAccountToken: "true",
+		StorageClasses: []string{"gp3", "io2"}, MaxEphemeralStorage: "40Gi", MaxVolumeSize: "1Ti"}
 	if diff := cmp.Diff(want, c.Policy); diff != "" {
 		t.Errorf("Parse: Policy (-want +got):\n%s", diff)
 	}

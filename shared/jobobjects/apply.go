@@ -146,8 +146,9 @@ func replace(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstru
 	}
 }
 
-// Stamped is a copy of manifest m ready to create: the job's namespace, and the job id as label
-// and annotation on the object and on every pod template inside it.
+// Stamped is a copy of manifest m ready to create: the job's namespace, the job id as label
+// and annotation on the object and on every pod template inside it, and every pod's
+// automountServiceAccountToken false where the manifest leaves it unset.
 func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: deepCopy(m)}
 	obj.SetNamespace(j.Namespace)
@@ -157,6 +158,43 @@ func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 			mark(tmpl, j.ID)
 			_ = unstructured.SetNestedMap(obj.Object, tmpl, path...)
 		}
+	}
+	specs := podSpecPaths
+	if obj.GetAPIVersion() == "v1" && obj.GetKind() == "Pod" {
+		specs = [][]string{{"spec"}}
+	}
+	for _, path := range specs {
+		if spec := mapAt(obj.Object, path); spec != nil {
+			noToken(spec)
+		}
+	}
+	return obj
+}
+
+// podSpecPaths are where workload kinds keep their pods' specs.
+var podSpecPaths = [][]string{
+	{"spec", "template", "spec"},                        // Job, Deployment, StatefulSet, ReplicaSet, DaemonSet
+	{"spec", "jobTemplate", "spec", "template", "spec"}, // CronJob
+}
+
+// noToken keeps the service account's token out of a pod that does not ask for it: Kubernetes
+// mounts one unless automountServiceAccountToken is false, and a tenant's pod has no business
+// with the cluster's API. The admission policy refuses an explicit true unless the operator
+// allows tokens, so absent (or null, which the API server reads as absent) becomes false here.
+func noToken(spec map[string]any) {
+	if v, set := spec["automountServiceAccountToken"]; !set || v == nil {
+		spec["automountServiceAccountToken"] = false
+	}
+}
+
+// mapAt is the object at path in obj, nil if there is none.
+func mapAt(obj map[string]any, path []string) map[string]any {
+	for _, k := range path {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			return nil
+		}
+		obj = next
 	}
 	return obj
 }

@@ -86,6 +86,15 @@ func TestApplyPodsDelete(t *testing.T) {
 	if pods[0].Labels[jobs.IDKey] != mine.ID {
 		t.Errorf("pod %s labels = %v, want the job id", pods[0].Name, pods[0].Labels)
 	}
+	// The manifest leaves automountServiceAccountToken unset; applied, the pod gets no token.
+	if a := pods[0].Spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Errorf("pod %s automountServiceAccountToken = %v, want false stamped at apply", pods[0].Name, a)
+	}
+	for _, v := range pods[0].Spec.Volumes {
+		if v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(s corev1.VolumeProjection) bool { return s.ServiceAccountToken != nil }) {
+			t.Errorf("pod %s mounts a service account token in volume %s, want none", pods[0].Name, v.Name)
+		}
+	}
 	if other, err := jobobjects.Pods(ctx, kc.CoreV1().RESTClient(), theirs); err != nil || len(other) != 0 {
 		t.Errorf("Pods(another job) = %d pods (%v), want none", len(other), err)
 	}

@@ -52,6 +52,51 @@ func TestStampedMarksTheObjectAndEveryPodTemplate(t *testing.T) {
 	}
 }
 
+func TestStampedUnmountsTheServiceAccountToken(t *testing.T) {
+	spec := func(extra map[string]any) map[string]any {
+		s := map[string]any{"containers": []any{map[string]any{"name": "main", "image": "busybox"}}}
+		for k, v := range extra {
+			s[k] = v
+		}
+		return s
+	}
+	template := func(s map[string]any) map[string]any { return map[string]any{"spec": s} }
+	tests := []struct {
+		name string
+		m    map[string]any
+		path []string
+		want any // the pod's automountServiceAccountToken after stamping
+	}{
+		{"Pod, unset", map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": spec(nil)}, []string{"spec"}, false},
+		{"Pod, null", map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": spec(map[string]any{"automountServiceAccountToken": nil})}, []string{"spec"}, false},
+		{"Pod, true where the policy allowed it", map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": spec(map[string]any{"automountServiceAccountToken": true})}, []string{"spec"}, true},
+		{"Job", map[string]any{"apiVersion": "batch/v1", "kind": "Job", "spec": map[string]any{"template": template(spec(nil))}},
+			[]string{"spec", "template", "spec"}, false},
+		{"Deployment", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "spec": map[string]any{"template": template(spec(nil))}},
+			[]string{"spec", "template", "spec"}, false},
+		{"CronJob", map[string]any{"apiVersion": "batch/v1", "kind": "CronJob", "spec": map[string]any{
+			"jobTemplate": map[string]any{"spec": map[string]any{"template": template(spec(nil))}}}},
+			[]string{"spec", "jobTemplate", "spec", "template", "spec"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, wasSet := mapAt(tt.m, tt.path)["automountServiceAccountToken"]
+			obj := Stamped(tt.m, jobs.Job{ID: "job-01", Namespace: "team-a"})
+			got, found, err := unstructured.NestedFieldNoCopy(obj.Object, append(tt.path, "automountServiceAccountToken")...)
+			if !found || err != nil || got != tt.want {
+				t.Errorf("Stamped(%s): automountServiceAccountToken = %v (found %v, %v), want %v", tt.name, got, found, err, tt.want)
+			}
+			if after, set := mapAt(tt.m, tt.path)["automountServiceAccountToken"]; set != wasSet || after != before {
+				t.Errorf("Stamped(%s) changed the manifest itself: %v, was %v", tt.name, after, before)
+			}
+		})
+	}
+	svc := Stamped(map[string]any{"apiVersion": "v1", "kind": "Service", "spec": map[string]any{"ports": []any{}}}, jobs.Job{ID: "j"})
+	if _, set, _ := unstructured.NestedFieldNoCopy(svc.Object, "spec", "automountServiceAccountToken"); set {
+		t.Errorf("Stamped(Service) set automountServiceAccountToken in a spec that is not a pod's: %v", svc.Object)
+	}
+}
+
 func TestPlacement(t *testing.T) {
 	at := metav1.NewTime(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	pod := func(name, node string, made time.Duration) corev1.Pod {

@@ -45,7 +45,7 @@ spec:
         securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
       volumes:
       - {name: config, configMap: {name: web}}
-      - {name: tmp, emptyDir: {}}
+      - {name: tmp, emptyDir: {sizeLimit: 1Gi}}
 `
 
 const benchJob = `
@@ -71,7 +71,7 @@ spec:
         resources: {requests: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}
         volumeMounts: [{name: data, mountPath: /data}]
         securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
-      volumes: [{name: data, emptyDir: {}}]
+      volumes: [{name: data, emptyDir: {sizeLimit: 10Gi}}]
 `
 
 const benchCronJob = `

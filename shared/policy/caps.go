@@ -28,7 +28,8 @@ func capsOf(cfg Config) []resourceCap {
 			caps = append(caps, resourceCap{name: c.name, label: c.label, max: c.max.DeepCopy()})
 		}
 	}
-	return caps
+	// Ephemeral storage always has a cap: the operator's or the default.
+	return append(caps, resourceCap{name: corev1.ResourceEphemeralStorage, label: "ephemeral storage", max: cfg.Pods.ephemeralStorageCap()})
 }
 
 // checkCaps reports each resource for which the pod asks more than its cap. A cap is per pod, the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -60,6 +61,78 @@ type Config struct {
 	// "123456789012.dkr.ecr.us-east-1.amazonaws.com". A prefix matches whole path components,
 	// so "ghcr.io/acme" does not admit "ghcr.io/acme-evil/x".
 	TrustedRegistries []string
+
+	// The pod fields that would step around the namespace a tenant is confined to, each refused
+	// unless allowed here (see podfields.go). The zero value allows none of them.
+	Pods PodFields
+}
+
+// PodFields are the operator's allowances for the pod fields that reach past a tenant's
+// namespace: the node, other pods' priority, the runtime, service accounts and their tokens,
+// and storage.
+type PodFields struct {
+	// AllowNodeName lets a pod set spec.nodeName, which skips the scheduler and with it every
+	// taint, so a pod lands on any node (the hosting nodes, say).
+	AllowNodeName bool
+	// Tolerations are the taint keys a pod may tolerate. A toleration with no key tolerates
+	// every taint and is never allowed.
+	Tolerations []string
+	// PriorityClasses are the priority classes a pod may name; one could preempt other
+	// tenants' pods.
+	PriorityClasses []string
+	// RuntimeClasses are the runtime classes a pod may name; a RuntimeClass's scheduling
+	// brings its nodes' tolerations, so naming gVisor's would land a job on the hosting nodes.
+	RuntimeClasses []string
+	// ServiceAccounts are the service accounts, besides "default", a pod may run as.
+	ServiceAccounts []string
+	// AllowServiceAccountToken lets a pod mount its service account's token: by
+	// automountServiceAccountToken true or a projected serviceAccountToken source.
+	AllowServiceAccountToken bool
+	// StorageClasses are the storage classes a volume claim (a pod's ephemeral volume, a
+	// StatefulSet's claim template, a PersistentVolumeClaim where allowed) may name. A claim
+	// naming none gets the cluster's default class.
+	StorageClasses []string
+	// MaxEphemeralStorage caps the ephemeral storage one pod asks for (counted as the other
+	// caps are) and what its emptyDir volumes on disk may hold in all; nil is
+	// DefaultMaxEphemeralStorage.
+	MaxEphemeralStorage *resource.Quantity
+	// MaxVolumeSize caps the storage one volume claim asks for; nil is DefaultMaxVolumeSize.
+	MaxVolumeSize *resource.Quantity
+}
+
+// The caps that hold when the operator sets none. 20Gi is the whole root volume an EKS managed
+// node group gives a Linux node by default, shared by every pod on it, so no pod has a use for
+// more there; an operator with larger disks raises it. 50Gi is a generous scratch volume for one
+// job; a tenant that needs more asks the operator rather than quietly provisioning terabytes.
+var (
+	DefaultMaxEphemeralStorage = resource.MustParse("20Gi")
+	DefaultMaxVolumeSize       = resource.MustParse("50Gi")
+)
+
+// clone copies p's lists, so that a caller changing its Config later changes no Checker.
+func (p PodFields) clone() PodFields {
+	p.Tolerations = slices.Clone(p.Tolerations)
+	p.PriorityClasses = slices.Clone(p.PriorityClasses)
+	p.RuntimeClasses = slices.Clone(p.RuntimeClasses)
+	p.ServiceAccounts = slices.Clone(p.ServiceAccounts)
+	p.StorageClasses = slices.Clone(p.StorageClasses)
+	return p
+}
+
+// ephemeralStorageCap is the ephemeral storage cap in force.
+func (p PodFields) ephemeralStorageCap() resource.Quantity {
+	if p.MaxEphemeralStorage != nil {
+		return p.MaxEphemeralStorage.DeepCopy()
+	}
+	return DefaultMaxEphemeralStorage.DeepCopy()
+}
+
+// volumeSizeCap is the volume claim cap in force.
+func (p PodFields) volumeSizeCap() resource.Quantity {
+	if p.MaxVolumeSize != nil {
+		return p.MaxVolumeSize.DeepCopy()
+	}
+	return DefaultMaxVolumeSize.DeepCopy()
 }
 
 // Validate reports every problem with the config at once.
@@ -73,7 +146,8 @@ func (c Config) Validate() error {
 	for _, cp := range []struct {
 		name string
 		q    *resource.Quantity
-	}{{"MaxGPUs", c.MaxGPUs}, {"MaxCPU", c.MaxCPU}, {"MaxMemory", c.MaxMemory}} {
+	}{{"MaxGPUs", c.MaxGPUs}, {"MaxCPU", c.MaxCPU}, {"MaxMemory", c.MaxMemory},
+		{"MaxEphemeralStorage", c.Pods.MaxEphemeralStorage}, {"MaxVolumeSize", c.Pods.MaxVolumeSize}} {
 		switch {
 		case cp.q == nil:
 		case cp.q.Sign() < 0:
@@ -88,7 +162,32 @@ func (c Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, c.Pods.validate()...)
 	return errors.Join(errs...)
+}
+
+// validate refuses an allow-list entry no pod could name: each is held to the format the API
+// server holds the field to.
+func (p PodFields) validate() []error {
+	var errs []error
+	for _, l := range []struct {
+		name  string
+		items []string
+		f     format
+	}{
+		{"Tolerations", p.Tolerations, labelKey}, // a taint's key is a qualified name, as a label key is
+		{"PriorityClasses", p.PriorityClasses, dnsSubdomainName},
+		{"RuntimeClasses", p.RuntimeClasses, dnsSubdomainName},
+		{"ServiceAccounts", p.ServiceAccounts, dnsSubdomainName},
+		{"StorageClasses", p.StorageClasses, dnsSubdomainName},
+	} {
+		for _, item := range l.items {
+			if why := l.f.refused(item); why != "" {
+				errs = append(errs, fmt.Errorf("%s: %q is not a name a pod could give: %s", l.name, item, why))
+			}
+		}
+	}
+	return errs
 }
 
 // admittable says why kind k may not be on the allow-list, or nil if it may.

@@ -28,6 +28,11 @@ func TestConfigValidate(t *testing.T) {
 		{"negative caps", Config{MaxCPU: &negative, MaxGPUs: &negative},
 			[]string{"MaxGPUs -1 must not be negative", "MaxCPU -1 must not be negative"}},
 		{"a ruinous cap", Config{MaxMemory: &huge}, []string{"MaxMemory 1e999999999 is too large to be a cap"}},
+		{"pod field allow-lists", Config{Pods: PodFields{Tolerations: []string{"nvidia.com/gpu", "", "bad key!"},
+			PriorityClasses: []string{"batch-low"}, RuntimeClasses: []string{"gVisor"}, ServiceAccounts: []string{"builder"}, StorageClasses: []string{"gp3", "io2 "}}},
+			[]string{`Tolerations: "" is not a name a pod could give`, `Tolerations: "bad key!"`, `RuntimeClasses: "gVisor"`, `StorageClasses: "io2 "`}},
+		{"storage caps", Config{Pods: PodFields{MaxEphemeralStorage: &negative, MaxVolumeSize: &huge}},
+			[]string{"MaxEphemeralStorage -1 must not be negative", "MaxVolumeSize 1e999999999 is too large to be a cap"}},
 		{"registry prefixes", Config{TrustedRegistries: []string{"", "https://ghcr.io/acme", "nginx", "ghcr.io/acme"}},
 			[]string{"must not be empty", "must not have a scheme", `"nginx" must start with a registry host`}},
 	}

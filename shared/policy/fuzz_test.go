@@ -105,6 +105,11 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 		m.mutate(spec)
 		add(pod.wrap(spec))
 	}
+	for _, m := range podFieldCases(tb) {
+		spec := fromYAML(tb, goodPodSpec)
+		m.mutate(spec)
+		add(pod.wrap(spec))
+	}
 	add(bundle20(tb))
 	add(bundle20(tb)[:3])
 	add([]any{map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": meta("s"), "spec": map[string]any{"type": "NodePort"}}, nil})

@@ -27,6 +27,15 @@ type kindRule struct {
 	name format
 	// restart is the restart policies the kind's pods may have, if it has pods.
 	restart restartRule
+	// claims returns the volume claims obj makes outside its pod (a StatefulSet's claim
+	// templates, a PersistentVolumeClaim itself); nil if the kind makes none.
+	claims func(obj any) []claimRef
+}
+
+// claiming returns r with its volume claims found by claims.
+func (r kindRule) claiming(claims func(obj any) []claimRef) kindRule {
+	r.claims = claims
+	return r
 }
 
 // named returns r with its names held to f.
@@ -71,7 +80,14 @@ var checkable = map[Kind]kindRule{
 	}, nil).restarting(alwaysRestart),
 	{"apps/v1", "StatefulSet"}: rule[appsv1.StatefulSet](func(s *appsv1.StatefulSet) podRef {
 		return templateRef(&s.Spec.Template, "spec.template")
-	}, nil).restarting(alwaysRestart),
+	}, nil).restarting(alwaysRestart).claiming(func(obj any) []claimRef {
+		ts := obj.(*appsv1.StatefulSet).Spec.VolumeClaimTemplates
+		claims := make([]claimRef, len(ts))
+		for i := range ts {
+			claims[i] = claimRef{&ts[i].Spec, indexed("spec.volumeClaimTemplates", i) + ".spec"}
+		}
+		return claims
+	}),
 	{"apps/v1", "ReplicaSet"}: rule[appsv1.ReplicaSet](func(s *appsv1.ReplicaSet) podRef {
 		return templateRef(&s.Spec.Template, "spec.template")
 	}, nil).restarting(alwaysRestart),
@@ -83,7 +99,9 @@ var checkable = map[Kind]kindRule{
 		checkSecret(s, r)
 		checkSecretKeys(s, r)
 	}),
-	{"v1", "PersistentVolumeClaim"}:      rule[corev1.PersistentVolumeClaim](nil, nil),
+	{"v1", "PersistentVolumeClaim"}: rule[corev1.PersistentVolumeClaim](nil, nil).claiming(func(obj any) []claimRef {
+		return []claimRef{{&obj.(*corev1.PersistentVolumeClaim).Spec, "spec"}}
+	}),
 	{"v1", "ServiceAccount"}:             rule[corev1.ServiceAccount](nil, nil),
 	{"policy/v1", "PodDisruptionBudget"}: rule[policyv1.PodDisruptionBudget](nil, nil),
 	// A Service's name is a DNS label: RFC 1035's (starting with a letter) on servers without

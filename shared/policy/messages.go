@@ -50,6 +50,22 @@ const (
 	msgServicePortName      = "Service port name %q would be refused by Kubernetes: %s"
 	msgServicePortDuplicate = "another port of this Service is already named %q: give each its own name"
 
+	msgNodeName          = "nodeName %q puts the pod on a node directly, skipping the scheduler and the taints that keep tenants' pods off nodes not meant for them: remove nodeName and use nodeSelector or affinity"
+	msgTolerationAll     = "a toleration without a key tolerates every taint, including those that keep tenants' pods off nodes not meant for them: %s"
+	msgToleration        = "tolerating taint %q is not allowed (taints keep tenants' pods off nodes not meant for them): %s"
+	msgPriorityClass     = "priority class %q is not allowed (a higher priority preempts other tenants' pods): %s"
+	msgRuntimeClass      = "runtime class %q is not allowed (a runtime class brings its nodes' tolerations, and runs the pod under a runtime chosen for others): %s"
+	msgServiceAccount    = "service account %q is not allowed (it may hold permissions meant for another workload): %s"
+	msgAutomountToken    = "automountServiceAccountToken true gives the pod credentials for the cluster's API: remove it or set it to false"
+	msgProjectedToken    = "a projected serviceAccountToken gives the pod credentials for the cluster's API: remove this source"
+	msgEmptyDirNoLimit   = "emptyDir volume %q has no sizeLimit, so it can fill its node's %s: set sizeLimit, e.g. 1Gi"
+	msgEmptyDirZeroLimit = "emptyDir volume %q has a sizeLimit of %s, which Kubernetes takes as no limit: set sizeLimit above zero, e.g. 1Gi"
+	msgEmptyDirOverCap   = "the pod's emptyDir volumes on disk may hold %s in all, up to and with volume %q, over the ephemeral storage cap of %s: lower their sizeLimit so that together they hold at most %s"
+	msgClaimVolumeName   = "volumeName %q binds the claim to an existing PersistentVolume, which may hold another tenant's data: remove volumeName"
+	msgClaimNoClass      = `storageClassName "" binds the claim to an existing PersistentVolume, which may hold another tenant's data: %s`
+	msgClaimClass        = "storage class %q is not allowed: %s"
+	msgClaimSize         = "the claim asks for %s of storage, over the cap of %s: ask for at most %s"
+
 	msgCap       = "the pod asks for %s %s (%s), over the cap of %s: lower resources.requests and resources.limits so that the pod's total is at most %s"
 	msgUntrusted = "image %q (%s) is not from a trusted registry: use an image under %s"
 	msgNoImage   = "image is empty: set it to an image under %s"

@@ -141,10 +141,13 @@ func TestCheckBadPodInEveryController(t *testing.T) {
 				for _, f := range m.fields {
 					want = append(want, located{0, w.specPath + f})
 				}
-				if diff := cmp.Diff(want, fieldsOf(res.Violations), sortLocated); diff != "" {
+				// Only the Pod Security verdicts are compared: the fixture's emptyDir has no
+				// sizeLimit, which the pod fields check refuses too, for a reason of its own.
+				got := podSecurityOnly(res.Violations)
+				if diff := cmp.Diff(want, fieldsOf(got), sortLocated); diff != "" {
 					t.Errorf("Check(%s with %s) fields (-want +got):\n%s\nviolations: %v", w.kind, m.name, diff, res.Violations)
 				}
-				assertPodSecurityMessages(t, res.Violations)
+				assertPodSecurityMessages(t, got)
 			})
 		}
 	}
@@ -169,6 +172,17 @@ func TestCheckAppArmorAnnotationOnTemplate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// podSecurityOnly keeps the violations of the Pod Security profile, which name its upstream check.
+func podSecurityOnly(vs []Violation) []Violation {
+	var out []Violation
+	for _, v := range vs {
+		if strings.Contains(v.Message, `(Pod Security Standards "restricted": `) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func assertPodSecurityMessages(t *testing.T, vs []Violation) {

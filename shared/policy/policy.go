@@ -1,6 +1,7 @@
 // Package policy decides whether a tenant's manifests may run: kinds, namespaces, what the
-// Kubernetes API server would refuse, the Pod Security Standards restricted profile, resource
-// caps and trusted registries. It does no I/O.
+// Kubernetes API server would refuse, the Pod Security Standards restricted profile, the pod
+// fields that reach past a tenant's namespace, resource caps and trusted registries. It does no
+// I/O.
 package policy
 
 import (
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/pod-security-admission/api"
 	psa "k8s.io/pod-security-admission/policy"
@@ -59,8 +61,8 @@ type Result struct {
 	// Violations are every problem found, by document and, within one, in the order the checks
 	// run: kind, namespace, name, schema (by field), what the API server would refuse in the
 	// metadata, the kind's own rules, what the API server would refuse in the pod, Pod Security
-	// (in the upstream evaluator's order), caps, registries. The same request always gives the
-	// same list.
+	// (in the upstream evaluator's order), the pod fields that reach past the namespace, caps,
+	// registries, the kind's volume claims. The same request always gives the same list.
 	Violations []Violation
 }
 
@@ -75,6 +77,13 @@ type Checker struct {
 	registries  []string
 	trustedText string
 	evaluator   psa.Evaluator
+
+	pods PodFields
+	// accounts are the service accounts a pod may run as: "default", which every namespace
+	// has and a pod naming none runs as, and the allowed ones.
+	accounts     []string
+	ephemeralCap resource.Quantity
+	volumeCap    resource.Quantity
 }
 
 // restricted is the profile every pod is held to, at the newest version this module knows.
@@ -101,6 +110,11 @@ func NewChecker(cfg Config) (*Checker, error) {
 		registries:  slices.Clone(cfg.TrustedRegistries),
 		trustedText: strings.Join(cfg.TrustedRegistries, ", "),
 		evaluator:   evaluator,
+
+		pods:         cfg.Pods.clone(),
+		accounts:     append([]string{"default"}, cfg.Pods.ServiceAccounts...),
+		ephemeralCap: cfg.Pods.ephemeralStorageCap(),
+		volumeCap:    cfg.Pods.volumeSizeCap(),
 	}
 	for _, k := range allowed {
 		c.kinds[k] = checkable[k]
@@ -202,11 +216,17 @@ func (c *Checker) checkObject(rule kindRule, m map[string]any, r *report) {
 		p := rule.pod(obj)
 		checkAPIPod(rule, p, r)
 		c.podSecurity(p, r)
+		c.checkPodFields(p, r)
 		c.checkCaps(p, r)
 		c.checkImages(p, r)
 		gpus := podAmount(p.spec, gpuResource).total
 		r.res.GPUs += gpus.Value() * podsAtOnce(m)
 		r.res.Pods++
+	}
+	if rule.claims != nil {
+		for _, cl := range rule.claims(obj) {
+			c.checkClaim(cl, r)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
@@ -35,7 +36,21 @@ func TestPolicyConfig(t *testing.T) {
 		{name: "a negative cap", settings: config.PolicySettings{MaxGPUs: "-1"},
 			wantErr: []string{"MaxGPUs -1 must not be negative"}},
 		{name: "a registry without a host", settings: config.PolicySettings{TrustedRegistries: []string{"nginx"}},
-			wantErr: []string{`"nginx" must start with a registry host`}},
+			wantErr: []string{config.EnvPolicyRegistries + `: trusted registry prefix "nginx" must start with a registry host`}},
+		{name: "pod field allowances",
+			settings: config.PolicySettings{AllowNodeName: "true", AllowServiceAccountToken: "false", Tolerations: []string{"nvidia.com/gpu"},
+				PriorityClasses: []string{"batch"}, RuntimeClasses: []string{"gvisor"}, ServiceAccounts: []string{"builder"},
+				StorageClasses: []string{"gp3"}, MaxEphemeralStorage: "40Gi", MaxVolumeSize: "1Ti"},
+			want: map[string]string{"MaxEphemeralStorage": "40Gi", "MaxVolumeSize": "1Ti"}},
+		{name: "pod field allowances that no pod could name",
+			settings: config.PolicySettings{AllowNodeName: "yes please", Tolerations: []string{"a b"}, PriorityClasses: []string{"Batch"},
+				RuntimeClasses: []string{"g_visor"}, ServiceAccounts: []string{"x/y"}, StorageClasses: []string{"-gp3"},
+				MaxEphemeralStorage: "-1", MaxVolumeSize: "lots"},
+			wantErr: []string{config.EnvPolicyAllowNodeName + `: "yes please" is not true or false`,
+				config.EnvPolicyTolerations + `: Tolerations: "a b"`, config.EnvPolicyPriorityClasses + `: PriorityClasses: "Batch"`,
+				config.EnvPolicyRuntimeClasses + `: RuntimeClasses: "g_visor"`, config.EnvPolicyServiceAccounts + `: ServiceAccounts: "x/y"`,
+				config.EnvPolicyStorageClasses + `: StorageClasses: "-gp3"`, config.EnvPolicyMaxEphemeralStorage + ": MaxEphemeralStorage -1 must not be negative",
+				config.EnvPolicyMaxVolumeSize + `: "lots" is not a Kubernetes quantity`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +70,8 @@ func TestPolicyConfig(t *testing.T) {
 				t.Fatalf("policyConfig(%+v) = %v", tt.settings, err)
 			}
 			caps := map[string]string{}
-			for name, q := range map[string]*resource.Quantity{"MaxGPUs": got.MaxGPUs, "MaxCPU": got.MaxCPU, "MaxMemory": got.MaxMemory} {
+			for name, q := range map[string]*resource.Quantity{"MaxGPUs": got.MaxGPUs, "MaxCPU": got.MaxCPU, "MaxMemory": got.MaxMemory,
+				"MaxEphemeralStorage": got.Pods.MaxEphemeralStorage, "MaxVolumeSize": got.Pods.MaxVolumeSize} {
 				if q != nil {
 					caps[name] = q.String()
 				}
@@ -65,6 +81,14 @@ func TestPolicyConfig(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.settings.TrustedRegistries, got.TrustedRegistries); diff != "" {
 				t.Errorf("policyConfig(%+v) registries (-want +got):\n%s", tt.settings, diff)
+			}
+			pods := got.Pods
+			pods.MaxEphemeralStorage, pods.MaxVolumeSize = nil, nil
+			wantPods := policy.PodFields{AllowNodeName: tt.settings.AllowNodeName == "true", AllowServiceAccountToken: tt.settings.AllowServiceAccountToken == "true",
+				Tolerations: tt.settings.Tolerations, PriorityClasses: tt.settings.PriorityClasses, RuntimeClasses: tt.settings.RuntimeClasses,
+				ServiceAccounts: tt.settings.ServiceAccounts, StorageClasses: tt.settings.StorageClasses}
+			if diff := cmp.Diff(wantPods, pods); diff != "" {
+				t.Errorf("policyConfig(%+v) pod fields (-want +got):\n%s", tt.settings, diff)
 			}
 		})
 	}
@@ -85,6 +109,8 @@ func TestNewRefusesWhatItCannotStartWith(t *testing.T) {
 	noKey.SecretsKey = nil
 	badPolicy := apiConfig()
 	badPolicy.Policy.MaxCPU = "a lot"
+	badRuntime := apiConfig()
+	badRuntime.Policy.RuntimeClasses = []string{"G Visor"}
 	for _, tt := range []struct {
 		name string
 		cfg  config.Config
@@ -92,6 +118,7 @@ func TestNewRefusesWhatItCannotStartWith(t *testing.T) {
 	}{
 		{"no secrets key", noKey, config.EnvSecretsKey + " is not set"},
 		{"a cap that is not a quantity", badPolicy, config.EnvPolicyMaxCPU},
+		{"a runtime class no pod could name", badRuntime, config.EnvPolicyRuntimeClasses + `: RuntimeClasses: "G Visor"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := New(tt.cfg, handlers.NewClients(aws.Config{Region: "us-east-1"}, tt.cfg), nil, discard(), nil)
