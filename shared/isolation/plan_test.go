@@ -66,8 +66,7 @@ func describe(steps []Step) []string {
 var present = map[string]bool{"team-a": true, "team-b": true, "shared": true, "tidegate-apps": true, "kube-system": true, "default": true}
 
 func TestPlan(t *testing.T) {
-	region := Region{Name: "us-east-1", Jobs: 10, GPUs: 8}
-	wanted := Wanted(region, twoTenants(), settings())
+	wanted := Wanted(one("us-east-1", 10, 8), twoTenants(), settings())
 	find := func(objs []Object, ns, name string) Object {
 		for _, o := range objs {
 			if o.GetNamespace() == ns && o.GetName() == name {
@@ -78,7 +77,7 @@ func TestPlan(t *testing.T) {
 		return nil
 	}
 	stranger := func(ns, name string) Object {
-		p := namespacePolicy(ns)
+		p := namespacePolicy(ns, settings().Owner)
 		p.Name = name
 		return listed(t, p)
 	}
@@ -118,7 +117,7 @@ func TestPlan(t *testing.T) {
 		}, present, nil},
 		{"our label taken off", func() []Object {
 			have := listAll(t, wanted)
-			find(have, "team-b", NamespaceLimits).SetLabels(map[string]string{ManagedByLabel: ManagedBy})
+			find(have, "team-b", NamespaceLimits).SetLabels(map[string]string{ManagedByLabel: ManagedBy, OwnerLabel: settings().Owner})
 			return have
 		}, present, []string{"apply LimitRange team-b/tidegate-limits: labels changed"}},
 		{"labels of someone else's beside ours are left", func() []Object {

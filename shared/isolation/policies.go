@@ -27,10 +27,10 @@ var policyTypeMeta = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "
 // namespacePolicy lets a tenant's pods be reached from their own namespace only: pods of other
 // namespaces (another tenant's jobs, the hosted apps) are refused. Egress is left open: a job
 // may fetch its data from anywhere, and other namespaces refuse it at their own door.
-func namespacePolicy(ns string) *networkingv1.NetworkPolicy {
+func namespacePolicy(ns, owner string) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   policyTypeMeta,
-		ObjectMeta: meta(ns, NamespacePolicy),
+		ObjectMeta: meta(ns, NamespacePolicy, owner),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
@@ -43,10 +43,10 @@ func namespacePolicy(ns string) *networkingv1.NetworkPolicy {
 
 // appsIngress refuses every connection to a host: hosts connect out (to register, to fetch their
 // sources, to their own backends), and nothing, not even another org's host, connects in.
-func appsIngress(ns string) *networkingv1.NetworkPolicy {
+func appsIngress(ns, owner string) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   policyTypeMeta,
-		ObjectMeta: meta(ns, AppsIngressPolicy),
+		ObjectMeta: meta(ns, AppsIngressPolicy, owner),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
@@ -84,7 +84,7 @@ func appsEgress(ns string, s Settings) *networkingv1.NetworkPolicy {
 	})
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   policyTypeMeta,
-		ObjectMeta: meta(ns, AppsEgressPolicy),
+		ObjectMeta: meta(ns, AppsEgressPolicy, s.Owner),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},

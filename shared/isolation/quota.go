@@ -61,10 +61,11 @@ func (s Settings) Validate() error {
 }
 
 // limits gives a tenant's containers that set no resources Containers' requests and limits.
-func limits(ns string, c ContainerDefaults) *corev1.LimitRange {
+func limits(ns string, s Settings) *corev1.LimitRange {
+	c := s.Containers
 	return &corev1.LimitRange{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "LimitRange"},
-		ObjectMeta: meta(ns, NamespaceLimits),
+		ObjectMeta: meta(ns, NamespaceLimits, s.Owner),
 		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
 			Type:           corev1.LimitTypeContainer,
 			Default:        corev1.ResourceList{corev1.ResourceCPU: c.CPU, corev1.ResourceMemory: c.Memory},
@@ -73,18 +74,19 @@ func limits(ns string, c ContainerDefaults) *corev1.LimitRange {
 	}
 }
 
-// quota bounds what a tenant's namespace runs at once in region to what the drain may let the
+// quota bounds what a tenant's namespace runs at once in cluster c to what the drain may let the
 // tenant hold there. A tenant under quotas borrows what others leave idle, up to the region's
 // capacity, so the bound is the region's, not the tenant's share (a share-sized bound would refuse
 // the pods of jobs the drain admitted by borrowing, and they would hold room without running):
-//   - pods: the region's capacity in jobs times PodsPerJob, since a job may run several pods (a
+//   - pods: the region's capacity in jobs (the regions' together, where several share c) times PodsPerJob, since a job may run several pods (a
 //     Job's parallelism, a Deployment's replicas) and the drain counts jobs, not pods;
 //   - limits.cpu and limits.memory: that many pods at the policy's cap on one pod, when capped
 //     (the LimitRange gives every container limits, so every pod is counted);
 //   - requests.nvidia.com/gpu: the region's GPU cap, which the drain holds every tenant's jobs
 //     to together, or else that many pods at the policy's GPU cap, when capped.
-func quota(ns string, region Region, s Settings) *corev1.ResourceQuota {
-	pods := int64(region.Jobs) * s.PodsPerJob
+func quota(ns string, c Cluster, s Settings) *corev1.ResourceQuota {
+	jobs, regionGPUs := c.reach()
+	pods := int64(jobs) * s.PodsPerJob
 	hard := corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(pods, resource.DecimalSI)}
 	if q, ok := times(s.PodCaps.CPU, pods, true); ok {
 		hard[corev1.ResourceLimitsCPU] = q
@@ -93,14 +95,14 @@ func quota(ns string, region Region, s Settings) *corev1.ResourceQuota {
 		hard[corev1.ResourceLimitsMemory] = q
 	}
 	gpus := corev1.ResourceName(corev1.DefaultResourceRequestsPrefix + string(gpuResource))
-	if region.GPUs > 0 {
-		hard[gpus] = *resource.NewQuantity(region.GPUs, resource.DecimalSI)
+	if regionGPUs > 0 {
+		hard[gpus] = *resource.NewQuantity(regionGPUs, resource.DecimalSI)
 	} else if q, ok := times(s.PodCaps.GPUs, pods, false); ok {
 		hard[gpus] = q
 	}
 	return &corev1.ResourceQuota{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-		ObjectMeta: meta(ns, NamespaceQuota),
+		ObjectMeta: meta(ns, NamespaceQuota, s.Owner),
 		Spec:       corev1.ResourceQuotaSpec{Hard: hard},
 	}
 }

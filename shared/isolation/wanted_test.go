@@ -34,6 +34,7 @@ func quantity(s string) *resource.Quantity {
 // settings are an EKS cluster's: pods on the VPC's addresses, the default service range.
 func settings() Settings {
 	return Settings{
+		Owner:         "tidegate-ControlTable-1Q2W3E4R5T6Y",
 		AppsNamespace: "tidegate-apps",
 		HostingRegion: "us-east-1",
 		Ranges: Ranges{
@@ -49,6 +50,11 @@ func settings() Settings {
 		PodsPerJob: 10,
 		PodCaps:    PodCaps{CPU: quantity("4"), Memory: quantity("16Gi"), GPUs: quantity("1")},
 	}
+}
+
+// one is a cluster of one region, as in AWS.
+func one(region string, jobs int, gpus int64) Cluster {
+	return Cluster{Regions: []Region{{Name: region, Jobs: jobs, GPUs: gpus}}}
 }
 
 func twoTenants() []tenancy.Tenant {
@@ -94,16 +100,18 @@ func render(t *testing.T, objs []Object) []byte {
 func TestWantedGolden(t *testing.T) {
 	for _, tc := range []struct {
 		golden string
-		region Region
+		c      Cluster
 		s      func(*Settings)
 	}{
 		// The hosting region: the tenants' namespaces and the apps'.
-		{"hosting-region", Region{Name: "us-east-1", Jobs: 10, GPUs: 8}, nil},
+		{"hosting-region", one("us-east-1", 10, 8), nil},
 		// Another region: the tenants' namespaces only; no GPU cap, so the policy's bounds GPUs.
-		{"other-region", Region{Name: "us-west-2", Jobs: 4}, nil},
+		{"other-region", one("us-west-2", 4, 0), nil},
+		// Dev: both regions on one sandbox, which wants their capacities and GPU caps together.
+		{"two-regions-one-cluster", Cluster{Regions: []Region{{"us-east-1", 1, 2}, {"us-west-2", 4, 6}}}, nil},
 		// An IPv6 cluster: IPv6 is let out beside IPv4, except its ranges; no caps bound the quota
 		// beyond pods.
-		{"ipv6-no-caps", Region{Name: "us-east-1", Jobs: 2}, func(s *Settings) {
+		{"ipv6-no-caps", one("us-east-1", 2, 0), func(s *Settings) {
 			s.Ranges = Ranges{Pods: prefixes("2600:1f18:aaaa::/56"), Services: prefixes("fd12:3456::/108"), Nodes: prefixes("10.0.0.0/16")}
 			s.Resolvers = []netip.Addr{netip.MustParseAddr("fd12:3456::a")}
 			s.PodCaps = PodCaps{}
@@ -114,7 +122,7 @@ func TestWantedGolden(t *testing.T) {
 			if tc.s != nil {
 				tc.s(&s)
 			}
-			golden(t, tc.golden, render(t, Wanted(tc.region, twoTenants(), s)))
+			golden(t, tc.golden, render(t, Wanted(tc.c, twoTenants(), s)))
 		})
 	}
 }
@@ -126,11 +134,11 @@ func TestWantedHostileNamespaces(t *testing.T) {
 	hostile := []tenancy.Tenant{{Name: "evil", Namespaces: []string{
 		"kube-system", "kube-public", "default", "tidegate-apps", "Team_A", "../x", strings.Repeat("a", 64), "",
 	}}}
-	for _, region := range []Region{{Name: "us-east-1", Jobs: 1}, {Name: "us-west-2", Jobs: 1}} {
-		for _, o := range Wanted(region, hostile, s) {
+	for _, c := range []Cluster{one("us-east-1", 1, 0), one("us-west-2", 1, 0)} {
+		for _, o := range Wanted(c, hostile, s) {
 			k := KeyOf(o)
 			if k.Namespace != "tidegate-apps" || (k.Name != AppsIngressPolicy && k.Name != AppsEgressPolicy) {
-				t.Errorf("Wanted(%s, a tenant holding reserved and malformed namespaces) = %s; want only the apps' own policies", region.Name, k)
+				t.Errorf("Wanted(%s, a tenant holding reserved and malformed namespaces) = %s; want only the apps' own policies", c.Regions[0].Name, k)
 			}
 		}
 	}
@@ -140,7 +148,7 @@ func TestWantedHostileNamespaces(t *testing.T) {
 func TestWantedReservedAppsNamespace(t *testing.T) {
 	s := settings()
 	s.AppsNamespace = "kube-system"
-	if got := Wanted(Region{Name: "us-east-1", Jobs: 1}, nil, s); len(got) != 0 {
+	if got := Wanted(one("us-east-1", 1, 0), nil, s); len(got) != 0 {
 		t.Errorf("Wanted with apps in kube-system = %d objects, first %s; want none", len(got), KeyOf(got[0]))
 	}
 }
@@ -174,11 +182,24 @@ func TestValidate(t *testing.T) {
 func TestQuotaOverflow(t *testing.T) {
 	s := settings()
 	s.PodCaps.Memory = quantity("8Ei")
-	q := quota("team-a", Region{Name: "us-east-1", Jobs: 10}, s)
+	q := quota("team-a", one("us-east-1", 10, 0), s)
 	if _, ok := q.Spec.Hard["limits.memory"]; ok {
 		t.Errorf("quota with an 8Ei memory cap for 100 pods bounds limits.memory at %s; want it left out", q.Spec.Hard.Memory())
 	}
 	if got := q.Spec.Hard["limits.cpu"]; got.String() != "400" {
 		t.Errorf("quota limits.cpu = %s; want 400 (100 pods at the 4 CPU cap)", got.String())
+	}
+}
+
+func TestOwnerOf(t *testing.T) {
+	for table, want := range map[string]string{
+		"tidegate-ControlTable-1Q2W3E4R5T6Y": "tidegate-ControlTable-1Q2W3E4R5T6Y",
+		"t.control_1":                        "t.control_1",
+		strings.Repeat("a", 64):              "ffe054fe7ae0cb6d",
+		"-leading-dash":                      "bb224188a7a9b0c5",
+	} {
+		if got := OwnerOf(table); got != want {
+			t.Errorf("OwnerOf(%q) = %q; want %q", table, got, want)
+		}
 	}
 }
