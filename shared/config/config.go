@@ -57,6 +57,8 @@ type Config struct {
 
 	// Policy is the admission policy every tenant's manifests meet, as the environment spells it.
 	Policy PolicySettings
+	// Isolation is what the beat keeps namespaces apart with (see IsolationSettings).
+	Isolation IsolationSettings
 
 	// WebhooksAllowPrivate lets webhooks reach http and private addresses: dev and tests only.
 	WebhooksAllowPrivate bool
@@ -140,6 +142,16 @@ const (
 	EnvPolicyMaxCPU         = "TIDEGATE_POLICY_MAX_CPU"
 	EnvPolicyMaxMemory      = "TIDEGATE_POLICY_MAX_MEMORY"
 	EnvPolicyRegistries     = "TIDEGATE_POLICY_TRUSTED_REGISTRIES"
+
+	EnvPodCIDRs               = "TIDEGATE_CLUSTER_POD_CIDRS"
+	EnvServiceCIDRs           = "TIDEGATE_CLUSTER_SERVICE_CIDRS"
+	EnvNodeCIDRs              = "TIDEGATE_CLUSTER_NODE_CIDRS"
+	EnvAppsResolvers          = "TIDEGATE_APPS_DNS_RESOLVERS"
+	EnvContainerCPU           = "TIDEGATE_CONTAINER_DEFAULT_CPU"
+	EnvContainerMemory        = "TIDEGATE_CONTAINER_DEFAULT_MEMORY"
+	EnvContainerCPURequest    = "TIDEGATE_CONTAINER_DEFAULT_CPU_REQUEST"
+	EnvContainerMemoryRequest = "TIDEGATE_CONTAINER_DEFAULT_MEMORY_REQUEST"
+	EnvPodsPerJob             = "TIDEGATE_NAMESPACE_PODS_PER_JOB"
 )
 
 // FromEnv reads the Config from the process environment.
@@ -170,6 +182,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.SecretsKey = r.secretsKey()
 	c.Policy = r.policy()
+	c.Isolation = r.isolation()
 	if len(r.errs) > 0 {
 		return Config{}, fmt.Errorf("reading configuration: %w", errors.Join(r.errs...))
 	}
