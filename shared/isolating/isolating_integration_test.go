@@ -14,9 +14,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
@@ -45,6 +47,12 @@ type rig struct {
 
 func newRig(t *testing.T, appsNS string, tenants ...tenancy.Tenant) *rig {
 	t.Helper()
+	return newRigAs(t, rest.ImpersonationConfig{}, appsNS, tenants...)
+}
+
+// newRigAs is newRig whose Keeper acts as who (the sandbox's admin when empty).
+func newRigAs(t *testing.T, who rest.ImpersonationConfig, appsNS string, tenants ...tenancy.Tenant) *rig {
+	t.Helper()
 	tables, db := testenv.Tables(t)
 	st := testenv.Kube(t)
 	rc, err := clientcmd.BuildConfigFromFlags("", st.Kubeconfig)
@@ -57,6 +65,7 @@ func newRig(t *testing.T, appsNS string, tenants ...tenancy.Tenant) *rig {
 	}
 	r := &rig{kc: plain, meter: &testenv.Meter{}, tenants: dynamo.NewTenantStore(db, tables.Control)}
 	rc.WrapTransport = func(next http.RoundTripper) http.RoundTripper { return r.meter.Transport(next) }
+	rc.Impersonate = who
 	counted, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -291,9 +300,38 @@ func TestPodWithoutLimitsIsBounded(t *testing.T) {
 			t.Fatalf("pod %d of 8: %v", i+1, err)
 		}
 	}
+	// The quota controller recounts from its informer's cache, and a recount that had not yet
+	// seen a new pod can overwrite the count admission just raised (Kubernetes' quota is exact
+	// only eventually). A deleted pod makes it recount the namespace: wait until it counts the
+	// seven left, then the eighth fills the quota.
+	if err := r.kc.CoreV1().Pods(ns).Delete(ctx, "bare", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		q, err := r.kc.CoreV1().ResourceQuotas(ns).Get(ctx, isolation.NamespaceQuota, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.kc.CoreV1().Pods(ns).Get(ctx, "bare", metav1.GetOptions{})
+		if used := q.Status.Used[corev1.ResourcePods]; used.Value() == 7 && apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the quota in %s counts %v after a pod of eight was deleted; want 7", ns, q.Status.Used)
+		}
+	}
+	if _, err := r.kc.CoreV1().Pods(ns).Create(ctx, pod.DeepCopy(), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the eighth pod again: %v", err)
+	}
 	p := pod.DeepCopy()
 	p.Name = "one-too-many"
 	if _, err := r.kc.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "exceeded quota") {
-		t.Errorf("a ninth pod in %s: %v; want it refused for exceeding the quota", ns, err)
+		q, _ := r.kc.CoreV1().ResourceQuotas(ns).Get(ctx, isolation.NamespaceQuota, metav1.GetOptions{})
+		pods, _ := r.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		var phases []string
+		for _, p := range pods.Items {
+			phases = append(phases, p.Name+"="+string(p.Status.Phase))
+		}
+		t.Errorf("a ninth pod in %s: %v; want it refused for exceeding the quota (quota used %v; pods %v)", ns, err, q.Status.Used, phases)
 	}
 }
