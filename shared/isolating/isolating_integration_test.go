@@ -215,6 +215,10 @@ func TestKeeperKeepsIsolationInPlace(t *testing.T) {
 	if got := r.beat(t); len(got) != 0 {
 		t.Errorf("a beat with nothing changed wrote:\n%s", strings.Join(got, "\n"))
 	}
+	// Its reads: one LIST of namespaces and one of each kind of ours, whatever the tenants.
+	if calls := r.meter.Snapshot(); len(calls) != 4 {
+		t.Errorf("a beat with nothing changed made %d requests; want 4 LISTs: %+v", len(calls), calls)
+	}
 
 	// By hand: one deleted, one edited by another field manager, one relabelled.
 	if err := r.kc.NetworkingV1().NetworkPolicies(nsA).Delete(ctx, isolation.NamespacePolicy, metav1.DeleteOptions{}); err != nil {
