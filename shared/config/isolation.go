@@ -109,10 +109,12 @@ func (r *reader) addrs(name, def string) []netip.Addr {
 	return out
 }
 
-// Defaults of what a tenant's container that sets no resources gets, where the policy's caps on a
-// pod allow them (the beat lowers each to its cap when the cap is lower). A tenth of a CPU and
-// 256 MiB requested is what a small batch step needs to be scheduled; a limit of one CPU and
-// 1 GiB keeps a container that forgot its limits from taking a node.
+// Defaults of what a tenant's container that sets no resources gets. The beat makes an unset
+// limit the policy's cap on a pod instead, where there is one: the API server refuses a container
+// whose request is above the limit it was given, and no container the policy admits asks for
+// more than the cap. Without a cap, a limit of one CPU and 1 GiB keeps a container that forgot
+// its limits from taking a node; a tenth of a CPU and 256 MiB requested (or the limit, if lower)
+// is what a small batch step needs to be scheduled.
 const (
 	DefaultContainerCPU           = "1"
 	DefaultContainerMemory        = "1Gi"

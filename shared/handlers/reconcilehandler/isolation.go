@@ -47,8 +47,9 @@ func Clusters(cfg config.Config) []isolation.Cluster {
 
 // IsolationSettings reads cfg's isolation settings and the policy's caps, which bound the
 // namespaces' quotas, as Kubernetes quantities, reporting every problem at once by the setting to
-// fix. A container default left unset is the documented one, lowered to the policy's cap on a
-// pod where that is lower; one set above the cap is an error.
+// fix. A container's default limit left unset is the policy's cap on a pod, or the documented one
+// without a cap; its request left unset the documented one, or the limit if lower. One set above
+// the cap is an error.
 func IsolationSettings(cfg config.Config) (isolation.Settings, error) {
 	var errs []error
 	quantity := func(name, v string) *resource.Quantity {
@@ -67,23 +68,35 @@ func IsolationSettings(cfg config.Config) (isolation.Settings, error) {
 		Memory: quantity(config.EnvPolicyMaxMemory, cfg.Policy.MaxMemory),
 		GPUs:   quantity(config.EnvPolicyMaxGPUs, cfg.Policy.MaxGPUs),
 	}
-	orDefault := func(name, v, def string, capped *resource.Quantity) resource.Quantity {
+	// A limit left unset is the policy's cap on a pod, where there is one: the API server refuses
+	// a container whose request is above the limit a LimitRange gave it, and no container the
+	// policy admits asks for more than the cap.
+	limit := func(name, v, def string, capped *resource.Quantity) resource.Quantity {
 		if q := quantity(name, v); q != nil {
 			return *q
 		}
-		q := resource.MustParse(def)
-		if v == "" && capped != nil && capped.Cmp(q) < 0 {
-			q = capped.DeepCopy()
+		if v == "" && capped != nil {
+			return capped.DeepCopy()
 		}
-		return q
+		return resource.MustParse(def)
+	}
+	// A request left unset is at most its limit.
+	request := func(name, v, def string, lim resource.Quantity) resource.Quantity {
+		if q := quantity(name, v); q != nil {
+			return *q
+		}
+		if q := resource.MustParse(def); v != "" || q.Cmp(lim) <= 0 {
+			return q
+		}
+		return lim.DeepCopy()
 	}
 	i := cfg.Isolation
 	c := isolation.ContainerDefaults{
-		CPU:    orDefault(config.EnvContainerCPU, i.DefaultCPU, config.DefaultContainerCPU, caps.CPU),
-		Memory: orDefault(config.EnvContainerMemory, i.DefaultMemory, config.DefaultContainerMemory, caps.Memory),
+		CPU:    limit(config.EnvContainerCPU, i.DefaultCPU, config.DefaultContainerCPU, caps.CPU),
+		Memory: limit(config.EnvContainerMemory, i.DefaultMemory, config.DefaultContainerMemory, caps.Memory),
 	}
-	c.CPURequest = orDefault(config.EnvContainerCPURequest, i.DefaultCPURequest, config.DefaultContainerCPURequest, &c.CPU)
-	c.MemoryRequest = orDefault(config.EnvContainerMemoryRequest, i.DefaultMemoryRequest, config.DefaultContainerMemoryRequest, &c.Memory)
+	c.CPURequest = request(config.EnvContainerCPURequest, i.DefaultCPURequest, config.DefaultContainerCPURequest, c.CPU)
+	c.MemoryRequest = request(config.EnvContainerMemoryRequest, i.DefaultMemoryRequest, config.DefaultContainerMemoryRequest, c.Memory)
 	s := isolation.Settings{
 		Owner:         isolation.OwnerOf(cfg.ControlTable),
 		AppsNamespace: cfg.AppsNamespace,

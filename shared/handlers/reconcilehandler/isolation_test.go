@@ -24,18 +24,30 @@ func baseConfig(t *testing.T, extra map[string]string) config.Config {
 	return cfg
 }
 
-// Unset defaults give way to lower caps; a request follows its limit down.
-func TestIsolationSettingsDefaultsUnderCaps(t *testing.T) {
-	s, err := IsolationSettings(baseConfig(t, map[string]string{config.EnvPolicyMaxCPU: "500m", config.EnvPolicyMaxMemory: "128Mi"}))
-	if err != nil {
-		t.Fatalf("IsolationSettings(caps 500m, 128Mi) = %v", err)
-	}
-	c := s.Containers
-	if c.CPU.String() != "500m" || c.Memory.String() != "128Mi" || c.CPURequest.String() != "100m" || c.MemoryRequest.String() != "128Mi" {
-		t.Errorf("containers = cpu %s/%s memory %s/%s; want 500m/100m and 128Mi/128Mi", c.CPU.String(), c.CPURequest.String(), c.Memory.String(), c.MemoryRequest.String())
-	}
-	if s.Owner != "c" || s.PodsPerJob != config.DefaultPodsPerJob {
-		t.Errorf("owner %q, pods a job %d; want c, %d", s.Owner, s.PodsPerJob, config.DefaultPodsPerJob)
+// Unset limits are the policy's caps, where set, so that no request the policy admits is above
+// the limit a container is given; a request follows its limit down.
+func TestIsolationSettingsDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want [4]string // CPU limit, request; memory limit, request
+	}{
+		{nil, [4]string{"1", "100m", "1Gi", "256Mi"}},
+		{map[string]string{config.EnvPolicyMaxCPU: "500m", config.EnvPolicyMaxMemory: "128Mi"}, [4]string{"500m", "100m", "128Mi", "128Mi"}},
+		{map[string]string{config.EnvPolicyMaxCPU: "64", config.EnvPolicyMaxMemory: "256Gi"}, [4]string{"64", "100m", "256Gi", "256Mi"}},
+		{map[string]string{config.EnvPolicyMaxCPU: "64", config.EnvContainerCPU: "2", config.EnvContainerMemoryRequest: "1Gi"}, [4]string{"2", "100m", "1Gi", "1Gi"}},
+	} {
+		s, err := IsolationSettings(baseConfig(t, tc.env))
+		if err != nil {
+			t.Fatalf("IsolationSettings(%v) = %v", tc.env, err)
+		}
+		c := s.Containers
+		got := [4]string{c.CPU.String(), c.CPURequest.String(), c.Memory.String(), c.MemoryRequest.String()}
+		if got != tc.want {
+			t.Errorf("IsolationSettings(%v) containers = %v; want %v", tc.env, got, tc.want)
+		}
+		if s.Owner != "c" || s.PodsPerJob != config.DefaultPodsPerJob {
+			t.Errorf("owner %q, pods a job %d; want c, %d", s.Owner, s.PodsPerJob, config.DefaultPodsPerJob)
+		}
 	}
 }
 
