@@ -162,15 +162,24 @@ func (r *rig) matches(t *testing.T, when string) {
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: isolation.Selector(r.k.Settings.Owner)}
 	var have []isolation.Object
-	nps, _ := r.kc.NetworkingV1().NetworkPolicies("").List(ctx, sel)
+	nps, err := r.kc.NetworkingV1().NetworkPolicies("").List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range nps.Items {
 		have = append(have, &nps.Items[i])
 	}
-	rqs, _ := r.kc.CoreV1().ResourceQuotas("").List(ctx, sel)
+	rqs, err := r.kc.CoreV1().ResourceQuotas("").List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range rqs.Items {
 		have = append(have, &rqs.Items[i])
 	}
-	lrs, _ := r.kc.CoreV1().LimitRanges("").List(ctx, sel)
+	lrs, err := r.kc.CoreV1().LimitRanges("").List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range lrs.Items {
 		have = append(have, &lrs.Items[i])
 	}
