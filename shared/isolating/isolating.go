@@ -43,7 +43,8 @@ const writers = 8
 
 // Keep makes every cluster hold what isolation wants. A cluster that cannot be read is
 // left as it is (deleting by a partial view could open what should stay shut); a change that
-// fails is logged and does not stop the others. The error joins what failed, for the beat to log.
+// fails does not stop the others. The error joins what failed, each naming its region and
+// object, for the beat to log.
 func (k *Keeper) Keep(ctx context.Context) error {
 	tenants, err := k.Tenants.Tenants(ctx)
 	if err != nil {
@@ -88,19 +89,17 @@ func (k *Keeper) cluster(ctx context.Context, want isolation.Cluster, tenants []
 	return errors.Join(failed...)
 }
 
-// carry makes one change and logs it, or why it failed.
+// carry makes one change and logs it; what fails is returned, for the beat to log once.
 func (k *Keeper) carry(ctx context.Context, c cluster, region string, s isolation.Step) error {
 	switch s := s.(type) {
 	case isolation.Apply:
 		key := isolation.KeyOf(s.Object)
 		if err := c.apply(ctx, key, s.Object); err != nil {
-			k.Log.ErrorContext(ctx, "isolation object not applied", "region", region, "object", key.String(), "why", s.Why, "error", err)
 			return fmt.Errorf("isolation in %s: applying %s: %w", region, key, err)
 		}
 		k.Log.InfoContext(ctx, "isolation object applied", "region", region, "object", key.String(), "why", s.Why)
 	case isolation.Delete:
 		if err := c.remove(ctx, s.Key); err != nil {
-			k.Log.ErrorContext(ctx, "isolation object not deleted", "region", region, "object", s.Key.String(), "error", err)
 			return fmt.Errorf("isolation in %s: deleting %s: %w", region, s.Key, err)
 		}
 		k.Log.InfoContext(ctx, "isolation object deleted: no tenant holds its namespace", "region", region, "object", s.Key.String())
