@@ -19,6 +19,9 @@ func main() {
 	if err != nil {
 		handlers.InitFailed("reconcile", err)
 	}
-	clusters := typed.New(kc)
-	lambda.Start(reconcilehandler.New(cfg, clients, clusters, log).HandleBeat)
+	h, err := reconcilehandler.New(cfg, clients, typed.New(kc), log)
+	if err != nil {
+		handlers.InitFailed("reconcile", err)
+	}
+	lambda.Start(h.HandleBeat)
 }

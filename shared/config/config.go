@@ -57,6 +57,8 @@ type Config struct {
 
 	// Policy is the admission policy every tenant's manifests meet, as the environment spells it.
 	Policy PolicySettings
+	// Isolation is what the beat keeps namespaces apart with (see IsolationSettings).
+	Isolation IsolationSettings
 
 	// WebhooksAllowPrivate lets webhooks reach http and private addresses: dev and tests only.
 	WebhooksAllowPrivate bool
@@ -162,6 +164,15 @@ const (
 	EnvPolicyStorageClasses           = "TIDEGATE_POLICY_STORAGE_CLASSES"
 	EnvPolicyMaxEphemeralStorage      = "TIDEGATE_POLICY_MAX_EPHEMERAL_STORAGE"
 	EnvPolicyMaxVolumeSize            = "TIDEGATE_POLICY_MAX_VOLUME_SIZE"
+	EnvPodCIDRs                       = "TIDEGATE_CLUSTER_POD_CIDRS"
+	EnvServiceCIDRs                   = "TIDEGATE_CLUSTER_SERVICE_CIDRS"
+	EnvNodeCIDRs                      = "TIDEGATE_CLUSTER_NODE_CIDRS"
+	EnvAppsResolvers                  = "TIDEGATE_APPS_DNS_RESOLVERS"
+	EnvContainerCPU                   = "TIDEGATE_CONTAINER_DEFAULT_CPU"
+	EnvContainerMemory                = "TIDEGATE_CONTAINER_DEFAULT_MEMORY"
+	EnvContainerCPURequest            = "TIDEGATE_CONTAINER_DEFAULT_CPU_REQUEST"
+	EnvContainerMemoryRequest         = "TIDEGATE_CONTAINER_DEFAULT_MEMORY_REQUEST"
+	EnvPodsPerJob                     = "TIDEGATE_NAMESPACE_PODS_PER_JOB"
 )
 
 // FromEnv reads the Config from the process environment.
@@ -192,6 +203,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.SecretsKey = r.secretsKey()
 	c.Policy = r.policy()
+	c.Isolation = r.isolation()
 	if len(r.errs) > 0 {
 		return Config{}, fmt.Errorf("reading configuration: %w", errors.Join(r.errs...))
 	}

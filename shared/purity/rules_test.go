@@ -38,6 +38,9 @@ var pure = map[string][]string{
 	// Security evaluator (k8s.io/pod-security-admission), which bring apimachinery, klog,
 	// component-base, context and net/http along; a client of the cluster or of AWS is not.
 	"shared/policy": clients,
+	// isolation builds NetworkPolicies, ResourceQuotas and LimitRanges (k8s.io/api) and compares
+	// them as the API server does (apimachinery's equality); a client of the cluster is not its.
+	"shared/isolation": clients,
 }
 
 // leanOn is what of Tidegate's own, besides other pure packages (each held to its own rules

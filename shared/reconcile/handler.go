@@ -43,6 +43,12 @@ type Hosting interface {
 	Beat(ctx context.Context) error
 }
 
+// Isolation keeps the clusters' NetworkPolicies, ResourceQuotas and LimitRanges in place;
+// isolating.Keeper is the real one.
+type Isolation interface {
+	Keep(ctx context.Context) error
+}
+
 // Handler is the reconcile function's schedule handler.
 type Handler struct {
 	Regions  []string
@@ -57,6 +63,10 @@ type Handler struct {
 	Hosting Hosting
 	// Webhooks, when set, is swept after the regions, so this beat's own events are rung for too.
 	Webhooks WebhookSweeper
+	// Isolation, when set, is kept each beat beside the jobs and hosts. What it fails at is
+	// logged, not returned: a failed beat is delivered again by EventBridge and would follow
+	// every job again, and a cluster that refuses one object (say, an RBAC gap) would fail them all.
+	Isolation Isolation
 
 	mu     sync.Mutex
 	memory map[string]memory // by region: what the last beat saw
@@ -87,6 +97,16 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 		}
 		hosted <- h.Hosting.Beat(ctx)
 	}()
+	isolated := make(chan struct{})
+	go func() {
+		defer close(isolated)
+		if h.Isolation == nil {
+			return
+		}
+		if err := h.Isolation.Keep(ctx); err != nil {
+			h.Log.ErrorContext(ctx, "isolation not kept everywhere this beat", "error", err)
+		}
+	}()
 	// The regions are followed at once: each has its own cluster and its own records.
 	errs := make([]error, len(h.Regions), len(h.Regions)+2)
 	var wg sync.WaitGroup
@@ -95,6 +115,7 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 	}
 	wg.Wait()
 	errs = append(errs, <-hosted)
+	<-isolated
 	if h.Webhooks != nil {
 		errs = append(errs, h.Webhooks.Sweep(ctx))
 	}

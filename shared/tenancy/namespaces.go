@@ -52,6 +52,10 @@ func CheckNamespaces(t Tenant, tenants []Tenant, rules NamespaceRules) error {
 	return errors.Join(errs...)
 }
 
+// ReservedNamespace says why no tenant may hold ns — the cluster's own (kube-*), default, or apps,
+// the hosted apps' namespace ("" for none) — or nil when one may.
+func ReservedNamespace(ns, apps string) error { return reservedNamespace(ns, apps) }
+
 // reservedNamespace says why no tenant may hold ns, or nil when one may.
 func reservedNamespace(ns, apps string) error {
 	switch {

@@ -146,6 +146,7 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 		PublicURL:            publicURL,
 		Kubeconfig:           kubeconfig,
 		WebhooksAllowPrivate: opt.WebhooksAllowPrivate,
+		Isolation:            config.DefaultIsolation(),
 		Endpoints: config.Endpoints{
 			DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
 		},

@@ -78,6 +78,10 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 	if err != nil {
 		return err
 	}
+	beater, err := reconcilehandler.New(f.cfg, f.clients, typedClusters, log)
+	if err != nil {
+		return err
+	}
 	ws.serve(ctx, "api", api, h)
 	ws.serve(ctx, "prices", prices, book.Handler())
 	ws.wg.Go(func() {
@@ -87,7 +91,7 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 		pollQueue(ctx, log, f.clients.SQS, f.queues.webhook.url, f.queues.webhook.arn, webhookhandler.New(f.cfg, f.clients, log))
 	})
 	ws.wg.Go(func() {
-		beat(ctx, log, opt.Beat, reconcilehandler.New(f.cfg, f.clients, typedClusters, log).HandleBeat)
+		beat(ctx, log, opt.Beat, beater.HandleBeat)
 	})
 	if opt.RegisterHosts {
 		kc, err := sandbox.KubeClient(f.cfg.Kubeconfig)

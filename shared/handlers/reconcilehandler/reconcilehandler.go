@@ -1,5 +1,6 @@
 // Package reconcilehandler wires the reconcile function: shared/reconcile's beat, which follows
-// dispatched jobs, runs the hosted apps' plan and sweeps up what lost messages left behind.
+// dispatched jobs, runs the hosted apps' plan, keeps the namespaces' isolation objects in place
+// and sweeps up what lost messages left behind.
 package reconcilehandler
 
 import (
@@ -15,20 +16,25 @@ import (
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
-// New is the schedule's handler.
-func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *slog.Logger) *reconcile.Handler {
+// New is the schedule's handler, or why cfg's isolation settings cannot be used.
+func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *slog.Logger) (*reconcile.Handler, error) {
+	k, err := keeper(cfg, c, clusters, log)
+	if err != nil {
+		return nil, err
+	}
 	t := handlers.Tables(cfg)
 	return &reconcile.Handler{
-		Regions:  cfg.RegionNames(),
-		Queues:   dynamo.NewJobStore(c.DynamoDB, t),
-		Ringer:   wake.New(c.SQS, cfg.DispatchQueueURL),
-		Jobs:     dynamo.NewJobStore(c.DynamoDB, t),
-		Clusters: clusters,
-		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
-		Log:      log,
-		Webhooks: webhookSweeper(cfg, c),
-		Hosting:  hostinghandler.New(cfg, c, clusters, log),
-	}
+		Regions:   cfg.RegionNames(),
+		Queues:    dynamo.NewJobStore(c.DynamoDB, t),
+		Ringer:    wake.New(c.SQS, cfg.DispatchQueueURL),
+		Jobs:      dynamo.NewJobStore(c.DynamoDB, t),
+		Clusters:  clusters,
+		Leases:    dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
+		Log:       log,
+		Webhooks:  webhookSweeper(cfg, c),
+		Hosting:   hostinghandler.New(cfg, c, clusters, log),
+		Isolation: k,
+	}, nil
 }
 
 // webhookSweeper is the beat's webhook sweep; it reads no secrets.
