@@ -1,6 +1,9 @@
 package tenancy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestBearerKey(t *testing.T) {
 	tests := []struct {
@@ -23,4 +26,31 @@ func TestBearerKey(t *testing.T) {
 			t.Errorf("BearerKey(%q) = %q, %v; want %q, %v", tt.header, key, ok, tt.want, tt.ok)
 		}
 	}
+}
+
+// FuzzBearerKey: whatever a client sends as Authorization, a key read from it is the non-empty,
+// trimmed rest of a header that names the Bearer scheme, and the same header always reads the
+// same way.
+func FuzzBearerKey(f *testing.F) {
+	for _, s := range []string{"Bearer tg_abc", "bearer  tg_abc ", "Bearer", "Basic x", "AWS4-HMAC-SHA256 Credential=A/B", " Bearer x", "Bearer \t", "Bearer\ttg_abc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		key, ok := BearerKey(header)
+		if !ok {
+			if key != "" {
+				t.Errorf("BearerKey(%q) = %q, false; a refusal reads no key", header, key)
+			}
+			return
+		}
+		if key == "" || key != strings.TrimSpace(key) || !strings.HasSuffix(strings.TrimSpace(header), key) {
+			t.Errorf("BearerKey(%q) = %q; want the trimmed, non-empty rest of the header", header, key)
+		}
+		if len(header) < len("Bearer ") || !strings.EqualFold(header[:len("Bearer ")], "Bearer ") {
+			t.Errorf("BearerKey(%q) = %q, true; the header does not start with the Bearer scheme", header, key)
+		}
+		if again, ok2 := BearerKey(header); again != key || !ok2 {
+			t.Errorf("BearerKey(%q) answered %q then %q", header, key, again)
+		}
+	})
 }
