@@ -9,7 +9,7 @@
 
 SAM_GO_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: build-ApiFunction build-DispatchFunction build-ReconcileFunction build-WebhookFunction
+.PHONY: build-ApiFunction build-DispatchFunction build-ReconcileFunction build-WebhookFunction build-AuthorizerFunction
 
 build-ApiFunction:
 	$(SAM_GO_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api
@@ -22,3 +22,6 @@ build-ReconcileFunction:
 
 build-WebhookFunction:
 	$(SAM_GO_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/webhook
+
+build-AuthorizerFunction:
+	$(SAM_GO_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./functions/authorizer

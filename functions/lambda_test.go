@@ -22,11 +22,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
@@ -47,12 +49,13 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestFunctionsUnderEmulator(t *testing.T) {
 	rie := emulator(t)
-	env := functionEnv(t)
+	env, tables, db := functionEnv(t)
+	creds := seedCredentials(t, tables, db)
 	tests := []struct {
 		function    string
 		invocations []invocation
 	}{
-		{"api", []invocation{
+		{"api", append([]invocation{
 			{"GET /healthz", httpEvent("GET", "/healthz", ""),
 				wantAPI(http.StatusOK, map[string]any{"status": "ok"})},
 			{"GET /api/v1/jobs without credentials", httpEvent("GET", "/api/v1/jobs", ""),
@@ -61,7 +64,8 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 			// the 401 above) shows the adapter's request context reached the API.
 			{"GET /api/v1/jobs as an unmapped IAM caller", httpEvent("GET", "/api/v1/jobs", "arn:aws:iam::123456789012:user/ci"),
 				wantAPI(http.StatusForbidden, map[string]any{"error": "forbidden", "request_id": sameAsHeader})},
-		}},
+		}, principalInvocations(t, creds)...)},
+		{"authorizer", authorizerInvocations(t, creds)},
 		{"dispatch", []invocation{
 			{"wake for a configured region", sqsEvent(`{"region":"us-east-1"}`),
 				wantBatchFailures()},
@@ -177,11 +181,11 @@ func startFunction(t *testing.T, rie, dir string, env []string) string {
 // functionEnv is the whole environment of the emulator and the function: the settings config.go
 // requires, on the stand-ins with tables and queues of this test's own, every other endpoint on a
 // loopback port nobody serves, and static credentials so the SDK neither reads this machine's AWS
-// setup nor asks an instance metadata service.
-func functionEnv(t *testing.T) []string {
+// setup nor asks an instance metadata service. It also answers the tables, for the test to fill.
+func functionEnv(t *testing.T) ([]string, dynamo.Tables, *dynamodb.Client) {
 	dead := "http://" + freeAddr(t)
 	home := t.TempDir()
-	tables, _ := testenv.Tables(t)
+	tables, db := testenv.Tables(t)
 	dispatchURL, _ := testenv.Queue(t, "dispatch")
 	webhookURL, _ := testenv.Queue(t, "webhook")
 	st := testenv.AWS(t)
@@ -209,7 +213,7 @@ func functionEnv(t *testing.T) []string {
 		"AWS_EC2_METADATA_DISABLED=true",
 		"AWS_CONFIG_FILE=" + filepath.Join(home, "aws-config"),
 		"AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(home, "aws-credentials"),
-	}
+	}, tables, db
 }
 
 // freeAddr is a loopback address with a port free at the time of asking.

@@ -45,6 +45,7 @@ func targets() []*target {
 		{name: "dispatch", pkg: "./functions/dispatch", event: sqsEvent(`{"region":"us-east-1"}`), answered: wantNoFailures},
 		{name: "reconcile", pkg: "./functions/reconcile", event: beatEvent(), answered: wantBody("null"), env: beatCluster},
 		{name: "webhook", pkg: "./functions/webhook", event: sqsEvent(`{"event_id":"evt_1"}`), answered: wantNoFailures},
+		{name: "authorizer", pkg: "./functions/authorizer", event: authorizerEvent(), answered: wantBody(`{"isAuthorized":false}`)},
 	}
 }
 
@@ -91,6 +92,20 @@ func healthzEvent() []byte {
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RouteKey: "$default", Stage: "$default", RequestID: "coldstart",
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/healthz", Protocol: "HTTP/1.1", SourceIP: "192.0.2.1"},
+		},
+	})
+}
+
+// authorizerEvent is what the key API asks its authorizer (payload 2.0) for a request with a key
+// that is not stored: one GetItem, then a denial.
+func authorizerEvent() []byte {
+	const key = "Bearer tg_coldstart-key-that-was-never-made"
+	return mustJSON(events.APIGatewayV2CustomAuthorizerV2Request{
+		Version: "2.0", Type: "REQUEST", RouteKey: "ANY /{proxy+}", RawPath: "/api/v1/jobs",
+		IdentitySource: []string{key}, Headers: map[string]string{"authorization": key, "user-agent": "coldstart"},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey: "ANY /{proxy+}", Stage: "$default", RequestID: "coldstart",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/api/v1/jobs", Protocol: "HTTP/1.1", SourceIP: "192.0.2.1"},
 		},
 	})
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 
@@ -28,11 +30,14 @@ the one commands use. With --profile, requests are signed with that AWS profile'
 for (not echoed), or read from standard input. The credentials are checked before they are saved.
 Without --url, switches to a context saved before.
 
+A deployment in AWS has one URL per kind of credential, in its stack's outputs: ApiUrl takes
+signed requests (--profile), KeyApiUrl takes API keys.
+
 Commands then take the API from --url, ` + envURL + `, then the context; the key from ` + envAPIKey + `, then
 the context (a context's key goes only to its own URL); --profile signs instead. ` + "`tidegate dev`" + `
 saves the context "dev" for the stack it runs.`,
-		Example: `  tidegate login --url https://abc123.execute-api.us-east-1.amazonaws.com --profile prod
-  echo "$KEY" | tidegate login --url https://tidegate.example.com --context staging
+		Example: `  tidegate login --url https://abc123.execute-api.us-east-1.amazonaws.com --profile prod   # ApiUrl
+  echo "$KEY" | tidegate login --url https://def456.execute-api.us-east-1.amazonaws.com --context ci  # KeyApiUrl
   tidegate login --context dev`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -129,9 +134,29 @@ func checkLogin(cmd *cobra.Command, c cliContext) error {
 		return err
 	}
 	if _, err := client.Jobs(cmd.Context(), apiclient.JobFilter{}, apiclient.ListOptions{Limit: 1}); err != nil {
-		return fmt.Errorf("checking the credentials with %s: %w", c.URL, err)
+		return fmt.Errorf("checking the credentials with %s: %w%s", c.URL, err, gatewayHint(err, c))
 	}
 	return nil
+}
+
+// What to say when API Gateway, not Tidegate, refused a login: a deployment has one API per kind
+// of credential (template.yaml's outputs ApiUrl and KeyApiUrl), and each refuses the other kind.
+const (
+	hintSigned = "; API Gateway refused the signed request before Tidegate saw it: log in with --profile to the stack's ApiUrl output (KeyApiUrl takes API keys only), and check the profile may call execute-api:Invoke"
+	hintKey    = "; API Gateway refused the key before Tidegate saw it: log in with an API key to the stack's KeyApiUrl output (ApiUrl takes SigV4-signed requests only: use --profile there)"
+)
+
+// gatewayHint is what to add to a login's error when API Gateway refused it (a 401 or 403 without
+// Tidegate's error code), "" otherwise.
+func gatewayHint(err error, c cliContext) string {
+	var e *apiclient.Error
+	if !errors.As(err, &e) || e.Code != "" || (e.Status != http.StatusUnauthorized && e.Status != http.StatusForbidden) {
+		return ""
+	}
+	if c.Profile != "" {
+		return hintSigned
+	}
+	return hintKey
 }
 
 // saveDevContext is what `tidegate dev` does once its stack serves: save it as the context "dev",

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -68,11 +67,11 @@ func (a *api) authenticate(r *http.Request) (tenancy.Principal, error) {
 		}
 		return p, nil
 	}
-	scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+	key, ok := tenancy.BearerKey(r.Header.Get("Authorization"))
+	if !ok {
 		return tenancy.Principal{}, Errorf(CodeUnauthenticated, detailNoCredentials)
 	}
-	p, err := a.principals.ByKey(r.Context(), strings.TrimSpace(key))
+	p, err := a.principals.ByKey(r.Context(), key)
 	if errors.Is(err, records.ErrNotFound) {
 		return p, Errorf(CodeUnauthenticated, detailBadKey)
 	}

@@ -79,6 +79,15 @@ func checkRole(t *Template, fn, role string, granted []statement) []Problem {
 			ps = append(ps, problem(RuleAccess, role, "grants nothing on %s, which %s uses; AWS will refuse its calls", id, fn))
 		}
 	}
+	if allowed, bounded := actions[fn]; bounded {
+		for _, s := range granted {
+			for _, a := range s.actions() {
+				if !slices.Contains(allowed, a) {
+					ps = append(ps, problem(RuleAccess, role, "%s allows %s; %s may allow only %v", s.label(), a, fn, allowed))
+				}
+			}
+		}
+	}
 	for _, e := range sqsEvents(t) {
 		if e.function == fn && e.queue != "" {
 			ps = append(ps, checkPoller(role, e.queue, granted)...)

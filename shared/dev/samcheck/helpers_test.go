@@ -65,6 +65,16 @@ func props(doc map[string]any, id string) map[string]any {
 	return node(doc, "Resources", id, "Properties")
 }
 
+// apiEvent is the properties of ApiFunction's HttpApi event name.
+func apiEvent(doc map[string]any, name string) map[string]any {
+	return node(doc, "Resources", "ApiFunction", "Properties", "Events", name, "Properties")
+}
+
+// keyAuth is KeyApi's KeyAuthorizer.
+func keyAuth(doc map[string]any) map[string]any {
+	return node(doc, "Resources", "KeyApi", "Properties", "Auth", "Authorizers", "KeyAuthorizer")
+}
+
 func globalEnv(doc map[string]any) map[string]any {
 	return node(doc, "Globals", "Function", "Environment", "Variables")
 }

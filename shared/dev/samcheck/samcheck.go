@@ -1,6 +1,7 @@
 // Package samcheck checks the wiring of Tidegate's SAM template: that each function is built from
 // a real main package, each queue feeds the function meant to drain it, no role reaches "*", and
-// the tables, bucket and HTTP API are set up as the code and the security stance assume.
+// the tables, bucket and HTTP APIs (and the key API's authorizer) are set up as the code and the
+// security stance assume.
 package samcheck
 
 import (
@@ -40,7 +41,7 @@ const (
 	RuleAccess      Rule = "access"      // each function's role reaches exactly what it uses
 	RuleTable       Rule = "table"       // tables have the shared schema, PITR, SSE, on-demand billing
 	RuleBucket      Rule = "bucket"      // the sources bucket is private, encrypted, TLS-only
-	RuleAPIAuth     Rule = "api-auth"    // the HTTP API is IAM-authorized but for its open routes
+	RuleAPIAuth     Rule = "api-auth"    // each HTTP API lets in one kind of caller (IAM, or keys by the authorizer) but on its open routes
 )
 
 // Check reports every problem it finds with t's wiring, in a stable order. root is the repository

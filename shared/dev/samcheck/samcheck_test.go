@@ -326,7 +326,7 @@ func TestCheckReports(t *testing.T) {
 			mutate: func(doc map[string]any) {
 				node(doc, "Resources", "ApiFunction", "Properties", "Events", "Everything", "Properties")["Auth"] = map[string]any{"Authorizer": "NONE"}
 			},
-			want: Problem{RuleAPIAuth, "ApiFunction", "route ANY /{proxy+} needs no signature"},
+			want: Problem{RuleAPIAuth, "ApiFunction", "route ANY /{proxy+} on HttpApi needs no credentials"},
 		},
 		{
 			name: "IAM authorizer not enabled",
@@ -340,7 +340,7 @@ func TestCheckReports(t *testing.T) {
 			mutate: func(doc map[string]any) {
 				delete(node(doc, "Resources", "ApiFunction", "Properties", "Events", "Healthz", "Properties"), "Auth")
 			},
-			want: Problem{RuleAPIAuth, "ApiFunction", "route GET /healthz requires a signature"},
+			want: Problem{RuleAPIAuth, "ApiFunction", "route GET /healthz on HttpApi requires credentials"},
 		},
 		{
 			name: "route on the implicit API",
@@ -348,6 +348,149 @@ func TestCheckReports(t *testing.T) {
 				delete(node(doc, "Resources", "ApiFunction", "Properties", "Events", "OpenAPI", "Properties"), "ApiId")
 			},
 			want: Problem{RuleAPIAuth, "ApiFunction", "event OpenAPI (GET /openapi.json) has ApiId"},
+		},
+		// The key API, its authorizer, and which caller reaches which route.
+		{
+			name: "key API's catch-all behind IAM",
+			mutate: func(doc map[string]any) {
+				apiEvent(doc, "KeyEverything")["Auth"] = map[string]any{"Authorizer": "AWS_IAM"}
+			},
+			want: Problem{RuleAPIAuth, "ApiFunction", `route ANY /{proxy+} on KeyApi uses authorizer "AWS_IAM"`},
+		},
+		{
+			name: "IAM API's catch-all behind the key authorizer",
+			mutate: func(doc map[string]any) {
+				apiEvent(doc, "Everything")["Auth"] = map[string]any{"Authorizer": "KeyAuthorizer"}
+			},
+			want: Problem{RuleAPIAuth, "ApiFunction", `route ANY /{proxy+} on HttpApi uses authorizer "KeyAuthorizer"`},
+		},
+		{
+			name: "key API's catch-all opened",
+			mutate: func(doc map[string]any) {
+				apiEvent(doc, "KeyEverything")["Auth"] = map[string]any{"Authorizer": "NONE"}
+			},
+			want: Problem{RuleAPIAuth, "ApiFunction", "route ANY /{proxy+} on KeyApi needs no credentials"},
+		},
+		{
+			name: "host registration opened on the key API",
+			mutate: func(doc map[string]any) {
+				node(doc, "Resources", "ApiFunction", "Properties", "Events")["KeyHostRegister"] = map[string]any{"Type": "HttpApi", "Properties": map[string]any{
+					"ApiId": map[string]any{"Ref": "KeyApi"}, "Method": "POST", "Path": "/api/v1/hosts/{host}/register",
+					"PayloadFormatVersion": "2.0", "Auth": map[string]any{"Authorizer": "NONE"},
+				}}
+			},
+			want: Problem{RuleAPIAuth, "ApiFunction", "route POST /api/v1/hosts/{host}/register on KeyApi needs no credentials"},
+		},
+		{
+			name:   "key route on the implicit API",
+			mutate: func(doc map[string]any) { delete(apiEvent(doc, "KeyEverything"), "ApiId") },
+			want:   Problem{RuleAPIAuth, "ApiFunction", "event KeyEverything (ANY /{proxy+}) has ApiId"},
+		},
+		{
+			name: "key API without its default authorizer",
+			mutate: func(doc map[string]any) {
+				delete(node(doc, "Resources", "KeyApi", "Properties", "Auth"), "DefaultAuthorizer")
+			},
+			want: Problem{RuleAPIAuth, "KeyApi", "DefaultAuthorizer: KeyAuthorizer"},
+		},
+		{
+			name: "key API that lets routes opt into IAM",
+			mutate: func(doc map[string]any) {
+				node(doc, "Resources", "KeyApi", "Properties", "Auth")["EnableIamAuthorizer"] = true
+			},
+			want: Problem{RuleAPIAuth, "KeyApi", "not EnableIamAuthorizer"},
+		},
+		{
+			name:   "key API removed",
+			mutate: func(doc map[string]any) { delete(node(doc, "Resources"), "KeyApi") },
+			want:   Problem{RuleAPIAuth, "KeyApi", "missing"},
+		},
+		{
+			name: "a third HTTP API",
+			mutate: func(doc map[string]any) {
+				node(doc, "Resources")["OpenApi"] = map[string]any{"Type": "AWS::Serverless::HttpApi", "Properties": map[string]any{}}
+			},
+			want: Problem{RuleAPIAuth, "OpenApi", "an HTTP API samcheck does not know"},
+		},
+		{
+			name:   "key authorizer answered by the API function",
+			mutate: func(doc map[string]any) { keyAuth(doc)["FunctionArn"] = getAtt("ApiFunction", "Arn") },
+			want:   Problem{RuleAPIAuth, "KeyApi", "FunctionArn is !GetAtt ApiFunction.Arn"},
+		},
+		{
+			name:   "key authorizer in payload format 1.0",
+			mutate: func(doc map[string]any) { keyAuth(doc)["AuthorizerPayloadFormatVersion"] = "1.0" },
+			want:   Problem{RuleAPIAuth, "KeyApi", `AuthorizerPayloadFormatVersion is "1.0"`},
+		},
+		{
+			name:   "key authorizer expected to answer with a policy",
+			mutate: func(doc map[string]any) { delete(keyAuth(doc), "EnableSimpleResponses") },
+			want:   Problem{RuleAPIAuth, "KeyApi", "EnableSimpleResponses is not true"},
+		},
+		{
+			name:   "key authorizer API Gateway may not invoke",
+			mutate: func(doc map[string]any) { delete(keyAuth(doc), "EnableFunctionDefaultPermissions") },
+			want:   Problem{RuleAPIAuth, "KeyApi", "could not invoke it"},
+		},
+		{
+			name:   "key read from another header",
+			mutate: func(doc map[string]any) { node(keyAuth(doc), "Identity")["Headers"] = []any{"X-Api-Key"} },
+			want:   Problem{RuleAPIAuth, "KeyApi", "Identity.Headers is [X-Api-Key]"},
+		},
+		{
+			name:   "key authorizer's answers kept five minutes",
+			mutate: func(doc map[string]any) { node(keyAuth(doc), "Identity")["ReauthorizeEvery"] = 300 },
+			want:   Problem{RuleAPIAuth, "KeyApi", "ReauthorizeEvery is 300"},
+		},
+		{
+			name:   "key authorizer's cache left to the default",
+			mutate: func(doc map[string]any) { delete(node(keyAuth(doc), "Identity"), "ReauthorizeEvery") },
+			want:   Problem{RuleAPIAuth, "KeyApi", "ReauthorizeEvery is <nil>"},
+		},
+		{
+			name:   "authorizer function removed",
+			mutate: func(doc map[string]any) { delete(node(doc, "Resources"), "AuthorizerFunction") },
+			want:   Problem{RuleSource, "AuthorizerFunction", "missing"},
+		},
+		{
+			name:   "authorizer on SAM's generated role",
+			mutate: func(doc map[string]any) { delete(props(doc, "AuthorizerFunction"), "Role") },
+			want:   Problem{RuleAccess, "AuthorizerFunction", "has no Role of its own"},
+		},
+		{
+			name: "authorizer that may write keys",
+			mutate: func(doc map[string]any) {
+				stmt(doc, "AuthorizerRole", "ReadKeys")["Action"] = []any{"dynamodb:GetItem", "dynamodb:PutItem"}
+			},
+			want: Problem{RuleAccess, "AuthorizerRole", "allows dynamodb:PutItem"},
+		},
+		{
+			name: "authorizer reaching the jobs table",
+			mutate: func(doc map[string]any) {
+				stmt(doc, "AuthorizerRole", "ReadKeys")["Resource"] = []any{getAtt("ControlTable", "Arn"), getAtt("JobsTable", "Arn")}
+			},
+			want: Problem{RuleAccess, "AuthorizerRole", "grants access to JobsTable, which AuthorizerFunction does not use"},
+		},
+		{
+			name:   "authorizer reading the whole control table",
+			mutate: func(doc map[string]any) { delete(stmt(doc, "AuthorizerRole", "ReadKeys"), "Condition") },
+			want:   Problem{RuleAccess, "AuthorizerRole", "dynamodb:LeadingKeys []"},
+		},
+		{
+			name: "authorizer reading orgs' secrets too",
+			mutate: func(doc map[string]any) {
+				node(stmt(doc, "AuthorizerRole", "ReadKeys"), "Condition", "ForAllValues:StringLike")["dynamodb:LeadingKeys"] = []any{"apikey#*", "tenant#*", "secrets#*"}
+			},
+			want: Problem{RuleAccess, "AuthorizerRole", "secrets#*"},
+		},
+		{
+			name: "authorizer serving a route",
+			mutate: func(doc map[string]any) {
+				props(doc, "AuthorizerFunction")["Events"] = map[string]any{"Check": map[string]any{"Type": "HttpApi", "Properties": map[string]any{
+					"ApiId": map[string]any{"Ref": "KeyApi"}, "Method": "GET", "Path": "/check", "PayloadFormatVersion": "2.0",
+				}}}
+			},
+			want: Problem{RuleAPIAuth, "AuthorizerFunction", "serves route GET /check"},
 		},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/httpapi"
 )
 
 // This file is Tidegate's wiring as the code expects it: which functions exist, which queue wakes
@@ -24,7 +25,7 @@ const (
 )
 
 // functions are the template's functions; the roles and log groups each may reach are in access.
-var functions = []string{"ApiFunction", "DispatchFunction", "ReconcileFunction", "WebhookFunction"}
+var functions = []string{"ApiFunction", "DispatchFunction", "ReconcileFunction", "WebhookFunction", "AuthorizerFunction"}
 
 // consumers maps each work queue to the one function that drains it.
 var consumers = map[string]string{
@@ -42,6 +43,14 @@ var access = map[string][]string{
 	"ReconcileFunction": {"ReconcileLogGroup", "JobsTable", "EventsTable", "ControlTable",
 		"DispatchQueue", "WebhookQueue", "SourcesBucket", "ClusterArns"},
 	"WebhookFunction": {"WebhookLogGroup", "EventsTable", "ControlTable", "WebhookQueue"},
+	// The key authorizer reads keys (and their tenants) and nothing else: see actions.
+	"AuthorizerFunction": {"AuthorizerLogGroup", "ControlTable"},
+}
+
+// actions bounds, for the functions named, every action their roles may allow: the key
+// authorizer answers every key caller's first request, and reading is all it needs.
+var actions = map[string][]string{
+	"AuthorizerFunction": {"logs:CreateLogStream", "logs:PutLogEvents", "dynamodb:GetItem"},
 }
 
 // resourceLessActions have no resource-level permissions: IAM matches them only against "*"
@@ -116,13 +125,42 @@ func beatSchedule() string {
 // route is an HTTP API route key, "METHOD /path".
 type route string
 
-// openRoutes are the only routes reachable without an IAM signature: the two a load balancer or a
-// client generator reads, and a host's registration, which a hosted app makes with the host token
-// in its environment (it has no AWS credentials) and the API checks itself.
-var openRoutes = []route{"GET /healthz", "GET /openapi.json", "POST /api/v1/hosts/{host}/register"}
+// httpAPI is how one HTTP API lets callers in: every route with its authorizer but the open ones.
+type httpAPI struct {
+	authorizer string  // AWS_IAM, or the name of the API's Lambda authorizer
+	open       []route // the only routes reachable without credentials
+}
+
+// apis are the HTTP APIs, one per kind of caller, since a route has exactly one authorizer:
+// HttpApi's callers sign with SigV4 and API Gateway checks the signature; KeyApi's send an API key,
+// which keyAuthorizer checks before the API function runs (and the function again). Both open the
+// two routes a load balancer or a client generator reads; HttpApi also a host's registration,
+// which a hosted app makes with the host token in its environment (it has no AWS credentials) and
+// the API checks itself.
+var apis = map[string]httpAPI{
+	"HttpApi": {authorizer: iamAuthorizer, open: []route{"GET /healthz", "GET /openapi.json", "POST /api/v1/hosts/{host}/register"}},
+	"KeyApi":  {authorizer: keyAuthorizer, open: []route{"GET /healthz", "GET /openapi.json"}},
+}
 
 // apiFunction serves every HTTP API route; catchAll is its route for everything not open.
 const (
 	apiFunction = "ApiFunction"
 	catchAll    = route("ANY /{proxy+}")
 )
+
+// keyAuthorizer is KeyApi's Lambda authorizer, answered by authorizerFunction
+// (shared/handlers/authorizerhandler) in payload format 2.0 with simple responses, asked once per
+// Authorization header value and ReauthorizeEvery seconds.
+const (
+	keyAuthorizer      = "KeyAuthorizer"
+	authorizerFunction = "AuthorizerFunction"
+	identityHeader     = "Authorization"
+)
+
+// maxReauthorize is the longest API Gateway may keep an authorizer's answer: the API's own
+// PrincipalTTL, so a revoked key is refused by the gateway within the time the API refuses it.
+var maxReauthorize = int(httpapi.PrincipalTTL / time.Second)
+
+// keyLeadingKeys are the partition keys the authorizer's role may read, by
+// dynamodb:LeadingKeys: a key's credential item and its tenant's record (dynamo.TenantStore.ByKey).
+var keyLeadingKeys = []string{"apikey#*", "tenant#*"}
