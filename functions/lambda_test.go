@@ -4,7 +4,6 @@ package functions_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,7 +26,6 @@ import (
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
-	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
 // invokePath is where the emulator takes invocations, as the Lambda Invoke API names it.
@@ -185,6 +183,7 @@ func functionEnv(t *testing.T) []string {
 	dispatchURL, _ := testenv.Queue(t, "dispatch")
 	webhookURL, _ := testenv.Queue(t, "webhook")
 	st := testenv.AWS(t)
+	kmsKey, _ := testenv.KMSKey(t)
 	return []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
@@ -196,7 +195,8 @@ func functionEnv(t *testing.T) []string {
 		config.EnvSourcesBucket + "=tidegate-sources",
 		config.EnvRegions + "=us-east-1=cluster-a",
 		config.EnvLogJSON + "=true",
-		config.EnvSecretsKey + "=" + base64.StdEncoding.EncodeToString(secretbox.NewKey()),
+		config.EnvKMSKey + "=" + kmsKey,
+		config.EnvKMSEndpoint + "=" + st.KMSEndpoint,
 		config.EnvDynamoDBEndpoint + "=" + st.DynamoDBEndpoint,
 		config.EnvSQSEndpoint + "=" + st.AWSEndpoint,
 		config.EnvS3Endpoint + "=" + st.AWSEndpoint,
