@@ -143,4 +143,3 @@ func open(t *testing.T, r *keyring.Ring, s *dynamo.SecretStore, org, name string
 	}
 	return v
 }
-
