@@ -81,6 +81,11 @@ func checkKMS(t *Template) []Problem {
 	if rot, ok := dig(t.resource(secretsKMSKey), "Properties", "EnableKeyRotation").(bool); !ok || !rot {
 		ps = append(ps, problem(RuleKMS, secretsKMSKey, "does not set EnableKeyRotation: true; set it, so KMS rotates the key material yearly (it still unwraps what older material wrapped)"))
 	}
+	for _, s := range statements(t) {
+		if keyPolicy(t, s) && s.allows() && anyonePrincipal(s.body["Principal"]) {
+			ps = append(ps, problem(RuleKMS, s.resource, "%s allows any principal; name the account (arn:${AWS::Partition}:iam::${AWS::AccountId}:root) so only IAM policies in it grant use of the key", s.label()))
+		}
+	}
 	envs := functionEnvironments(t)
 	fns := t.CFN.GetAllServerlessFunctionResources()
 	for _, id := range slices.Sorted(maps.Keys(fns)) {
@@ -114,4 +119,13 @@ func checkKMS(t *Template) []Problem {
 		}
 	}
 	return ps
+}
+
+// anyonePrincipal reports whether a statement's Principal is everyone: "*", or "*" for AWS.
+func anyonePrincipal(p any) bool {
+	if p == "*" {
+		return true
+	}
+	m, _ := p.(map[string]any)
+	return slices.Contains(stringList(m["AWS"]), "*")
 }

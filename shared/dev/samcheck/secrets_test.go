@@ -77,6 +77,14 @@ func TestSecretsInConfiguration(t *testing.T) {
 			want: Problem{RuleKMS, "DispatchFunction", "TIDEGATE_KMS_KEY is set; remove it"},
 		},
 		{
+			name: "a key policy open to any principal",
+			mutate: func(doc map[string]any) {
+				st := node(doc, "Resources", secretsKMSKey, "Properties", "KeyPolicy", "Statement", 1)
+				st["Principal"] = map[string]any{"AWS": "*"}
+			},
+			want: Problem{RuleKMS, secretsKMSKey, "statement RolesUseItAsTheirPoliciesSay (Properties.KeyPolicy.Statement[1]) allows any principal"},
+		},
+		{
 			name: "the beat allowed to make data keys",
 			mutate: func(doc map[string]any) {
 				s := stmt(doc, "ReconcileRole", "SecretsKeys")
