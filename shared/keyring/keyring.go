@@ -157,6 +157,9 @@ func (r *Ring) Rotate(ctx context.Context, owner string) (string, error) {
 	}
 	gen := nextGeneration(o)
 	rec, plain, err := r.make(ctx, owner, sealSK(gen), gen)
+	if errors.Is(err, errTaken) {
+		return "", fmt.Errorf("%s's data key generation %d was made by another rotation at the same moment; its values use that one, so there is nothing more to do (run again to rotate once more)", owner, gen)
+	}
 	if err != nil {
 		return "", err
 	}
