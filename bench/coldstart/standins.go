@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,12 +9,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dynamo"
-	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
 // envState names the state file of stand-ins another process runs (`tidegate sandbox --kube`, as
@@ -51,6 +50,7 @@ type resources struct {
 	tables        dynamo.Tables
 	queues        map[string]string // role → URL
 	appsNamespace string            // never created: the beat finds no hosts in it
+	kmsKey        string            // the ARN of a key in local-kms, for the functions' keyring
 	remove        func()
 }
 
@@ -76,6 +76,16 @@ func createResources(ctx context.Context, st sandbox.State) (resources, error) {
 		r.remove()
 		return r, fmt.Errorf("creating tables: %w", err)
 	}
+	if st.KMSEndpoint == "" {
+		r.remove()
+		return r, fmt.Errorf("the stand-ins have no local-kms (a sandbox started before it was added); restart them")
+	}
+	key, err := st.KMS().CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("tidegate cold start benchmark " + base)})
+	if err != nil {
+		r.remove()
+		return r, fmt.Errorf("creating a KMS key: %w", err)
+	}
+	r.kmsKey = aws.ToString(key.KeyMetadata.Arn)
 	for _, role := range []string{"dispatch", "webhook"} {
 		out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(base + "-" + role)})
 		if err != nil {
@@ -88,7 +98,7 @@ func createResources(ctx context.Context, st sandbox.State) (resources, error) {
 }
 
 // functionEnv is the whole environment of the emulator and the functions: the settings
-// shared/config requires and the secrets key, DynamoDB and SQS on the stand-ins, every other
+// shared/config requires and the KMS key, DynamoDB and SQS on the stand-ins, every other
 // endpoint on a loopback port nobody serves, and static credentials so the SDK reads nothing of
 // this machine's AWS setup. A target adds what only it needs (targetEnv).
 func functionEnv(home string, st sandbox.State, r resources) []string {
@@ -113,8 +123,9 @@ func functionEnv(home string, st sandbox.State, r resources) []string {
 		config.EnvRegions + "=us-east-1=cluster-a",
 		config.EnvAppsNamespace + "=" + r.appsNamespace,
 		config.EnvLogJSON + "=true",
-		// The API and the beat refuse to start without a key to seal secrets with.
-		config.EnvSecretsKey + "=" + base64.StdEncoding.EncodeToString(secretbox.NewKey()),
+		// The API and the beat refuse to start without a KMS key for their keyring.
+		config.EnvKMSKey + "=" + r.kmsKey,
+		config.EnvKMSEndpoint + "=" + st.KMSEndpoint,
 	}
 	for _, name := range []string{config.EnvS3Endpoint, config.EnvEC2Endpoint, config.EnvSTSEndpoint, config.EnvEKSEndpoint} {
 		env = append(env, name+"="+dead)

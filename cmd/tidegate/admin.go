@@ -35,7 +35,7 @@ eval "$(tidegate dev env)" first.`,
 	tenants.AddCommand(tenantsPutCmd(), tenantsListCmd())
 	keys := &cobra.Command{Use: "keys", Short: "Create API keys"}
 	keys.AddCommand(keysCreateCmd())
-	cmd.AddCommand(tenants, keys)
+	cmd.AddCommand(tenants, keys, adminSecretsCmd())
 	return cmd
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/ratelimit"
-	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -65,9 +64,10 @@ type Config struct {
 	// LogJSON makes logs JSON lines, as CloudWatch wants them.
 	LogJSON bool
 
-	// SecretsKey seals and fingerprints orgs' secrets (shared/secretbox): the API and the beat
-	// need it, and refuse to start without it; other functions are not given it.
-	SecretsKey []byte
+	// KMSKey is the KMS key (its ARN, id or alias) under which shared/keyring makes the data keys
+	// that seal orgs' secrets and webhooks' signing secrets: the API and the beat need it, and
+	// refuse to start without it. It names the key; the key material never leaves KMS.
+	KMSKey string
 }
 
 // Endpoints are per-service endpoint overrides; an empty one means AWS's own.
@@ -78,6 +78,7 @@ type Endpoints struct {
 	EC2      string
 	STS      string
 	EKS      string
+	KMS      string
 }
 
 // PolicySettings are the admission policy's settings as the environment gives them. Only the API
@@ -143,13 +144,15 @@ const (
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
-	EnvSecretsKey           = "TIDEGATE_SECRETS_KEY"
+	EnvKMSKey               = "TIDEGATE_KMS_KEY"
+	EnvSecretsKey           = "TIDEGATE_SECRETS_KEY" // no longer read: refused, saying what replaces it
 	EnvDynamoDBEndpoint     = "TIDEGATE_DYNAMODB_ENDPOINT"
 	EnvSQSEndpoint          = "TIDEGATE_SQS_ENDPOINT"
 	EnvS3Endpoint           = "TIDEGATE_S3_ENDPOINT"
 	EnvEC2Endpoint          = "TIDEGATE_EC2_ENDPOINT"
 	EnvSTSEndpoint          = "TIDEGATE_STS_ENDPOINT"
 	EnvEKSEndpoint          = "TIDEGATE_EKS_ENDPOINT"
+	EnvKMSEndpoint          = "TIDEGATE_KMS_ENDPOINT"
 	EnvPolicyMaxGPUs        = "TIDEGATE_POLICY_MAX_GPUS"
 	EnvPolicyMaxCPU         = "TIDEGATE_POLICY_MAX_CPU"
 	EnvPolicyMaxMemory      = "TIDEGATE_POLICY_MAX_MEMORY"
@@ -201,7 +204,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
-	c.SecretsKey = r.secretsKey()
+	c.KMSKey = r.kmsKey()
 	c.Policy = r.policy()
 	c.Isolation = r.isolation()
 	if len(r.errs) > 0 {
@@ -243,6 +246,7 @@ func (r *reader) endpoints() Endpoints {
 		EC2:      r.get(EnvEC2Endpoint),
 		STS:      r.get(EnvSTSEndpoint),
 		EKS:      r.get(EnvEKSEndpoint),
+		KMS:      r.get(EnvKMSEndpoint),
 	}
 }
 
@@ -305,19 +309,15 @@ func (r *reader) flag(name string) bool {
 	return v
 }
 
-// secretsKey is the key that seals orgs' secrets, or nil when it is not set: only the functions
-// that need it are given it, and they refuse to start without it.
-func (r *reader) secretsKey() []byte {
-	s := r.get(EnvSecretsKey)
-	if s == "" {
-		return nil
+// kmsKey is the KMS key that wraps the data keys sealing orgs' secrets, or "" when it is not set:
+// only the functions that need it are given it, and they refuse to start without it. A secrets key
+// in the environment, as an older template gave it, is refused: key material is no longer
+// configuration.
+func (r *reader) kmsKey() string {
+	if r.get(EnvSecretsKey) != "" {
+		r.errs = append(r.errs, fmt.Errorf("%s is set; remove it from the environment: secrets are now sealed under data keys from KMS, so set %s to the KMS key's ARN or alias instead, and re-seal values sealed under the old key with `tidegate admin secrets reseal --legacy-key-file FILE`", EnvSecretsKey, EnvKMSKey))
 	}
-	key, err := secretbox.KeyFromSetting(s)
-	if err != nil {
-		// secretbox's reasons read on from the setting's name: "… is neither the base64 of …".
-		r.errs = append(r.errs, fmt.Errorf("%s %w", EnvSecretsKey, err))
-	}
-	return key
+	return r.get(EnvKMSKey)
 }
 
 // policy is the admission policy's settings as the environment spells them; the API reads them

@@ -161,3 +161,25 @@ func TestParseDefaultQuota(t *testing.T) {
 		}
 	}
 }
+
+// The sealing key is never configuration: the functions name a KMS key, and a secrets key left in
+// an environment is refused with what replaces it.
+func TestParseKMSKey(t *testing.T) {
+	m := full()
+	m[EnvKMSKey] = " alias/tidegate-secrets "
+	m[EnvKMSEndpoint] = "http://127.0.0.1:4599"
+	c, err := Parse(env(m))
+	if err != nil || c.KMSKey != "alias/tidegate-secrets" || c.Endpoints.KMS != "http://127.0.0.1:4599" {
+		t.Fatalf("Parse = %q, %q, %v; want the KMS key and endpoint", c.KMSKey, c.Endpoints.KMS, err)
+	}
+	m[EnvSecretsKey] = "bm90IGEga2V5IGJ1dCBsb25nIGVub3VnaCB0byBsb29rIGxpa2Ugb25l"
+	_, err = Parse(env(m))
+	if err == nil {
+		t.Fatalf("Parse accepted %s", EnvSecretsKey)
+	}
+	for _, want := range []string{EnvSecretsKey, EnvKMSKey, "tidegate admin secrets reseal"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse error %q does not say %q", err, want)
+		}
+	}
+}

@@ -13,14 +13,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
+	"github.com/tidegate/tidegate/shared/keyring"
 	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/signing"
 )
 
-// Sealer seals webhook secrets at rest; secretbox.Box is the real one.
+// Sealer seals webhook secrets at rest, each for its owner (keyring.Tenant of the webhook's
+// tenant); keyring.Ring is the real one.
 type Sealer interface {
-	Seal(value, binding string) (string, error)
-	Open(sealed, binding string) (string, error)
+	Seal(ctx context.Context, owner, value, binding string) (string, error)
+	Open(ctx context.Context, owner, sealed, binding string) (string, error)
 }
 
 // WebhookStore keeps webhooks in the control table (pk webhook#<id>; gsi1 lists a tenant's,
@@ -63,14 +65,18 @@ func webhookKey(id string) (string, string) { return "webhook#" + id, "webhook" 
 // binding ties a sealed secret to its webhook: it opens for no other.
 func webhookBinding(webhookID string) string { return "webhook#" + webhookID }
 
-func (s *WebhookStore) sealSecrets(id string, secrets []deliveryplan.Secret) ([]webhookSecretItem, error) {
+// WebhookSecretOwner is whose data keys seal a webhook's signing secrets: its tenant's.
+func WebhookSecretOwner(tenant string) string { return keyring.Tenant(tenant) }
+
+func (s *WebhookStore) sealSecrets(ctx context.Context, w deliveryplan.Webhook) ([]webhookSecretItem, error) {
+	id, secrets := w.ID, w.Secrets
 	out := make([]webhookSecretItem, 0, len(secrets))
 	for _, sec := range secrets {
 		it := webhookSecretItem{ExpiresAt: sec.ExpiresAt}
 		if s.sealer == nil {
 			it.Plain = sec.Key.String()
 		} else {
-			sealed, err := s.sealer.Seal(sec.Key.String(), webhookBinding(id))
+			sealed, err := s.sealer.Seal(ctx, WebhookSecretOwner(w.Tenant), sec.Key.String(), webhookBinding(id))
 			if err != nil {
 				return nil, fmt.Errorf("sealing webhook %s's secret: %w", id, err)
 			}
@@ -81,7 +87,7 @@ func (s *WebhookStore) sealSecrets(id string, secrets []deliveryplan.Secret) ([]
 	return out, nil
 }
 
-func (s *WebhookStore) decodeWebhook(item map[string]types.AttributeValue) (deliveryplan.Webhook, error) {
+func (s *WebhookStore) decodeWebhook(ctx context.Context, item map[string]types.AttributeValue) (deliveryplan.Webhook, error) {
 	var it webhookItem
 	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 		return deliveryplan.Webhook{}, fmt.Errorf("decoding webhook: %w", err)
@@ -94,7 +100,7 @@ func (s *WebhookStore) decodeWebhook(item map[string]types.AttributeValue) (deli
 				return w, fmt.Errorf("webhook %s's secret is sealed and this store has no key to open it", w.ID)
 			}
 			var err error
-			if text, err = s.sealer.Open(sec.Sealed, webhookBinding(w.ID)); err != nil {
+			if text, err = s.sealer.Open(ctx, WebhookSecretOwner(w.Tenant), sec.Sealed, webhookBinding(w.ID)); err != nil {
 				return w, fmt.Errorf("opening webhook %s's secret: %w", w.ID, err)
 			}
 		}
@@ -120,7 +126,7 @@ func (s *WebhookStore) CreateWebhook(ctx context.Context, w deliveryplan.Webhook
 	if int(count.Count) >= limit {
 		return ErrLimit
 	}
-	secrets, err := s.sealSecrets(w.ID, w.Secrets)
+	secrets, err := s.sealSecrets(ctx, w)
 	if err != nil {
 		return err
 	}
@@ -195,7 +201,7 @@ func (s *WebhookStore) Webhook(ctx context.Context, tenant, id string) (delivery
 	if out.Item == nil {
 		return deliveryplan.Webhook{}, records.ErrNotFound
 	}
-	w, err := s.decodeWebhook(out.Item)
+	w, err := s.decodeWebhook(ctx, out.Item)
 	if err == nil && w.Tenant != tenant {
 		return deliveryplan.Webhook{}, records.ErrNotFound
 	}
@@ -224,7 +230,7 @@ func (s *WebhookStore) Webhooks(ctx context.Context, tenant string, limit int, c
 			return nil, "", fmt.Errorf("listing tenant %s's webhooks: %w", tenant, err)
 		}
 		for _, item := range page.Items {
-			w, err := s.decodeWebhook(item)
+			w, err := s.decodeWebhook(ctx, item)
 			if err != nil {
 				return nil, "", err
 			}
@@ -266,7 +272,7 @@ func (s *WebhookStore) DeleteWebhook(ctx context.Context, tenant, id string) err
 
 // SetSecrets replaces w's signing secrets (a rotation); records.ErrNotFound if w is gone.
 func (s *WebhookStore) SetSecrets(ctx context.Context, w deliveryplan.Webhook, now time.Time) error {
-	secrets, err := s.sealSecrets(w.ID, w.Secrets)
+	secrets, err := s.sealSecrets(ctx, w)
 	if err != nil {
 		return err
 	}

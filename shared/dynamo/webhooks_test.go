@@ -19,7 +19,6 @@ import (
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/records"
-	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/signing"
 )
 
@@ -37,11 +36,7 @@ func newHook(t *testing.T, id, tenant string, now time.Time) deliveryplan.Webhoo
 
 func TestWebhookStore(t *testing.T) {
 	tables, db := testenv.Tables(t)
-	box, err := secretbox.New(bytes.Repeat([]byte{7}, secretbox.KeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := dynamo.NewWebhookStore(db, tables, box)
+	s := dynamo.NewWebhookStore(db, tables, testenv.Keyring(t, db, tables.Control))
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	a := newHook(t, "wh_a", "ml", now)

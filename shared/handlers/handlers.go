@@ -1,5 +1,5 @@
 // Package handlers provides what every function starts from: the configuration read from the
-// environment, the AWS SDK clients, the logger and the secrets box. Each function's own wiring
+// environment, the AWS SDK clients, the logger and the keyring that seals secrets. Each function's own wiring
 // lives in a package beneath it (apihandler, dispatchhandler, reconcilehandler, webhookhandler,
 // and hostinghandler, which the API and the beat share), which both its Lambda and `tidegate dev`
 // call, so what runs locally is the code that runs in AWS and each Lambda links only what it
@@ -13,12 +13,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
-	"github.com/tidegate/tidegate/shared/secretbox"
+	"github.com/tidegate/tidegate/shared/keyring"
 )
 
 // Clients are the AWS SDK clients the functions share, each pointed at its configured endpoint,
@@ -60,13 +61,15 @@ func Tables(cfg config.Config) dynamo.Tables {
 	return dynamo.Tables{Jobs: cfg.JobsTable, Events: cfg.EventsTable, Control: cfg.ControlTable}
 }
 
-// SecretBox seals and opens what Tidegate keeps secret at rest, under cfg's secrets key. The API
-// and the beat need one and refuse to start without it.
-func SecretBox(cfg config.Config) (*secretbox.Box, error) {
-	if len(cfg.SecretsKey) == 0 {
-		return nil, fmt.Errorf("%s is not set; the API and the beat seal orgs' secrets with it (make one with `openssl rand -base64 32`)", config.EnvSecretsKey)
+// Keyring seals and opens what Tidegate keeps secret at rest, under data keys that cfg's KMS key
+// wraps, kept in the control table; its KMS client goes to cfg's KMS endpoint. The API and the
+// beat need one and refuse to start without it.
+func Keyring(cfg config.Config, c Clients) (*keyring.Ring, error) {
+	if cfg.KMSKey == "" {
+		return nil, fmt.Errorf("%s is not set; the API and the beat seal orgs' secrets under data keys from that KMS key (its ARN or alias)", config.EnvKMSKey)
 	}
-	return secretbox.New(cfg.SecretsKey)
+	client := kms.NewFromConfig(c.AWS, func(o *kms.Options) { o.BaseEndpoint = Endpoint(cfg.Endpoints.KMS) })
+	return keyring.New(client, c.DynamoDB, cfg.ControlTable, cfg.KMSKey)
 }
 
 // Logger is the functions' logger: JSON lines in Lambda (CloudWatch parses them), text in dev.

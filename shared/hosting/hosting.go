@@ -18,7 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/hostplan"
+	"github.com/tidegate/tidegate/shared/keyring"
 	"github.com/tidegate/tidegate/shared/podspec"
 )
 
@@ -37,9 +39,9 @@ type Secrets interface {
 	Digest(ctx context.Context, org string) (string, error)
 }
 
-// Opener opens sealed secrets; secretbox.Box is the real one.
+// Opener opens sealed secrets, each with its owner's data keys; keyring.Ring is the real one.
 type Opener interface {
-	Open(sealed, binding string) (string, error)
+	Open(ctx context.Context, owner, sealed, binding string) (string, error)
 }
 
 // Presigner makes a short-lived GET URL for a release's sources, which the install fetches.
@@ -398,11 +400,11 @@ func (h *Hoster) environment(ctx context.Context, org string) (map[string]string
 		return nil, fmt.Errorf("reading org %s's secrets: %w", org, err)
 	}
 	if len(sealed) > 0 && h.Box == nil {
-		return nil, fmt.Errorf("org %s has secrets and this beat has no key to open them: set TIDEGATE_SECRETS_KEY", org)
+		return nil, fmt.Errorf("org %s has secrets and this beat has no keyring to open them: set %s to the KMS key that wraps their data keys", org, config.EnvKMSKey)
 	}
 	env := make(map[string]string, len(sealed))
 	for name, s := range sealed {
-		v, err := h.Box.Open(s, apps.SecretBinding(org, name))
+		v, err := h.Box.Open(ctx, keyring.Org(org), s, apps.SecretBinding(org, name))
 		if err != nil {
 			return nil, fmt.Errorf("opening org %s's secret %s: %w", org, name, err)
 		}

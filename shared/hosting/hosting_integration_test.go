@@ -21,9 +21,9 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/hosting"
 	"github.com/tidegate/tidegate/shared/hostplan"
+	"github.com/tidegate/tidegate/shared/keyring"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/podspec"
-	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -37,7 +37,7 @@ type stack struct {
 	h       *hosting.Hoster
 	apps    *dynamo.AppStore
 	secrets *dynamo.SecretStore
-	box     *secretbox.Box
+	box     *keyring.Ring
 	kc      kubernetes.Interface
 	ns      string
 	outbox  *dynamo.OutboxStore
@@ -53,10 +53,7 @@ func newStack(t testing.TB) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := secretbox.New(secretbox.NewKey())
-	if err != nil {
-		t.Fatal(err)
-	}
+	box := testenv.Keyring(t, db, tables.Control)
 	s := &stack{
 		apps: dynamo.NewAppStore(db, tables), secrets: dynamo.NewSecretStore(db, tables.Control), box: box,
 		kc: kc, ns: ns, outbox: dynamo.NewOutboxStore(db, tables), now: time.Now().UTC().Truncate(time.Second),
@@ -272,11 +269,15 @@ func TestBlueGreen(t *testing.T) {
 	s.register(t, h4)
 	s.beat(t)
 	s.beat(t)
-	sealed, err := s.box.Seal("s3cr3t-value", apps.SecretBinding("acme", "API_TOKEN"))
+	sealed, err := s.box.Seal(ctx, keyring.Org("acme"), "s3cr3t-value", apps.SecretBinding("acme", "API_TOKEN"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.secrets.Put(ctx, "acme", "API_TOKEN", sealed, s.box.Fingerprint("API_TOKEN", "s3cr3t-value"), s.now); err != nil {
+	fingerprint, err := s.box.Fingerprint(ctx, keyring.Org("acme"), "API_TOKEN", "s3cr3t-value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.secrets.Put(ctx, "acme", "API_TOKEN", sealed, fingerprint, s.now); err != nil {
 		t.Fatal(err)
 	}
 	h5 := s.hostOf(t, s.app(t, "web"))

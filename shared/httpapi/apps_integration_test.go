@@ -27,7 +27,6 @@ import (
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
-	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -66,10 +65,7 @@ func newAppStack(t *testing.T) *appStack {
 			t.Fatal(err)
 		}
 	}
-	box, err := secretbox.New(secretbox.NewKey())
-	if err != nil {
-		t.Fatal(err)
-	}
+	box := testenv.Keyring(t, db, tables.Control)
 	st.api = httpapi.New(httpapi.Deps{
 		Log:        slog.New(slog.NewTextHandler(lockedWriter{&st.mu, st.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Principals: tenants, Apps: st.store, Secrets: dynamo.NewSecretStore(db, tables.Control), Sealer: box,

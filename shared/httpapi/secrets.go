@@ -8,8 +8,8 @@ import (
 
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/keyring"
 	"github.com/tidegate/tidegate/shared/records"
-	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -23,13 +23,14 @@ type SecretStore interface {
 
 var _ SecretStore = (*dynamo.SecretStore)(nil)
 
-// Sealer seals a secret's value and fingerprints it; secretbox.Box is the real one.
+// Sealer seals a secret's value and fingerprints it, each for its owner (keyring.Org of the
+// secret's org); keyring.Ring is the real one.
 type Sealer interface {
-	Seal(value, binding string) (string, error)
-	Fingerprint(name, value string) string
+	Seal(ctx context.Context, owner, value, binding string) (string, error)
+	Fingerprint(ctx context.Context, owner, name, value string) (string, error)
 }
 
-var _ Sealer = (*secretbox.Box)(nil)
+var _ Sealer = (*keyring.Ring)(nil)
 
 // What a secret's writer reads, kept together.
 const (
@@ -73,11 +74,15 @@ func (a *api) putSecret(w http.ResponseWriter, r *http.Request) error {
 		return Invalid("the secret's value cannot be stored", FieldProblem{"value", err.Error()})
 	}
 	org := orgOf(r.Context())
-	sealed, err := a.sealer.Seal(*req.Value, apps.SecretBinding(org, name))
+	sealed, err := a.sealer.Seal(r.Context(), keyring.Org(org), *req.Value, apps.SecretBinding(org, name))
 	if err != nil {
 		return err
 	}
-	created, err := a.secrets.Put(r.Context(), org, name, sealed, a.sealer.Fingerprint(name, *req.Value), a.now())
+	fingerprint, err := a.sealer.Fingerprint(r.Context(), keyring.Org(org), name, *req.Value)
+	if err != nil {
+		return err
+	}
+	created, err := a.secrets.Put(r.Context(), org, name, sealed, fingerprint, a.now())
 	if errors.Is(err, dynamo.ErrTooManySecrets) {
 		return Errorf(CodeConflict, "%s", err.Error())
 	}

@@ -94,6 +94,16 @@ func (b *Box) Seal(value, binding string) (string, error) {
 	return version + "." + k.id + "." + base64.RawURLEncoding.EncodeToString(sealed), nil
 }
 
+// SealedKeyID answers the id of the key sealed was sealed under, as KeyID names it, so that a
+// holder of many keys can find the one that opens it; ErrOpen when sealed is not a value Seal made.
+func SealedKeyID(sealed string) (string, error) {
+	parts := strings.Split(sealed, ".")
+	if len(parts) != 3 || parts[0] != version || len(parts[1]) != keyIDHex {
+		return "", fmt.Errorf("%w: not a %s value", ErrOpen, version)
+	}
+	return parts[1], nil
+}
+
 // Open decrypts what Seal made with binding; ErrOpen for anything else.
 func (b *Box) Open(sealed, binding string) (string, error) {
 	parts := strings.Split(sealed, ".")

@@ -49,6 +49,19 @@ func TestSealOpen(t *testing.T) {
 	}
 }
 
+func TestSealedKeyID(t *testing.T) {
+	k := bytes.Repeat([]byte{3}, KeySize)
+	sealed, _ := mustBox(t, k).Seal("v", "b")
+	if got, err := SealedKeyID(sealed); err != nil || got != KeyID(k) {
+		t.Errorf("SealedKeyID(Seal under k) = %q, %v; want %s", got, err, KeyID(k))
+	}
+	for _, bad := range []string{"", "plain", "tgs1.abc.xyz", "tgs2." + KeyID(k) + ".xyz", "tgs1." + KeyID(k)} {
+		if got, err := SealedKeyID(bad); !errors.Is(err, ErrOpen) {
+			t.Errorf("SealedKeyID(%q) = %q, %v; want ErrOpen", bad, got, err)
+		}
+	}
+}
+
 func TestRotation(t *testing.T) {
 	oldKey, newKey := bytes.Repeat([]byte{1}, KeySize), bytes.Repeat([]byte{2}, KeySize)
 	sealedOld, _ := mustBox(t, oldKey).Seal("v", "b")

@@ -21,7 +21,6 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/kube"
-	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -149,13 +148,12 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 		Isolation:            config.DefaultIsolation(),
 		Endpoints: config.Endpoints{
 			DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
+			KMS: sb.KMSEndpoint,
 		},
 	}
 	for _, r := range DevRegions {
 		cfg.Regions[r] = "sandbox"
 	}
-	// Orgs' secrets last only as long as this run's tables, so a fresh key each run loses nothing.
-	cfg.SecretsKey = secretbox.NewKey()
 	var err error
 	if cfg.RegionCapacity, err = config.ParseCapacity(opt.RegionCapacity); err != nil {
 		return config.Config{}, err
@@ -174,7 +172,10 @@ func provision(ctx context.Context, opt Options, cfg config.Config, n names, say
 	if err != nil {
 		return fns, "", nil, err
 	}
-	fmt.Fprintln(say, "tidegate dev: creating tables, queues, bucket and the dev tenant")
+	fmt.Fprintln(say, "tidegate dev: creating a KMS key, tables, queues, bucket and the dev tenant")
+	if cfg.KMSKey, err = devKMSKey(ctx, awsCfg, cfg.Endpoints.KMS); err != nil {
+		return fns, "", nil, err
+	}
 	res, err := createResources(ctx, clients, n)
 	if err != nil {
 		return fns, "", nil, err
@@ -253,6 +254,7 @@ func functionEnv(cfg config.Config) map[string]string {
 		config.EnvAppsNamespace: cfg.AppsNamespace, config.EnvPublicURL: cfg.PublicURL,
 		config.EnvDynamoDBEndpoint: cfg.Endpoints.DynamoDB, config.EnvSQSEndpoint: cfg.Endpoints.SQS,
 		config.EnvS3Endpoint: cfg.Endpoints.S3, config.EnvEC2Endpoint: cfg.Endpoints.EC2,
+		config.EnvKMSKey: cfg.KMSKey, config.EnvKMSEndpoint: cfg.Endpoints.KMS,
 		"AWS_REGION": DevRegions[0], "AWS_ACCESS_KEY_ID": "tidegate", "AWS_SECRET_ACCESS_KEY": "tidegate",
 	}
 }

@@ -81,7 +81,7 @@ func checkWildcards(t *Template) []Problem {
 				ps = append(ps, problem(RuleWildcard, s.resource, "%s allows action %q; name the actions the function calls", s.label(), a))
 			}
 		}
-		if !slices.Contains(s.resources(), "*") {
+		if !slices.Contains(s.resources(), "*") || keyPolicy(t, s) {
 			continue
 		}
 		switch {
@@ -92,6 +92,12 @@ func checkWildcards(t *Template) []Problem {
 		}
 	}
 	return ps
+}
+
+// keyPolicy reports whether s is in a KMS key's own policy, where Resource "*" means that key
+// and no other.
+func keyPolicy(t *Template, s statement) bool {
+	return t.resourceType(s.resource) == typeKMSKey && strings.HasPrefix(s.where, "Properties.KeyPolicy.")
 }
 
 func allResourceLess(actions []string) bool {

@@ -42,6 +42,8 @@ const (
 	RuleTable       Rule = "table"       // tables have the shared schema, PITR, SSE, on-demand billing
 	RuleBucket      Rule = "bucket"      // the sources bucket is private, encrypted, TLS-only
 	RuleAPIAuth     Rule = "api-auth"    // each HTTP API lets in one kind of caller (IAM, or keys by the authorizer) but on its open routes
+	RuleSecretEnv   Rule = "secret-env"  // no function's environment holds a secret
+	RuleKMS         Rule = "kms"         // the secrets' KMS key rotates, and reaches only the functions that seal or open
 )
 
 // Check reports every problem it finds with t's wiring, in a stable order. root is the repository
@@ -57,6 +59,8 @@ func Check(t *Template, root string) []Problem {
 	ps = append(ps, checkTables(t)...)
 	ps = append(ps, checkBuckets(t)...)
 	ps = append(ps, checkHTTPAPI(t)...)
+	ps = append(ps, checkSecretEnv(t)...)
+	ps = append(ps, checkKMS(t)...)
 	slices.SortStableFunc(ps, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
 	})

@@ -22,6 +22,7 @@ const (
 	typeBucket       = "AWS::S3::Bucket"
 	typeBucketPolicy = "AWS::S3::BucketPolicy"
 	typeRole         = "AWS::IAM::Role"
+	typeKMSKey       = "AWS::KMS::Key"
 )
 
 // functions are the template's functions; the roles and log groups each may reach are in access.
@@ -37,12 +38,12 @@ var consumers = map[string]string{
 // fewer (the code would be refused) and no more (least privilege). Conditions are not counted.
 var access = map[string][]string{
 	"ApiFunction": {"ApiLogGroup", "JobsTable", "EventsTable", "ControlTable",
-		"DispatchQueue", "WebhookQueue", "SourcesBucket", "ClusterArns"},
+		"DispatchQueue", "WebhookQueue", "SourcesBucket", "ClusterArns", secretsKMSKey},
 	"DispatchFunction": {"DispatchLogGroup", "JobsTable", "EventsTable", "ControlTable",
 		"DispatchQueue", "WebhookQueue", "ClusterArns"},
 	"ReconcileFunction": {"ReconcileLogGroup", "JobsTable", "EventsTable", "ControlTable",
-		"DispatchQueue", "WebhookQueue", "SourcesBucket", "ClusterArns"},
-	"WebhookFunction": {"WebhookLogGroup", "EventsTable", "ControlTable", "WebhookQueue"},
+		"DispatchQueue", "WebhookQueue", "SourcesBucket", "ClusterArns", secretsKMSKey},
+	"WebhookFunction": {"WebhookLogGroup", "EventsTable", "ControlTable", "WebhookQueue", secretsKMSKey},
 	// The key authorizer reads keys (and their tenants) and nothing else: see actions.
 	"AuthorizerFunction": {"AuthorizerLogGroup", "ControlTable"},
 }
@@ -51,6 +52,17 @@ var access = map[string][]string{
 // authorizer answers every key caller's first request, and reading is all it needs.
 var actions = map[string][]string{
 	"AuthorizerFunction": {"logs:CreateLogStream", "logs:PutLogEvents", "dynamodb:GetItem"},
+}
+
+// secretsKMSKey is the KMS key that wraps the data keys sealing secrets (shared/keyring).
+const secretsKMSKey = "SecretsKmsKey"
+
+// kmsUsers are the functions with a keyring, and the KMS actions each calls on secretsKMSKey:
+// the API makes data keys and unwraps them; the beat and the webhook function only open.
+var kmsUsers = map[string][]string{
+	"ApiFunction":       {"kms:Decrypt", "kms:GenerateDataKey"},
+	"ReconcileFunction": {"kms:Decrypt"},
+	"WebhookFunction":   {"kms:Decrypt"},
 }
 
 // resourceLessActions have no resource-level permissions: IAM matches them only against "*"
@@ -107,7 +119,7 @@ var env = map[string]string{
 var devOnlyEnv = []string{
 	config.EnvSourcesPrefix, config.EnvKubeconfig,
 	config.EnvDynamoDBEndpoint, config.EnvSQSEndpoint, config.EnvS3Endpoint,
-	config.EnvEC2Endpoint, config.EnvSTSEndpoint, config.EnvEKSEndpoint,
+	config.EnvEC2Endpoint, config.EnvSTSEndpoint, config.EnvEKSEndpoint, config.EnvKMSEndpoint,
 }
 
 // reconciler is the function the beat runs.

@@ -15,13 +15,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-// TestAWSStandIns starts DynamoDB Local and fauxqs as Start would, drives each with the real SDK
+// TestAWSStandIns starts DynamoDB Local, fauxqs and local-kms as Start would, drives each with the real SDK
 // clients in the ways Tidegate uses them, and checks Stop leaves nothing running.
 func TestAWSStandIns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -31,7 +32,7 @@ func TestAWSStandIns(t *testing.T) {
 	for _, st := range []struct {
 		name  string
 		start func(context.Context, *Sandbox) error
-	}{{"startDynamoDB", startDynamoDB}, {"startFauxqs", startFauxqs}} {
+	}{{"startDynamoDB", startDynamoDB}, {"startFauxqs", startFauxqs}, {"startKMS", startKMS}} {
 		began := time.Now()
 		if err := st.start(ctx, s); err != nil {
 			if errors.Is(err, errNotInstalled) {
@@ -45,9 +46,10 @@ func TestAWSStandIns(t *testing.T) {
 	t.Run("DynamoDB", func(t *testing.T) { testDynamoDB(ctx, t, s.DynamoDB()) })
 	t.Run("SQS", func(t *testing.T) { testSQS(ctx, t, s.SQS()) })
 	t.Run("S3", func(t *testing.T) { testS3(ctx, t, s.S3()) })
+	t.Run("KMS", func(t *testing.T) { testKMS(ctx, t, s.KMS()) })
 
 	procs := append([]*process(nil), s.procs...)
-	endpoints := []string{s.DynamoDBEndpoint, s.AWSEndpoint}
+	endpoints := []string{s.DynamoDBEndpoint, s.AWSEndpoint, s.KMSEndpoint}
 	s.Stop()
 	for _, p := range procs {
 		if !p.exited() {
@@ -288,5 +290,29 @@ func testS3(ctx context.Context, t *testing.T, c *s3.Client) {
 	var notFound *s3types.NotFound
 	if !errors.As(err, &notFound) {
 		t.Errorf("HeadObject of a missing key: got %v, want *types.NotFound", err)
+	}
+}
+
+// testKMS exercises what shared/keyring relies on: a data key made under a key with an encryption
+// context unwraps with that context and with no other.
+func testKMS(ctx context.Context, t *testing.T, c *kms.Client) {
+	key, err := c.CreateKey(ctx, &kms.CreateKeyInput{})
+	if err != nil {
+		t.Fatalf("CreateKey: %v", err)
+	}
+	if arn := aws.ToString(key.KeyMetadata.Arn); !strings.HasPrefix(arn, "arn:aws:kms:"+sandboxRegion+":"+sandboxAccount+":key/") {
+		t.Errorf("key ARN %s, want one in %s and account %s", arn, sandboxRegion, sandboxAccount)
+	}
+	owner := map[string]string{"tidegate:owner": "org/a"}
+	dk, err := c.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{KeyId: key.KeyMetadata.Arn, NumberOfBytes: aws.Int32(32), EncryptionContext: owner})
+	if err != nil || len(dk.Plaintext) != 32 {
+		t.Fatalf("GenerateDataKey = %v; want 32 bytes", err)
+	}
+	out, err := c.Decrypt(ctx, &kms.DecryptInput{CiphertextBlob: dk.CiphertextBlob, EncryptionContext: owner, KeyId: key.KeyMetadata.Arn})
+	if err != nil || string(out.Plaintext) != string(dk.Plaintext) {
+		t.Errorf("Decrypt with the same context = %v; want the data key", err)
+	}
+	if _, err := c.Decrypt(ctx, &kms.DecryptInput{CiphertextBlob: dk.CiphertextBlob, EncryptionContext: map[string]string{"tidegate:owner": "org/b"}}); err == nil {
+		t.Errorf("Decrypt with another owner's context succeeded")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
@@ -47,5 +48,12 @@ func (st State) S3() *s3.Client {
 	return s3.NewFromConfig(st.AWSConfig(), func(o *s3.Options) {
 		o.BaseEndpoint = aws.String(st.AWSEndpoint)
 		o.UsePathStyle = true
+	})
+}
+
+// KMS is a client for the sandbox's local-kms.
+func (st State) KMS() *kms.Client {
+	return kms.NewFromConfig(st.AWSConfig(), func(o *kms.Options) {
+		o.BaseEndpoint = aws.String(st.KMSEndpoint)
 	})
 }

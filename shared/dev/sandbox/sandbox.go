@@ -24,6 +24,7 @@ type Options struct {
 type State struct {
 	DynamoDBEndpoint string `json:"dynamodb_endpoint"`     // http://127.0.0.1:P
 	AWSEndpoint      string `json:"aws_endpoint"`          // fauxqs: SQS and S3 on one port
+	KMSEndpoint      string `json:"kms_endpoint"`          // local-kms: http://127.0.0.1:P
 	Kubeconfig       string `json:"kubeconfig,omitempty"`  // admin kubeconfig of the sandbox cluster
 	KubeServer       string `json:"kube_server,omitempty"` // https://127.0.0.1:P
 }
@@ -54,6 +55,7 @@ func Start(ctx context.Context, opt Options) (*Sandbox, error) {
 	}{
 		{"DynamoDB Local", startDynamoDB},
 		{"fauxqs (SQS and S3)", startFauxqs},
+		{"local-kms", startKMS},
 	}
 	if opt.Kube {
 		steps = append(steps, struct {

@@ -19,7 +19,7 @@ import (
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
-// New is the HTTP API. It refuses to start without a secrets key, or with a policy setting it
+// New is the HTTP API. It refuses to start without a KMS key for its keyring, or with a policy setting it
 // cannot read. iam extracts API Gateway's authenticated IAM caller; nil outside Lambda.
 func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *slog.Logger, iam httpapi.IAMCaller) (http.Handler, error) {
 	pc, err := policyConfig(cfg.Policy)
@@ -30,7 +30,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 	if err != nil {
 		return nil, err
 	}
-	box, err := handlers.SecretBox(cfg)
+	ring, err := handlers.Keyring(cfg, c)
 	if err != nil {
 		return nil, err
 	}
@@ -51,13 +51,13 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 
 		Apps:          dynamo.NewAppStore(c.DynamoDB, t),
 		Secrets:       dynamo.NewSecretStore(c.DynamoDB, t.Control),
-		Sealer:        box,
+		Sealer:        ring,
 		Sources:       c.S3,
 		SourcesBucket: cfg.SourcesBucket,
 		SourcesPrefix: cfg.SourcesPrefix,
 		Hosting:       hostinghandler.New(cfg, c, clusters, log),
 
-		Webhooks:             dynamo.NewWebhookStore(c.DynamoDB, t, box),
+		Webhooks:             dynamo.NewWebhookStore(c.DynamoDB, t, ring),
 		WebhookQueue:         delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
 		WebhooksAllowPrivate: cfg.WebhooksAllowPrivate,
 	}), nil

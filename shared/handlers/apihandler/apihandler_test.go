@@ -15,7 +15,6 @@ import (
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/policy"
-	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
 func TestPolicyConfig(t *testing.T) {
@@ -100,13 +99,13 @@ func apiConfig() config.Config {
 		JobsTable: "jobs", EventsTable: "events", ControlTable: "control", SourcesBucket: "sources",
 		DispatchQueueURL: "http://127.0.0.1:9/dispatch", WebhookQueueURL: "http://127.0.0.1:9/webhook",
 		Regions: map[string]string{"us-east-1": "a"}, HostingRegion: "us-east-1",
-		SecretsKey: secretbox.NewKey(),
+		KMSKey: "alias/tidegate-secrets",
 	}
 }
 
 func TestNewRefusesWhatItCannotStartWith(t *testing.T) {
 	noKey := apiConfig()
-	noKey.SecretsKey = nil
+	noKey.KMSKey = ""
 	badPolicy := apiConfig()
 	badPolicy.Policy.MaxCPU = "a lot"
 	badRuntime := apiConfig()
@@ -116,7 +115,7 @@ func TestNewRefusesWhatItCannotStartWith(t *testing.T) {
 		cfg  config.Config
 		want string
 	}{
-		{"no secrets key", noKey, config.EnvSecretsKey + " is not set"},
+		{"no KMS key", noKey, config.EnvKMSKey + " is not set"},
 		{"a cap that is not a quantity", badPolicy, config.EnvPolicyMaxCPU},
 		{"a runtime class no pod could name", badRuntime, config.EnvPolicyRuntimeClasses + `: RuntimeClasses: "G Visor"`},
 	} {

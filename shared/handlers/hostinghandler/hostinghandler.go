@@ -14,7 +14,7 @@ import (
 	"github.com/tidegate/tidegate/shared/kube/typed"
 )
 
-// New is the Hoster of cfg's hosting region. Without a secrets key it still runs the apps of orgs
+// New is the Hoster of cfg's hosting region. Without a KMS key for its keyring it still runs the apps of orgs
 // that have no secrets, and says, for each that has, why its host cannot start.
 func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *slog.Logger) *hosting.Hoster {
 	h := &hosting.Hoster{
@@ -25,8 +25,8 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Clusters: clusters,
 		Log:      log,
 	}
-	if box, err := handlers.SecretBox(cfg); err == nil {
-		h.Box = box
+	if ring, err := handlers.Keyring(cfg, c); err == nil {
+		h.Box = ring
 	}
 	return h
 }

@@ -12,13 +12,13 @@ import (
 	"github.com/tidegate/tidegate/shared/handlers"
 )
 
-// New is the webhook queue's handler. It opens webhooks' sealed secrets with the secrets key;
-// without one configured it can deliver only for webhooks stored before sealing, and says so on
+// New is the webhook queue's handler. It opens webhooks' sealed secrets with the keyring; without
+// a KMS key configured it can deliver only for webhooks stored before sealing, and says so on
 // each delivery it cannot sign.
 func New(cfg config.Config, c handlers.Clients, log *slog.Logger) *delivery.Handler {
 	var sealer dynamo.Sealer
-	if box, err := handlers.SecretBox(cfg); err == nil {
-		sealer = box
+	if ring, err := handlers.Keyring(cfg, c); err == nil {
+		sealer = ring
 	}
 	t := handlers.Tables(cfg)
 	return &delivery.Handler{
