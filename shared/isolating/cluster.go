@@ -74,11 +74,7 @@ func (c cluster) policies(ctx context.Context) ([]isolation.Object, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		out := make([]isolation.Object, len(l.Items))
-		for i := range l.Items {
-			out[i] = &l.Items[i]
-		}
-		return out, l.Continue, nil
+		return objects(l.Items), l.Continue, nil
 	}, c.selector)
 }
 
@@ -88,11 +84,7 @@ func (c cluster) quotas(ctx context.Context) ([]isolation.Object, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		out := make([]isolation.Object, len(l.Items))
-		for i := range l.Items {
-			out[i] = &l.Items[i]
-		}
-		return out, l.Continue, nil
+		return objects(l.Items), l.Continue, nil
 	}, c.selector)
 }
 
@@ -102,12 +94,20 @@ func (c cluster) limitRanges(ctx context.Context) ([]isolation.Object, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		out := make([]isolation.Object, len(l.Items))
-		for i := range l.Items {
-			out[i] = &l.Items[i]
-		}
-		return out, l.Continue, nil
+		return objects(l.Items), l.Continue, nil
 	}, c.selector)
+}
+
+// objects points at each item of a list as the isolation.Object it is.
+func objects[T any, P interface {
+	*T
+	isolation.Object
+}](items []T) []isolation.Object {
+	out := make([]isolation.Object, len(items))
+	for i := range items {
+		out[i] = P(&items[i])
+	}
+	return out
 }
 
 // namespaces are the cluster's namespaces that are not being deleted: nothing can be made in
