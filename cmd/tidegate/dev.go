@@ -15,7 +15,7 @@ import (
 
 func devCmd() *cobra.Command {
 	opt := devstack.Options{}
-	var beat, allowPrivate, registerHosts string
+	var beat, allowPrivate, registerHosts, rate, burst string
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run all of Tidegate on this machine, on local stand-ins",
@@ -28,6 +28,12 @@ Ctrl-C stops everything it started.`,
 			var err error
 			if opt.Beat, err = time.ParseDuration(beat); err != nil {
 				return fmt.Errorf("--beat %q is not a duration such as 5s", beat)
+			}
+			if opt.RateLimit, err = strconv.ParseFloat(rate, 64); err != nil {
+				return fmt.Errorf("--rate %q is not a number of requests a second", rate)
+			}
+			if opt.RateBurst, err = strconv.Atoi(burst); err != nil {
+				return fmt.Errorf("--burst %q is not a whole number of requests", burst)
 			}
 			if opt.WebhooksAllowPrivate, err = strconv.ParseBool(allowPrivate); err != nil {
 				return fmt.Errorf("--webhooks-allow-private %q is not true or false", allowPrivate)
@@ -58,6 +64,9 @@ Ctrl-C stops everything it started.`,
 	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "active jobs per region, e.g. us-east-1=1,us-west-2=4 (TIDEGATE_DEV_REGION_CAPACITY)")
 	f.StringVar(&allowPrivate, "webhooks-allow-private", envOr("TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE", "true"), "let webhooks reach http and loopback receivers; false applies production rules (TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE)")
 	f.StringVar(&registerHosts, "register-hosts", "", "register each hosted app's host once its pod runs, in place of the app's process, which the sandbox does not run (default true with the sandbox, false with --kubeconfig)")
+	f.StringVar(&rate, "rate", envOr("TIDEGATE_DEV_RATE", "0"), "a tenant's default API requests a second; 0 is the API's default, 20 (TIDEGATE_DEV_RATE)")
+	f.StringVar(&burst, "burst", envOr("TIDEGATE_DEV_BURST", "0"), "a tenant's default burst of requests; 0 is the API's default, 100 (TIDEGATE_DEV_BURST)")
+	f.StringVar(&opt.DefaultQuota, "default-quota", envOr("TIDEGATE_DEV_DEFAULT_QUOTA", ""), "each tenant's share of each region where its record sets none, JOBS[:GPUS] (TIDEGATE_DEV_DEFAULT_QUOTA)")
 	f.StringSliceVar(&opt.NeverRegister, "never-register", nil, "an app (web) or one release of it (web-r2) whose hosts are never registered, to see a release fail with never_registered (repeatable)")
 	cmd.PersistentFlags().StringVar(&opt.Dir, "dir", devstack.DefaultDir(), "folder for the dev stack's state, logs and lock")
 	cmd.AddCommand(devEnvCmd(&opt.Dir), devPricesCmd(&opt.Dir))

@@ -21,6 +21,9 @@ type Options struct {
 	Beat                 time.Duration // --beat, TIDEGATE_DEV_BEAT
 	RegionCapacity       string        // --region-capacity, TIDEGATE_DEV_REGION_CAPACITY
 	WebhooksAllowPrivate bool          // --webhooks-allow-private, TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE
+	RateLimit            float64       // --rate: a tenant's default requests a second; 0 is the API's default
+	RateBurst            int           // --burst: a tenant's default burst; 0 is the API's default
+	DefaultQuota         string        // --default-quota JOBS[:GPUS]: each tenant's default share of each region
 	// Dir holds the dev stack's state, logs and lock; the cache's dev folder by default.
 	Dir string
 	// RegisterHosts stands in for hosted apps' processes, which kwok's pods do not run: a host is

@@ -158,6 +158,15 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 	if cfg.RegionCapacity, err = config.ParseCapacity(opt.RegionCapacity); err != nil {
 		return config.Config{}, err
 	}
+	if opt.RateLimit < 0 || opt.RateBurst < 0 {
+		return config.Config{}, fmt.Errorf("--rate %g and --burst %d must be 0 (the default) or more", opt.RateLimit, opt.RateBurst)
+	}
+	cfg.RateLimit, cfg.RateBurst = opt.RateLimit, opt.RateBurst
+	if opt.DefaultQuota != "" {
+		if cfg.DefaultQuota, err = tenancy.ParseQuota(opt.DefaultQuota); err != nil {
+			return config.Config{}, fmt.Errorf("--default-quota: %w", err)
+		}
+	}
 	return cfg, nil
 }
 
