@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -35,15 +34,30 @@ func DecodeYAML(b []byte, limits Limits) ([]map[string]any, error) {
 		return nil, err
 	}
 	// The decoder parses one document at a time into a node tree without resolving aliases,
-	// so nothing past a refused document is parsed and nothing is ever expanded.
-	dec := yaml.NewDecoder(bytes.NewReader(b))
+	// so nothing past a refused document is parsed and nothing is ever expanded. It builds a
+	// document's whole tree before the walker sees any of it, so the pre-scan counts the
+	// nodes first: a document that would take the tree past what the limits allow is refused
+	// before it is parsed, and where the pre-scan stops at input it cannot read, the decoder
+	// is given only a margin past it.
+	count := countYAML(b, limits)
+	in := &cutReader{src: b, end: len(b)}
+	if count.FailDoc >= 0 {
+		in.end = min(len(b), count.FailPos+yamlFailMargin)
+	}
+	dec := yaml.NewDecoder(in)
 	w := &yamlWalker{budget: budget{limits: limits}}
 	var docs []map[string]any
 	for read := 0; ; read++ {
+		if read == count.OverDoc {
+			return nil, count.Over
+		}
 		var root yaml.Node
 		err := decodeNode(dec, &root)
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if err != nil && in.hit {
+			return nil, &Error{Document: len(docs), Line: count.FailLine, Problem: problemf(badYAML, "it could not be read past this line")}
 		}
 		if err != nil {
 			return nil, yamlSyntaxError(len(docs), err)
@@ -75,6 +89,35 @@ func DecodeYAML(b []byte, limits Limits) ([]map[string]any, error) {
 		return nil, &Error{Document: -1, Problem: noDocuments}
 	}
 	return docs, nil
+}
+
+// yamlFailMargin is how far past the point where the pre-scan gave up the YAML decoder may
+// read: enough for it to reach the same problem and report it in its own words (it reads
+// ahead by at most a few hundred bytes), while at three nodes a byte at most it cannot build
+// more than ≈ 50,000 nodes there.
+const yamlFailMargin = 16 << 10
+
+// cutReader reads src up to end, then fails rather than end the input early: a truncated
+// input must never decode as if it were whole.
+type cutReader struct {
+	src      []byte
+	off, end int
+	hit      bool
+}
+
+var errCut = errors.New("the input was not read past the point where it stops being YAML")
+
+func (r *cutReader) Read(p []byte) (int, error) {
+	if r.off >= r.end {
+		if r.end < len(r.src) {
+			r.hit = true
+			return 0, errCut
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, r.src[r.off:r.end])
+	r.off += n
+	return n, nil
 }
 
 // isEmptyDocument is a document with nothing in it but comments: between two --- lines, or

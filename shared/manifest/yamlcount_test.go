@@ -1,0 +1,107 @@
+package manifest
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// unlimited lets the pre-scan count a whole input.
+var unlimited = Limits{MaxBytes: 1 << 30, MaxDocuments: 1 << 20, MaxDepth: 1 << 20, MaxNodes: 1 << 28}
+
+// libraryNodes is how many yaml.Node go.yaml.in/yaml/v3 builds for in, document nodes
+// included, and whether it read all of in without an error.
+func libraryNodes(in []byte) (int, bool) {
+	dec := yaml.NewDecoder(strings.NewReader(string(in)))
+	total := 0
+	for {
+		var root yaml.Node
+		err := decodeNode(dec, &root)
+		if errors.Is(err, io.EOF) {
+			return total, true
+		}
+		if err != nil {
+			return total, false
+		}
+		total += treeSize(&root)
+	}
+}
+
+func treeSize(n *yaml.Node) int {
+	size := 1
+	for _, c := range n.Content {
+		size += treeSize(c)
+	}
+	return size
+}
+
+// checkCount fails t when the pre-scan and the library disagree on in: where the library reads
+// it all, the pre-scan must count exactly its nodes and must not give up.
+func checkCount(t *testing.T, in []byte) {
+	t.Helper()
+	want, ok := libraryNodes(in)
+	got := countYAML(in, unlimited)
+	if !ok {
+		return // the library refuses it: it builds fewer nodes than it would have, and no tree
+	}
+	if got.FailDoc >= 0 {
+		t.Errorf("countYAML(%q) gave up at byte %d (line %d); the library reads it all (%d nodes)", in, got.FailPos, got.FailLine, want)
+		return
+	}
+	if got.Nodes != want {
+		t.Errorf("countYAML(%q) = %d nodes; the library builds %d", in, got.Nodes, want)
+	}
+}
+
+// yamlShapes are inputs that exercise each of the scanner's and parser's paths.
+var yamlShapes = []string{
+	"", "\n", "# only a comment\n", "---\n", "---\n---\n", "...\n", "--- \n...\n---\na: 1\n...\n",
+	yamlJob, "a: 1\nb: 2\n", "a:\n  b:\n    c: d\n", "a:\n- 1\n- 2\nb: 3\n", "- a\n- b:\n  - c\n  -\n-\n",
+	"- - - a\n  - b\n- c\n", "? a\n: b\n? c\n", "?\n:\n", "? [a, b]\n: c\n", "a: [1, 2, {b: c}]\n",
+	"{a: 1, b, c: }\n", "[a: 1, b, ? c, : d]\n", "[a, b,]\n", "{a: {b: [c, {d: e}]}}\n", "[[[[]]]]\n",
+	"a: |\n  line\n  line\n\nb: >-\n    folded\n    text\n", "a: |2\n    x\n   y\n", "- |\n x\n- >+\n\n y\n",
+	"a: 'it''s'\nb: \"esc \\\" \\n \\\n  cont\"\n", "a: 'multi\n  line'\n", "a: \"x\ny\"\n",
+	"a: plain\n  continued\n  # not a comment? \nb: 1\n", "a: b # comment\n", "a: b#not\n", "a:\t# tab comment\n",
+	"a: &x 1\nb: *x\n", "a: !!str 1\nb: !custom {c: d}\nc: ! x\n", "!!map\n? a\n", "&a\n", "- !!null\n- &b\n",
+	"%YAML 1.2\n---\na: 1\n", "%TAG ! tag:x,2000:\n--- !a\nb\n", "a: 1\r\nb: 2\r\n", "\ufeffa: 1\n",
+	"a:\n  - b\n  -   c: d\n      e: f\n", "a: -1\nb: - x\n", "url: http://x.y/z?a=b:c\n", "[http://x, a:b, c: d]\n",
+	"{a: b}: c\n", "[a]: b\n", "- [a, b]: c\n", "a: {b: c,\n  d: e}\n", "a: [\n  1,\n  2\n]\n",
+	"key with spaces: value with spaces\n", "? |\n  block key\n: v\n", "- ? a\n  : b\n", "a:\n\n\n  b: c\n",
+	"a: b\n---\nc: d\n...\n", "- a\n---\n- b\n", "---\n# c\n---\n", "--- a\n--- b\n", "--- |\n  x\n",
+	"\"a\": 1\n'b': 2\n", "{\"a\":1,\"b\":[true,null]}\n", "a: 1 # c\n# c\nb: 2\n", "- # c\n  - x\n",
+	"a:\n  # c\n  b: c\n", "a: b\n  c\n", "a:\n b\n", "  a: 1\n  b: 2\n", "- a\n  b\n", "[a\n, b]\n",
+	"? - a\n  - b\n: - c\n", "a: !!binary |\n  aGk=\n", "a: \u2028b\n", "a: b\u0085c: d\n",
+}
+
+func TestCountYAMLMatchesTheLibrary(t *testing.T) {
+	for _, in := range yamlShapes {
+		checkCount(t, []byte(in))
+	}
+	big := []string{
+		yamlJob + "  l:\n" + strings.Repeat("  - 0\n", 5000),
+		yamlJob + "  l: [" + strings.Repeat("0,", 5000) + "0]\n",
+		yamlJob + "  l: [" + strings.Repeat("a:,", 3000) + "]\n",
+		yamlJob + "  m: {" + strings.Repeat("k: 0, ", 10) + "}\n",
+		strings.Repeat("-\n", 3000), strings.Repeat("- - \n", 3000), strings.Repeat("?\n", 3000),
+		"k: " + strings.Repeat("x", 1100) + ": v\n", "[" + strings.Repeat("x", 1100) + ": v]\n",
+		strings.Repeat("[", 300) + strings.Repeat("]", 300), strings.Repeat("- ", 300) + "a\n",
+	}
+	for _, in := range big {
+		checkCount(t, []byte(in))
+	}
+}
+
+func FuzzCountYAML(f *testing.F) {
+	for _, in := range yamlShapes {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) > 4096 || checkInput(in, DefaultLimits) != nil {
+			return
+		}
+		checkCount(t, in)
+	})
+}
