@@ -197,7 +197,6 @@ func (w *yamlWalker) value(n *yaml.Node) (any, error) {
 
 func (w *yamlWalker) mapping(n *yaml.Node) (map[string]any, error) {
 	obj := make(map[string]any, len(n.Content)/2)
-	firstLine := make(map[string]int, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key, problem := mappingKey(k)
@@ -205,10 +204,9 @@ func (w *yamlWalker) mapping(n *yaml.Node) (map[string]any, error) {
 			return nil, w.fail(k, problem)
 		}
 		w.path = append(w.path, PathStep{Key: key})
-		if line, dup := firstLine[key]; dup {
-			return nil, w.fail(k, problemf(duplicateKey, key, line))
+		if _, dup := obj[key]; dup {
+			return nil, w.fail(k, problemf(duplicateKey, key, firstLine(n, key)))
 		}
-		firstLine[key] = k.Line
 		var err error
 		if obj[key], err = w.value(v); err != nil {
 			return nil, err
@@ -216,6 +214,17 @@ func (w *yamlWalker) mapping(n *yaml.Node) (map[string]any, error) {
 		w.path = w.path[:len(w.path)-1]
 	}
 	return obj, nil
+}
+
+// firstLine is the line of the first key in n that reads as key: a duplicate's first
+// occurrence, looked up only when one is refused rather than remembered for every key.
+func firstLine(n *yaml.Node, key string) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, problem := mappingKey(n.Content[i]); problem == "" && k == key {
+			return n.Content[i].Line
+		}
+	}
+	return 0
 }
 
 func (w *yamlWalker) sequence(n *yaml.Node) ([]any, error) {
