@@ -2,7 +2,9 @@ package manifest
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -104,4 +106,95 @@ func FuzzCountYAML(f *testing.F) {
 		}
 		checkCount(t, in)
 	})
+}
+
+// blockList is yamlJob with a list of n zeros under metadata.l, one a line: 6 values before the
+// list's items (the manifest, apiVersion, kind, metadata, name and the list), and item i on
+// line 6+i.
+func blockList(n int) string { return yamlJob + "  l:\n" + strings.Repeat("  - 0\n", n) }
+
+func TestDecodeYAMLNodeLimit(t *testing.T) {
+	limit := DefaultLimits.MaxNodes
+	if _, err := DecodeYAML([]byte(blockList(limit-6)), DefaultLimits); err != nil {
+		t.Errorf("DecodeYAML(%d values, the limit) = %v; want it accepted", limit, err)
+	}
+	tests := []struct {
+		name string
+		in   string
+		want Error
+	}{
+		// Parsed whole (within the library's share of nodes), then refused by the walker.
+		{"one value over", blockList(limit - 5),
+			Error{Document: 0, Path: fmt.Sprintf("metadata.l[%d]", limit-6), Line: limit, Problem: fmt.Sprintf("more than %d values in all", limit)}},
+		// Past what the library may build: refused by the count, before it parses anything, at
+		// the same value and line, without the path the library's tree would have given.
+		{"three times over", blockList(3 * limit),
+			Error{Document: 0, Line: limit, Problem: fmt.Sprintf("more than %d values in all", limit)}},
+		// The first manifest holds 5 values and 4 lines, then ---: value 50,001 is on line 50,000.
+		{"over in the second manifest", yamlJob + "---\n" + blockList(3*limit),
+			Error{Document: 1, Line: limit, Problem: fmt.Sprintf("more than %d values in all", limit)}},
+		{"a key that is a large list", yamlJob + "  ? [" + strings.Repeat("0,", 3*limit) + "0]\n  : x\n",
+			Error{Document: 0, Line: 5, Problem: "a key must be a string"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := DecodeYAML([]byte(tt.in), DefaultLimits)
+			checkRefusal(t, "DecodeYAML", tt.in, docs, err, tt.want)
+		})
+	}
+}
+
+// TestDecodeYAMLRefusesBeforeTheHeapGrows decodes the densest bodies at the size limit, each a
+// node or more every two bytes: building the library's tree for one took ≈ 150 MiB. Refused by
+// the count, a decode allocates the scanner's stacks and queue and the library decoder's
+// buffers: ≈ 5 KiB in 20 allocations. 64 KiB and 50 allocations leave room for the runtime's
+// own and are still a twentieth of the body.
+func TestDecodeYAMLRefusesBeforeTheHeapGrows(t *testing.T) {
+	const bound = 64 << 10
+	size := DefaultLimits.MaxBytes
+	fill := func(prefix, item, suffix string) string {
+		return prefix + strings.Repeat(item, (size-len(prefix)-len(suffix))/len(item)) + suffix
+	}
+	for _, in := range []string{
+		fill(yamlJob+"  l:\n", "  - 0\n", ""),
+		fill(yamlJob+"  l:\n", "  -\n", ""),
+		fill(yamlJob+"  l: [", "0,", "0]\n"),
+		fill(yamlJob+"  l: [", "a:,", "a:]\n"),
+		fill(yamlJob+"  l: [", "[],", "[]]\n"),
+		fill(yamlJob+"  l:\n", "    ?\n", ""),
+	} {
+		b := []byte(in)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := DecodeYAML(b, DefaultLimits)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "values in all") && !strings.Contains(err.Error(), "key") {
+			t.Errorf("DecodeYAML(%.40q…, %d bytes) = %v; want it refused for its size", in, len(b), err)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > bound {
+			t.Errorf("DecodeYAML(%.40q…, %d bytes) allocated %d bytes before refusing it; want at most %d", in, len(b), got, bound)
+		}
+		allocs := testing.AllocsPerRun(3, func() { _, _ = DecodeYAML(b, DefaultLimits) })
+		if allocs > 50 {
+			t.Errorf("DecodeYAML(%.40q…) made %.0f allocations before refusing it; want at most 50", in, allocs)
+		}
+	}
+}
+
+// TestDecodeYAMLSyntaxErrorInALargeBody: where the count stops at input the library refuses,
+// the library still reads far enough to say what is wrong in its own words.
+func TestDecodeYAMLSyntaxErrorInALargeBody(t *testing.T) {
+	tail := strings.Repeat("  x: 1\n", 100_000)
+	for _, tt := range []struct{ in, want string }{
+		{yamlJob + "  a: b: c\n" + tail, "invalid YAML: mapping values are not allowed in this context"},
+		{yamlJob + "  a: [\n" + strings.Repeat("  x\n", 100_000), "invalid YAML: did not find expected ',' or ']'"},
+		{yamlJob + "  a: \"\\q\"\n" + tail, "invalid YAML: found unknown escape character"},
+		{yamlJob + "  a: \x01\n" + tail, "invalid YAML: control characters are not allowed"},
+	} {
+		_, err := DecodeYAML([]byte(tt.in), Limits{MaxNodes: 1 << 20})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("DecodeYAML(%.60q…) = %v; want %q", tt.in, err, tt.want)
+		}
+	}
 }
