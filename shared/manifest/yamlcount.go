@@ -74,10 +74,17 @@ type yamlCounter struct {
 // Past it, the input holds more values than MaxNodes (or a key that is an object or array).
 func yamlNodeCap(l Limits) int { return 2*l.MaxNodes + 2*(2*l.MaxDocuments+1) }
 
-// countYAML pre-scans src, which checkInput has passed.
-func countYAML(src []byte, limits Limits) yamlCount {
+// countYAML pre-scans src, which checkInput has passed. A panic in it (a bug: the fuzz tests
+// look for them) counts as input it cannot read, so the library reads little past it.
+func countYAML(src []byte, limits Limits) (count yamlCount) {
 	c := &yamlCounter{s: newYAMLScanner(src), limits: limits, cap: yamlNodeCap(limits)}
 	c.count = yamlCount{OverDoc: -1, FailDoc: -1}
+	defer func() {
+		if p := recover(); p != nil {
+			count = c.count
+			count.FailDoc, count.FailPos, count.FailLine = max(c.docsRead-1, 0), min(c.s.pos, len(src)), c.s.line+1
+		}
+	}()
 	c.states = make([]yamlState, 0, 16)
 	c.keyish = make([]bool, 0, 16)
 	for !c.stop && c.state != psEnd {

@@ -64,7 +64,8 @@ type yamlScanner struct {
 	simpleKeyAllowed  bool
 	keys              []simpleKey // one per flow level, the block level first
 	lowestKey         int         // no level below it holds a possible key
-	queue             []queued
+	queue             []queued // tokens fetched; those from qhead on are not yet handed over
+	qhead             int
 	head              int // tokens handed to the parser so far
 	streamEndFetched  bool
 	cut               bool // src stops at a character the reader refuses: its end is a failure
@@ -168,11 +169,15 @@ func readable(src []byte) int {
 	return len(src)
 }
 
-// push queues a token at the end.
-func (s *yamlScanner) push(t yamlTok) { s.insert(len(s.queue), t, s.line+1) }
+// waiting is how many tokens are queued and not yet handed to the parser.
+func (s *yamlScanner) waiting() int { return len(s.queue) - s.qhead }
 
-// insert queues a token at position i of the queue.
+// push queues a token at the end.
+func (s *yamlScanner) push(t yamlTok) { s.insert(s.waiting(), t, s.line+1) }
+
+// insert queues a token at position i among those waiting.
 func (s *yamlScanner) insert(i int, t yamlTok, line int) {
+	i += s.qhead
 	s.queue = append(s.queue, queued{})
 	copy(s.queue[i+1:], s.queue[i:])
 	s.queue[i] = queued{tok: t, line: line}
@@ -182,7 +187,7 @@ func (s *yamlScanner) insert(i int, t yamlTok, line int) {
 // key will still be inserted before it.
 func (s *yamlScanner) next() (queued, bool) {
 	for !s.failed {
-		if len(s.queue) > 0 && !s.headIsKey() {
+		if s.waiting() > 0 && !s.headIsKey() {
 			break
 		}
 		if s.streamEndFetched {
@@ -190,17 +195,19 @@ func (s *yamlScanner) next() (queued, bool) {
 		}
 		s.fetch()
 	}
-	if s.failed || len(s.queue) == 0 {
+	if s.failed || s.waiting() == 0 {
 		return queued{}, false
 	}
-	return s.queue[0], true
+	return s.queue[s.qhead], true
 }
 
 // take removes the token next returned.
 func (s *yamlScanner) take() {
-	copy(s.queue, s.queue[1:])
-	s.queue = s.queue[:len(s.queue)-1]
+	s.qhead++
 	s.head++
+	if s.qhead == len(s.queue) { // all handed over: the queue's array is reused from its start
+		s.queue, s.qhead = s.queue[:0], 0
+	}
 }
 
 // headIsKey says whether a possible simple key starts at the head of the queue. Keys at deeper
@@ -246,7 +253,7 @@ func (s *yamlScanner) saveKey() {
 	required := s.flowLevel == 0 && s.indent == s.col
 	s.removeKey()
 	lvl := len(s.keys) - 1
-	s.keys[lvl] = simpleKey{possible: true, required: required, token: s.head + len(s.queue), index: s.index, line: s.line, col: s.col}
+	s.keys[lvl] = simpleKey{possible: true, required: required, token: s.head + s.waiting(), index: s.index, line: s.line, col: s.col}
 	if lvl < s.lowestKey {
 		s.lowestKey = lvl
 	}
@@ -271,7 +278,7 @@ func (s *yamlScanner) rollIndent(col, number int, t yamlTok, line int) {
 		return
 	}
 	if number < 0 {
-		s.insert(len(s.queue), t, line)
+		s.insert(s.waiting(), t, line)
 	} else {
 		s.insert(number-s.head, t, line)
 	}
@@ -326,7 +333,7 @@ func (s *yamlScanner) fetch() {
 	if !s.fetchIndicator(c) {
 		s.fetchScalarOrProperty(c)
 	}
-	if !s.failed && len(s.queue) > 0 && s.queue[len(s.queue)-1].tok != tBlockEntry {
+	if !s.failed && s.waiting() > 0 && s.queue[len(s.queue)-1].tok != tBlockEntry {
 		s.lineComment()
 	}
 }
@@ -539,7 +546,7 @@ func (s *yamlScanner) scanAnchor(c byte) {
 	if c == '*' {
 		t = tAlias
 	}
-	s.insert(len(s.queue), t, line)
+	s.insert(s.waiting(), t, line)
 }
 
 func isAnchorChar(c byte) bool {
@@ -560,7 +567,7 @@ func (s *yamlScanner) scanTag() {
 	for !s.isBlankZAt(0) {
 		s.skip()
 	}
-	s.insert(len(s.queue), tTag, line)
+	s.insert(s.waiting(), tTag, line)
 }
 
 // scanBlockScalar takes a literal (|) or folded (>) scalar: its header line, then every line
@@ -614,7 +621,7 @@ func (s *yamlScanner) scanBlockScalar() {
 		s.skipLine()
 		s.blockScalarBreaks(&indent)
 	}
-	s.insert(len(s.queue), tScalar, line)
+	s.insert(s.waiting(), tScalar, line)
 }
 
 // blockScalarBreaks skips the indentation and empty lines before a block scalar's next line,
@@ -664,7 +671,7 @@ func (s *yamlScanner) scanQuoted(single bool) {
 				continue
 			case single && c == '\'' || !single && c == '"':
 				s.skip()
-				s.insert(len(s.queue), tScalar, line)
+				s.insert(s.waiting(), tScalar, line)
 				return
 			case !single && c == '\\' && s.isBreakAt(1):
 				s.skip()
@@ -724,7 +731,7 @@ func (s *yamlScanner) scanPlain() {
 			break
 		}
 	}
-	s.insert(len(s.queue), tScalar, line)
+	s.insert(s.waiting(), tScalar, line)
 	if leadingBlanks {
 		s.simpleKeyAllowed = true
 	}
