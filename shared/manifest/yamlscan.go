@@ -64,7 +64,7 @@ type yamlScanner struct {
 	simpleKeyAllowed  bool
 	keys              []simpleKey // one per flow level, the block level first
 	lowestKey         int         // no level below it holds a possible key
-	queue             []queued // tokens fetched; those from qhead on are not yet handed over
+	queue             []queued    // tokens fetched; those from qhead on are not yet handed over
 	qhead             int
 	head              int // tokens handed to the parser so far
 	streamEndFetched  bool
