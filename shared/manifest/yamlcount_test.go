@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
@@ -196,5 +197,140 @@ func TestDecodeYAMLSyntaxErrorInALargeBody(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("DecodeYAML(%.60q…) = %v; want %q", tt.in, err, tt.want)
 		}
+	}
+}
+
+// yamlGen writes random YAML in every style the scanner and parser tell apart: block and flow
+// collections, indentless lists, explicit and empty keys and values, single-pair mappings,
+// plain (some over several lines), quoted and block scalars, comments and documents.
+type yamlGen struct {
+	rng *rand.Rand
+	b   strings.Builder
+}
+
+func (g *yamlGen) pick(options ...string) string { return options[g.rng.IntN(len(options))] }
+
+func (g *yamlGen) scalar(indent int) string {
+	pad := strings.Repeat(" ", indent+2)
+	return g.pick("a", "b c", "'q'", "\"d\"", "'it''s'", "\"x\\\"y\"", "~", "1", "-1", "a:b", "http://x",
+		"long\n"+pad+"plain", "'two\n"+pad+"lines'", "|\n"+pad+"lit\n"+pad+"eral", ">-\n"+pad+"fold", "&x a", "!!str s")
+}
+
+func (g *yamlGen) flow(depth int) string {
+	if depth <= 0 || g.rng.IntN(3) == 0 {
+		return g.pick("a", "'q'", "\"d\"", "1", "[]", "{}", "&x a")
+	}
+	parts := make([]string, 1+g.rng.IntN(3))
+	if g.rng.IntN(2) == 0 {
+		for i := range parts {
+			parts[i] = g.pick("", "k: ", "? k: ", "? ", "\"k\":", "k: ") + g.flow(depth-1)
+		}
+		return "[" + strings.Join(parts, g.pick(", ", ",", ",\n ")) + g.pick("", ",") + "]"
+	}
+	for i := range parts {
+		switch g.rng.IntN(4) {
+		case 0:
+			parts[i] = g.pick("k", "'k'", "? k") // a key without a value
+		case 1:
+			parts[i] = g.pick("k:", "? k:", ":") // an empty value
+		default:
+			parts[i] = g.pick("k", "'k'", "? k", "") + ": " + g.flow(depth-1)
+		}
+	}
+	return "{" + strings.Join(parts, g.pick(", ", ",")) + "}"
+}
+
+// node writes a value that starts right after "key:" or "-" (inList) at the given indentation.
+func (g *yamlGen) node(depth, indent int, inList bool) {
+	pad := strings.Repeat(" ", indent)
+	k := g.rng.IntN(6)
+	if k == 3 && !inList {
+		k = 2
+	}
+	switch {
+	case depth <= 0 || k == 0:
+		g.b.WriteString(" " + g.scalar(indent) + g.pick("", " # c") + "\n")
+	case k == 1:
+		g.b.WriteString(" " + g.flow(depth) + "\n")
+	case k == 2: // a block list, indented or (under a key) not
+		step := g.pick("  ", "", "    ")
+		g.b.WriteString(g.pick("", " # c") + "\n")
+		for i := g.rng.IntN(3); i >= 0; i-- {
+			g.b.WriteString(pad + step + "-")
+			g.node(depth-1, indent+len(step)+2, true)
+		}
+	case k == 3: // a list on the line of its parent's "- "
+		g.b.WriteString(" -")
+		g.node(depth-1, indent+2, true)
+	case k == 4: // a block mapping
+		g.b.WriteString(g.pick("", " # c") + "\n")
+		g.mapping(depth-1, indent+2)
+	default: // nothing: an empty value
+		g.b.WriteString(g.pick("\n", " \n", " # c\n"))
+	}
+}
+
+func (g *yamlGen) mapping(depth, indent int) {
+	pad := strings.Repeat(" ", indent)
+	for i := g.rng.IntN(3); i >= 0; i-- {
+		switch g.rng.IntN(5) {
+		case 0:
+			g.b.WriteString(pad + "? " + g.pick("k", "[a, b]", "") + "\n" + pad + ":")
+		case 1:
+			g.b.WriteString(pad + g.pick("'k'", "\"k\"", "k k", "[a]", "{a: b}") + ":")
+		default:
+			g.b.WriteString(pad + fmt.Sprintf("k%d", i) + ":")
+		}
+		g.node(depth, indent, false)
+	}
+}
+
+func (g *yamlGen) document() string {
+	g.b.Reset()
+	for d := g.rng.IntN(2); d >= 0; d-- {
+		if g.b.Len() > 0 {
+			g.b.WriteString(g.pick("---\n", "--- # c\n"))
+		} else {
+			g.b.WriteString(g.pick("", "---\n", "--- # c\n", "# c\n"))
+		}
+		switch g.rng.IntN(4) {
+		case 0:
+			g.mapping(3, 0)
+		case 1:
+			g.b.WriteString("-")
+			g.node(3, 0, true)
+		case 2:
+			g.b.WriteString(g.flow(3) + "\n")
+		default:
+			g.b.WriteString(g.scalar(0) + "\n")
+		}
+		g.b.WriteString(g.pick("", "...\n", "\n"))
+	}
+	out := g.b.String()
+	if g.rng.IntN(4) == 0 { // a near miss: one piece more, anywhere
+		at := g.rng.IntN(len(out) + 1)
+		out = out[:at] + g.pick(" ", "\t", "\n", ":", "- ", "#", "'", "[", "}", ",", "? ", "  ") + out[at:]
+	}
+	return out
+}
+
+// TestCountYAMLOnRandomStructure holds the pre-scan to the library's count on many thousand
+// generated documents from a fixed seed: byte-level fuzzing rarely builds the indentation and
+// key combinations they reach.
+func TestCountYAMLOnRandomStructure(t *testing.T) {
+	g := &yamlGen{rng: rand.New(rand.NewPCG(1, 2))}
+	n, read := 20_000, 0
+	if testing.Short() {
+		n = 2_000
+	}
+	for i := 0; i < n && !t.Failed(); i++ {
+		in := []byte(g.document())
+		if _, ok := libraryNodes(in); ok {
+			read++
+		}
+		checkCount(t, in)
+	}
+	if read < n/4 {
+		t.Errorf("the library read only %d of %d generated documents; want most of them valid YAML", read, n)
 	}
 }
