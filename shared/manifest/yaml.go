@@ -28,6 +28,11 @@ import (
 // Numbers written as JSON writes them keep their literal (12345678901234567890 stays exactly
 // that); YAML-only spellings become the decimal number kubectl would send (0777 and 0o777 →
 // 511, 0x1F → 31, 1_000 → 1000, .5 → 0.5). Plain timestamps stay strings, as in kubectl.
+//
+// Memory is bounded by the limits: a document that would make the YAML library build more
+// nodes than an input within them can (twice MaxNodes, keys being nodes too) is refused before
+// the library parses it, so a body costs at most that many nodes' tree (≈ 24 MiB at the
+// default limits, BENCHMARKS.md).
 func DecodeYAML(b []byte, limits Limits) ([]map[string]any, error) {
 	limits = limits.withDefaults()
 	if err := checkInput(b, limits); err != nil {

@@ -517,7 +517,10 @@ func (s *yamlScanner) toNextToken() {
 		}
 		if !s.isBreakAt(0) {
 			if s.col == 0 && s.at(0) == 0xEF && s.at(1) == 0xBB && s.at(2) == 0xBF {
-				s.fail() // the library may skip a byte order mark here, or not, depending on its buffer
+				// The library skips a byte order mark at a line's start when its buffer happens
+				// to begin there, and otherwise reads it as text: which of the two is not known
+				// here, so the count stops, and the library reads at most the margin past it.
+				s.fail()
 			}
 			return
 		}
