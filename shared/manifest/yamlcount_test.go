@@ -334,3 +334,22 @@ func TestCountYAMLOnRandomStructure(t *testing.T) {
 		t.Errorf("the library read only %d of %d generated documents; want most of them valid YAML", read, n)
 	}
 }
+
+// TestCutReaderNeverEndsEarly: the library, reading a valid input through a cutReader that stops
+// short of its end, fails; it never takes what it read for the whole input.
+func TestCutReaderNeverEndsEarly(t *testing.T) {
+	in := []byte(blockList(2000))
+	for _, end := range []int{0, 1, 100, 4096, len(in) - 1} {
+		r := &cutReader{src: in, end: end}
+		dec := yaml.NewDecoder(r)
+		var root yaml.Node
+		if err := decodeNode(dec, &root); err == nil || !r.hit {
+			t.Errorf("decoding %d bytes cut at %d = %v (cut reached: %v); want an error at the cut", len(in), end, err, r.hit)
+		}
+	}
+	r := &cutReader{src: in, end: len(in)}
+	var root yaml.Node
+	if err := decodeNode(yaml.NewDecoder(r), &root); err != nil || r.hit {
+		t.Errorf("decoding %d bytes uncut = %v (cut reached: %v); want it read whole", len(in), err, r.hit)
+	}
+}
