@@ -62,7 +62,11 @@ func DecodeYAML(b []byte, limits Limits) ([]map[string]any, error) {
 			break
 		}
 		if err != nil && in.hit {
-			return nil, &Error{Document: len(docs), Line: count.FailLine, Problem: problemf(badYAML, "it could not be read past this line")}
+			problem := problemf(badYAML, "it could not be read past this line")
+			if count.FailBOM {
+				problem = yamlBOM
+			}
+			return nil, &Error{Document: len(docs), Line: count.FailLine, Problem: problem}
 		}
 		if err != nil {
 			return nil, yamlSyntaxError(len(docs), err)

@@ -43,6 +43,8 @@ type yamlCount struct {
 	// FailDoc is the document in which the scan met input the library refuses (or might),
 	// at byte FailPos; -1 when it did not. The library is let read only a margin past it.
 	FailDoc, FailPos, FailLine int
+	// FailBOM says the scan gave up at a byte order mark at the start of a line past the first.
+	FailBOM bool
 }
 
 // yamlCounter walks the library's parser states over the scanner's tokens.
@@ -91,7 +93,7 @@ func countYAML(src []byte, limits Limits) (count yamlCount) {
 		if !c.step() {
 			c.count.FailDoc, c.count.FailPos, c.count.FailLine = max(c.docsRead-1, 0), c.s.pos, c.s.line+1
 			if c.s.failed {
-				c.count.FailPos, c.count.FailLine = c.s.failPos, c.s.failLine
+				c.count.FailPos, c.count.FailLine, c.count.FailBOM = c.s.failPos, c.s.failLine, c.s.failBOM
 			}
 			break
 		}

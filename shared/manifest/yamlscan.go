@@ -71,6 +71,7 @@ type yamlScanner struct {
 	cut               bool // src stops at a character the reader refuses: its end is a failure
 	newlines          int  // line breaks since the last character that is not a blank
 	failed            bool
+	failBOM           bool // it failed at a byte order mark at the start of a line
 	failPos, failLine int
 }
 
@@ -521,6 +522,7 @@ func (s *yamlScanner) toNextToken() {
 				// to begin there, and otherwise reads it as text: which of the two is not known
 				// here, so the count stops, and the library reads at most the margin past it.
 				s.fail()
+				s.failBOM = true
 			}
 			return
 		}
