@@ -201,6 +201,17 @@ var steps = []Step{
 			{What: "no-op hosting beat over 2,000 apps ÷ one raw LIST, fastest of each", Goal: atMost(1.3), Find: Metric{"BenchmarkNoopBeatVsRawList", "beat/raw"}},
 		},
 	},
+	{
+		Name: "decodemem", About: "peak heap of decoding the worst 1 MiB YAML and JSON bodies, and of their admission, each in a fresh process (≤ 32 MiB: 32× the body)",
+		Command: "go run ./bench/decodemem",
+		Rows: []Row{
+			// Its summary table: | Worst body | Name | Peak heap | ÷ its size | — the floor is the body itself.
+			{What: "peak heap decoding the worst 1 MiB YAML body ÷ its size", Goal: atMost(32), Find: Cell{First: "YAML decode", Col: 4}},
+			{What: "peak heap decoding the worst 1 MiB JSON body ÷ its size", Goal: atMost(32), Find: Cell{First: "JSON decode", Col: 4}},
+			{What: "peak heap admitting (decode + policy check) the worst 1 MiB YAML body ÷ its size", Goal: atMost(32), Find: Cell{First: "admission of a YAML body", Col: 4}},
+			{What: "peak heap admitting (decode + policy check) the worst 1 MiB JSON body ÷ its size", Goal: atMost(32), Find: Cell{First: "admission of a JSON body", Col: 4}},
+		},
+	},
 }
 
 func init() {

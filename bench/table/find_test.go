@@ -10,7 +10,8 @@ import (
 // The files in testdata are what the commands printed: signing, hostplan, admission and policy
 // from real runs of their go test commands; gotest-fail from a package whose benchmarks fail,
 // log and write to stderr; coldstart, devstart and seedplan in the form their programs print,
-// with figures from the history in BENCHMARKS.md.
+// with figures from the history in BENCHMARKS.md; decodemem from a real run, its table of
+// bodies shortened.
 func sample(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -103,6 +104,10 @@ func TestCellFind(t *testing.T) {
 		{"coldstart.txt", Cell{"webhook", 6}, 1.37},
 		{"devstart.txt", Cell{"make dev to healthy API", 4}, 1.20},
 		{"seedplan.txt", Cell{"10000 (", 4}, 16475},
+		{"decodemem.txt", Cell{"YAML decode", 4}, 24.29},
+		{"decodemem.txt", Cell{"JSON decode", 4}, 12.41},
+		{"decodemem.txt", Cell{"admission of a YAML body", 4}, 24.67},
+		{"decodemem.txt", Cell{"admission of a JSON body", 4}, 14.18},
 	}
 	for _, tt := range tests {
 		got, err := tt.c.Find(sample(t, tt.file))

@@ -60,6 +60,7 @@ const (
 	yamlKeyNotScal  = "a key must be a string, not an object or array"
 	yamlOldBool     = "%q is a boolean in YAML 1.1 but a string in YAML 1.2; write true or false, or quote it"
 	yamlSpecialNum  = "%q is not a number JSON can hold; quote it if it is meant as text"
+	yamlBOM         = "a byte order mark (U+FEFF) starts this line; remove it (one is allowed only at the very start)"
 	notObject       = "a manifest must be an object, not %s"
 	missingField    = "%s is missing; set it (for example %s)"
 	emptyField      = "%s must be a non-empty string"

@@ -33,8 +33,12 @@ var DefaultLimits = Limits{
 	// .podAffinityTerm.labelSelector.matchExpressions[].values[], is 16 levels; 64 is four
 	// times that, room for CRD-shaped values and far short of encoding/json's 10,000.
 	MaxDepth: 64,
-	// A Deployment is 100–300 values; 1,000 values a manifest at MaxDocuments manifests.
-	MaxNodes: 100_000,
+	// A Deployment is 100–300 values; 500 values a manifest at MaxDocuments manifests. It
+	// also bounds memory: the YAML library builds a document's tree (≈ 170 bytes a node, keys
+	// included, so up to twice as many nodes as values) before DecodeYAML converts it, and at
+	// 50,000 values the worst 1 MiB body holds ≈ 20 MiB at its peak (BENCHMARKS.md, "Decoding
+	// memory"); at 100,000 it held ≈ 40.
+	MaxNodes: 50_000,
 }
 
 // withDefaults fills l's zero (or negative) fields from DefaultLimits.

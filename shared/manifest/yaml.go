@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -29,21 +28,45 @@ import (
 // Numbers written as JSON writes them keep their literal (12345678901234567890 stays exactly
 // that); YAML-only spellings become the decimal number kubectl would send (0777 and 0o777 →
 // 511, 0x1F → 31, 1_000 → 1000, .5 → 0.5). Plain timestamps stay strings, as in kubectl.
+//
+// Memory is bounded by the limits: a document that would make the YAML library build more
+// nodes than an input within them can (twice MaxNodes, keys being nodes too) is refused before
+// the library parses it, so a body costs at most that many nodes' tree (≈ 24 MiB at the
+// default limits, BENCHMARKS.md).
 func DecodeYAML(b []byte, limits Limits) ([]map[string]any, error) {
 	limits = limits.withDefaults()
 	if err := checkInput(b, limits); err != nil {
 		return nil, err
 	}
 	// The decoder parses one document at a time into a node tree without resolving aliases,
-	// so nothing past a refused document is parsed and nothing is ever expanded.
-	dec := yaml.NewDecoder(bytes.NewReader(b))
+	// so nothing past a refused document is parsed and nothing is ever expanded. It builds a
+	// document's whole tree before the walker sees any of it, so the pre-scan counts the
+	// nodes first: a document that would take the tree past what the limits allow is refused
+	// before it is parsed, and where the pre-scan stops at input it cannot read, the decoder
+	// is given only a margin past it.
+	count := countYAML(b, limits)
+	in := &cutReader{src: b, end: len(b)}
+	if count.FailDoc >= 0 {
+		in.end = min(len(b), count.FailPos+yamlFailMargin)
+	}
+	dec := yaml.NewDecoder(in)
 	w := &yamlWalker{budget: budget{limits: limits}}
 	var docs []map[string]any
 	for read := 0; ; read++ {
+		if read == count.OverDoc {
+			return nil, count.Over
+		}
 		var root yaml.Node
 		err := decodeNode(dec, &root)
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if err != nil && in.hit {
+			problem := problemf(badYAML, "it could not be read past this line")
+			if count.FailBOM {
+				problem = yamlBOM
+			}
+			return nil, &Error{Document: len(docs), Line: count.FailLine, Problem: problem}
 		}
 		if err != nil {
 			return nil, yamlSyntaxError(len(docs), err)
@@ -75,6 +98,35 @@ func DecodeYAML(b []byte, limits Limits) ([]map[string]any, error) {
 		return nil, &Error{Document: -1, Problem: noDocuments}
 	}
 	return docs, nil
+}
+
+// yamlFailMargin is how far past the point where the pre-scan gave up the YAML decoder may
+// read: enough for it to reach the same problem and report it in its own words (it reads
+// ahead by at most a few hundred bytes), while at three nodes a byte at most it cannot build
+// more than ≈ 50,000 nodes there.
+const yamlFailMargin = 16 << 10
+
+// cutReader reads src up to end, then fails rather than end the input early: a truncated
+// input must never decode as if it were whole.
+type cutReader struct {
+	src      []byte
+	off, end int
+	hit      bool
+}
+
+var errCut = errors.New("the input was not read past the point where it stops being YAML")
+
+func (r *cutReader) Read(p []byte) (int, error) {
+	if r.off >= r.end {
+		if r.end < len(r.src) {
+			r.hit = true
+			return 0, errCut
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, r.src[r.off:r.end])
+	r.off += n
+	return n, nil
 }
 
 // isEmptyDocument is a document with nothing in it but comments: between two --- lines, or
@@ -154,7 +206,6 @@ func (w *yamlWalker) value(n *yaml.Node) (any, error) {
 
 func (w *yamlWalker) mapping(n *yaml.Node) (map[string]any, error) {
 	obj := make(map[string]any, len(n.Content)/2)
-	firstLine := make(map[string]int, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key, problem := mappingKey(k)
@@ -162,10 +213,9 @@ func (w *yamlWalker) mapping(n *yaml.Node) (map[string]any, error) {
 			return nil, w.fail(k, problem)
 		}
 		w.path = append(w.path, PathStep{Key: key})
-		if line, dup := firstLine[key]; dup {
-			return nil, w.fail(k, problemf(duplicateKey, key, line))
+		if _, dup := obj[key]; dup {
+			return nil, w.fail(k, problemf(duplicateKey, key, firstLine(n, key)))
 		}
-		firstLine[key] = k.Line
 		var err error
 		if obj[key], err = w.value(v); err != nil {
 			return nil, err
@@ -173,6 +223,17 @@ func (w *yamlWalker) mapping(n *yaml.Node) (map[string]any, error) {
 		w.path = w.path[:len(w.path)-1]
 	}
 	return obj, nil
+}
+
+// firstLine is the line of the first key in n that reads as key: a duplicate's first
+// occurrence, looked up only when one is refused rather than remembered for every key.
+func firstLine(n *yaml.Node, key string) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, problem := mappingKey(n.Content[i]); problem == "" && k == key {
+			return n.Content[i].Line
+		}
+	}
+	return 0
 }
 
 func (w *yamlWalker) sequence(n *yaml.Node) ([]any, error) {
