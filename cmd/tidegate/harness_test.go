@@ -140,10 +140,10 @@ func (h *harness) eventually(what string, cond func() bool) {
 
 // Volatile parts of a table, replaced before comparing it with its golden file.
 var (
-	jobID     = regexp.MustCompile(`\bjob-[0-9a-v]{26}\b`)
-	ageCell   = regexp.MustCompile(`^\d+[smhd]$`)
+	jobID   = regexp.MustCompile(`\bjob-[0-9a-v]{26}\b`)
+	ageCell = regexp.MustCompile(`^\d+[smhd]$`)
 	// nameCell is a uniqueName cell: its process id and count differ from run to run.
-	nameCell = regexp.MustCompile(`^[a-z][a-z-]*-\d+-\d+$`)
+	nameCell  = regexp.MustCompile(`^[a-z][a-z-]*-\d+-\d+$`)
 	clockTime = regexp.MustCompile(`\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b`)
 )
 
