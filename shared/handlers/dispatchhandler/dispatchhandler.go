@@ -31,6 +31,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		Clusters:     clusters,
 		Log:          log,
 		Webhooks:     delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		JobTTL:       cfg.JobTTL,
 	}
 }
 
