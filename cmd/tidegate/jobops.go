@@ -42,10 +42,10 @@ func (f *jobFilterFlags) add(s *session, cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.region, "region", "", "only jobs in this region")
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "only jobs in this namespace")
-	fl.StringVar(&f.status, "status", "", "only jobs in this status: queued, dispatching, pending, running, succeeded, failed, cancelled")
+	fl.StringVar(&f.status, "status", "", "only jobs in this status: queued, dispatching, pending, running, succeeded (or completed), failed, cancelled")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "only jobs with this label k=v; repeat for more")
 	_ = cmd.RegisterFlagCompletionFunc("region", completeRegions(s))
-	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletions("queued", "dispatching", "pending", "running", "succeeded", "failed", "cancelled"))
+	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletions("queued", "dispatching", "pending", "running", "succeeded", "completed", "failed", "cancelled"))
 }
 
 func (f *jobFilterFlags) selector() string { return strings.Join(f.labels, ",") }
@@ -233,10 +233,14 @@ func (s *session) open(cmd *cobra.Command) (*printer, *apiclient.Client, error) 
 }
 
 func jobsDeleteCmd(s *session) *cobra.Command {
-	return &cobra.Command{
-		Use:               "delete ID…",
-		Aliases:           []string{"cancel", "rm"},
-		Short:             "Cancel jobs: a queued one at once, a dispatched one after deleting it from its cluster",
+	var purge bool
+	cmd := &cobra.Command{
+		Use:     "delete ID…",
+		Aliases: []string{"cancel", "rm"},
+		Short: "Cancel jobs: a queued one at once, a dispatched one after deleting it from its cluster; " +
+			"of a finished one delete what is left in its cluster",
+		Example: `  tidegate jobs delete job-20261201-abc
+  tidegate jobs delete --purge job-20261201-abc   # its record too`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeJobs(s),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -245,17 +249,34 @@ func jobsDeleteCmd(s *session) *cobra.Command {
 				return err
 			}
 			for _, id := range args {
+				if purge {
+					if err := c.PurgeJob(cmd.Context(), id); err != nil {
+						return err
+					}
+					p.line("job %s deleted, its record too", id)
+					continue
+				}
 				j, err := c.CancelJob(cmd.Context(), id)
 				if err != nil {
 					return err
 				}
-				if err := p.emit(j, func() { p.line("job %s cancelled", j.ID) }); err != nil {
+				if err := p.emit(j, func() { p.line("%s", deletedLine(j)) }); err != nil {
 					return err
 				}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&purge, "purge", false, "delete the jobs' records too, for good")
+	return cmd
+}
+
+// deletedLine says what jobs delete did to job j, as the API answered it.
+func deletedLine(j apiclient.Job) string {
+	if j.Status == "cancelled" {
+		return "job " + j.ID + " cancelled"
+	}
+	return "job " + j.ID + " is " + j.Status + "; what was left of it in the cluster is deleted"
 }
 
 func jobsRetryCmd(s *session) *cobra.Command {

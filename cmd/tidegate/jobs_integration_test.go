@@ -202,8 +202,24 @@ func TestHeldJobs(t *testing.T) {
 	if out := h.ok("jobs", "bulk-delete", "-l", "team=ml", "--yes"); !strings.HasPrefix(out, "1 of 1 matching job(s) cancelled") {
 		t.Errorf("bulk-delete --yes = %q, want the one left cancelled", out)
 	}
-	e := h.fails("jobs", "delete", low)
-	if !regexp.MustCompile(`^tidegate: job ` + low + ` is already cancelled \(request id \S+\)\n$`).MatchString(e) {
-		t.Errorf("deleting a cancelled job said %q, want the API's one-line conflict with its request id", e)
+	// A finished job: deleting it again removes what is left of it (nothing here), and keeps it.
+	if out := h.ok("jobs", "delete", low); out != "job "+low+" cancelled\n" {
+		t.Errorf("jobs delete of a cancelled job = %q, want it answered, still cancelled", out)
+	}
+	if out := h.ok("jobs", "bulk-delete", "-l", "team=ml", "--status", "cancelled", "--dry-run"); !strings.HasPrefix(out, "2 job(s) match; nothing was deleted") {
+		t.Errorf("bulk-delete --status cancelled --dry-run = %q, want both cancelled jobs", out)
+	}
+	if out := h.ok("jobs", "delete", "--purge", low); out != "job "+low+" deleted, its record too\n" {
+		t.Errorf("jobs delete --purge = %q", out)
+	}
+	e := h.fails("jobs", "get", low)
+	if !regexp.MustCompile(`^tidegate: no job "` + low + `" in your namespaces \(request id \S+\)\n$`).MatchString(e) {
+		t.Errorf("jobs get of a purged job said %q, want not found", e)
+	}
+	if out := h.ok("jobs", "bulk-delete", "-l", "team=ml", "--status", "completed", "--older-than-days", "1", "--purge", "--yes"); !strings.HasPrefix(out, "0 of 0 matching job(s) deleted") {
+		t.Errorf("bulk-delete --status completed = %q, want none (none succeeded, none is a day old)", out)
+	}
+	if out := h.ok("jobs", "bulk-delete", "-l", "team=ml", "--status", "cancelled", "--purge", "--yes"); !strings.HasPrefix(out, "1 of 1 matching job(s) deleted, their records too") {
+		t.Errorf("bulk-delete --status cancelled --purge = %q, want the one left deleted", out)
 	}
 }

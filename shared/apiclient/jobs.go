@@ -201,7 +201,14 @@ func (c *Client) Job(ctx context.Context, id string) (Job, error) {
 	return out, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/jobs/" + pathEscape(id)}, &out)
 }
 
-// CancelJob cancels a job: a queued one at once, a dispatched one after deleting it from its cluster.
+// PurgeJob deletes a job for good: cancels it if it is unfinished, deletes its objects from its
+// cluster, then its record.
+func (c *Client) PurgeJob(ctx context.Context, id string) error {
+	return c.do(ctx, request{method: http.MethodDelete, path: "/api/v1/jobs/" + pathEscape(id), query: url.Values{"purge": {"true"}}}, nil)
+}
+
+// CancelJob cancels a job: a queued one at once, a dispatched one after deleting it from its
+// cluster. Of a finished job it deletes what is left in the cluster and answers it unchanged.
 func (c *Client) CancelJob(ctx context.Context, id string) (Job, error) {
 	var out jobAnswer
 	return out.Job, c.do(ctx, request{method: http.MethodDelete, path: "/api/v1/jobs/" + pathEscape(id)}, &out)
@@ -214,7 +221,8 @@ func (c *Client) RetryJob(ctx context.Context, id, idempotencyKey string) (Job, 
 	return out.Job, c.do(ctx, rq, &out)
 }
 
-// BulkDeleteRequest chooses the jobs a bulk delete cancels.
+// BulkDeleteRequest chooses the jobs a bulk delete deletes: unfinished ones (cancelled) unless
+// Status names a finished status (completed is succeeded); Purge deletes their records too.
 type BulkDeleteRequest struct {
 	Namespace     string `json:"namespace,omitempty"`
 	Region        string `json:"region,omitempty"`
@@ -222,6 +230,7 @@ type BulkDeleteRequest struct {
 	OlderThanDays *int   `json:"older_than_days,omitempty"`
 	LabelSelector string `json:"label_selector,omitempty"`
 	DryRun        bool   `json:"dry_run,omitempty"`
+	Purge         bool   `json:"purge,omitempty"`
 }
 
 // BulkDeleteResult says what a bulk delete matched and cancelled.
@@ -231,6 +240,8 @@ type BulkDeleteResult struct {
 	Jobs    []Job          `json:"jobs"`
 	DryRun  bool           `json:"dry_run"`
 	Failed  []FieldProblem `json:"failed,omitempty"`
+	// More says more jobs may match than this call handled: run it again.
+	More bool `json:"more"`
 
 	raw json.RawMessage
 }
@@ -245,7 +256,7 @@ func (b *BulkDeleteResult) UnmarshalJSON(data []byte) error {
 // MarshalJSON gives back the API's JSON.
 func (b BulkDeleteResult) MarshalJSON() ([]byte, error) { return give(b.raw, plainBulk(b)) }
 
-// BulkDelete cancels every unfinished job that matches, or with DryRun only says which.
+// BulkDelete deletes every job that matches, or with DryRun only says which.
 func (c *Client) BulkDelete(ctx context.Context, br BulkDeleteRequest) (BulkDeleteResult, error) {
 	rq, err := jsonRequest(http.MethodPost, "/api/v1/jobs/bulk-delete", br)
 	if err != nil {

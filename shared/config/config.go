@@ -49,6 +49,16 @@ type Config struct {
 	// region, shares that region by priority alone, as before quotas.
 	DefaultQuota tenancy.Quota
 
+	// JobRetention is how long a finished job's record is kept after its end before DynamoDB's
+	// TTL deletes it (its events keep their own 30 days from when they happened); 0 keeps records
+	// for good. TIDEGATE_JOB_RETENTION_DAYS, whole days, DefaultJobRetentionDays when unset.
+	JobRetention time.Duration
+	// JobTTL is the ttlSecondsAfterFinished dispatch gives a batch/v1 Job (and a CronJob's
+	// jobTemplate) whose manifest sets none or less: the cluster deletes the finished Job that
+	// long after it ends. 0 leaves Jobs as their manifests have them. Never below MinJobTTL, so
+	// that the beat (every minute) has recorded the end before the Job and its pods are gone.
+	JobTTL time.Duration
+
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
 	// Kubeconfig, when set, reaches every region's cluster through it instead of EKS.
@@ -110,6 +120,22 @@ type PolicySettings struct {
 // see concurrency in dev, small enough that a runaway submitter cannot flood a cluster.
 const DefaultCapacity = 10
 
+// DefaultJobRetentionDays keeps a finished job's record three months: long enough to look back
+// over a quarter's runs, short enough that the jobs table does not grow for ever.
+const DefaultJobRetentionDays = 90
+
+// MaxJobRetentionDays bounds TIDEGATE_JOB_RETENTION_DAYS at ten years; 0 keeps records for good.
+const MaxJobRetentionDays = 3650
+
+// DefaultJobTTL is the ttlSecondsAfterFinished Tidegate gives the Jobs it creates: an hour, time
+// for a person to look at a finished Job's pods with kubectl, and sixty beats to record its end.
+const DefaultJobTTL = time.Hour
+
+// MinJobTTL is the least TIDEGATE_JOB_TTL_SECONDS may be: five beats (one a minute, each up to 55
+// s). A Job the cluster deletes before a beat has seen it end loses its result (the beat records
+// it failed as vanished), so the TTL must comfortably outlast a late or failed beat or two.
+const MinJobTTL = 5 * time.Minute
+
 // DefaultRateLimit and DefaultRateBurst are a tenant's request budget on one API process when
 // nothing sets another. 20 tokens a second is a fifth of the HTTP API's stage throttle
 // (template.yaml: 100 a second for every caller together), so one tenant's runaway loop leaves
@@ -141,6 +167,8 @@ const (
 	EnvRateLimit            = "TIDEGATE_RATE_LIMIT"
 	EnvRateBurst            = "TIDEGATE_RATE_BURST"
 	EnvDefaultQuota         = "TIDEGATE_DEFAULT_QUOTA"
+	EnvJobRetentionDays     = "TIDEGATE_JOB_RETENTION_DAYS"
+	EnvJobTTLSeconds        = "TIDEGATE_JOB_TTL_SECONDS"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -202,6 +230,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.RegionGPUs = r.capacity(EnvRegionGPUs)
 	c.RateLimit, c.RateBurst = r.rate()
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
+	c.JobRetention, c.JobTTL = r.cleanup()
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.KMSKey = r.kmsKey()
@@ -278,6 +307,29 @@ func (r *reader) capacity(name string) map[string]int {
 		r.fail(name, err)
 	}
 	return v
+}
+
+// cleanup is how long finished jobs' records are kept and the Kubernetes Jobs' TTL after they
+// finish, each its default when unset.
+func (r *reader) cleanup() (retention, ttl time.Duration) {
+	days := DefaultJobRetentionDays
+	if s := r.get(EnvJobRetentionDays); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 || v > MaxJobRetentionDays {
+			r.fail(EnvJobRetentionDays, fmt.Errorf("%q is not a whole number of days from 0 (keep for good) to %d", s, MaxJobRetentionDays))
+		}
+		days = v
+	}
+	ttl = DefaultJobTTL
+	if s := r.get(EnvJobTTLSeconds); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 || v > math.MaxInt32 || v > 0 && time.Duration(v)*time.Second < MinJobTTL {
+			r.fail(EnvJobTTLSeconds, fmt.Errorf("%q is not 0 (leave Jobs as they are) or a whole number of seconds from %d: "+
+				"a Job deleted before the beat has seen it end loses its result", s, int(MinJobTTL.Seconds())))
+		}
+		ttl = time.Duration(v) * time.Second
+	}
+	return time.Duration(days) * 24 * time.Hour, ttl
 }
 
 // rate is the default request budget: a rate (a number, fractions allowed) and a burst (a whole

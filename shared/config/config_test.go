@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -180,6 +181,39 @@ func TestParseKMSKey(t *testing.T) {
 	for _, want := range []string{EnvSecretsKey, EnvKMSKey, "tidegate admin secrets reseal"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse error %q does not say %q", err, want)
+		}
+	}
+}
+
+func TestParseCleanup(t *testing.T) {
+	for _, tt := range []struct {
+		days, ttl     string
+		wantRetention time.Duration
+		wantTTL       time.Duration
+	}{
+		{"", "", DefaultJobRetentionDays * 24 * time.Hour, DefaultJobTTL},
+		{"0", "0", 0, 0},
+		{"7", "300", 7 * 24 * time.Hour, 5 * time.Minute},
+		{"3650", "86400", 3650 * 24 * time.Hour, 24 * time.Hour},
+	} {
+		m := full()
+		m[EnvJobRetentionDays], m[EnvJobTTLSeconds] = tt.days, tt.ttl
+		c, err := Parse(env(m))
+		if err != nil || c.JobRetention != tt.wantRetention || c.JobTTL != tt.wantTTL {
+			t.Errorf("Parse(%s=%q, %s=%q) = retention %v, TTL %v, %v; want %v, %v", EnvJobRetentionDays, tt.days, EnvJobTTLSeconds, tt.ttl,
+				c.JobRetention, c.JobTTL, err, tt.wantRetention, tt.wantTTL)
+		}
+	}
+	for name, bad := range map[string][]string{
+		EnvJobRetentionDays: {"-1", "3651", "7d", "1.5"},
+		EnvJobTTLSeconds:    {"-1", "60", "299", "1h", "99999999999"},
+	} {
+		for _, v := range bad {
+			m := full()
+			m[name] = v
+			if _, err := Parse(env(m)); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("Parse(%s=%q) = %v, want an error naming %s", name, v, err, name)
+			}
 		}
 	}
 }

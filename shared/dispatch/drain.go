@@ -185,7 +185,9 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	if err != nil {
 		return fmt.Errorf("reaching %s's cluster: %w", region, err)
 	}
-	applyErr := jobobjects.Apply(ctx, dc, j, h.ended)
+	applied := j // the record keeps the manifests as submitted
+	applied.Manifests = jobobjects.WithJobTTL(j.Manifests, h.JobTTL)
+	applyErr := jobobjects.Apply(ctx, dc, applied, h.ended)
 	switch {
 	case errors.Is(applyErr, jobobjects.ErrNameFinishing):
 		return h.requeue(ctx, j, token, applyErr)

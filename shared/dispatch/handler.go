@@ -79,6 +79,10 @@ type Handler struct {
 	// Webhooks, when set, is rung after a drain that dispatched jobs, so their job.dispatched
 	// events go out now rather than at the next beat's sweep.
 	Webhooks Bell
+	// JobTTL is the ttlSecondsAfterFinished given to the batch/v1 Jobs (and CronJobs' job
+	// templates) a job applies when their manifests set none; 0 sets none. A tenant's own below
+	// jobobjects.MinJobTTL is raised to it either way (see jobobjects.WithJobTTL).
+	JobTTL time.Duration
 
 	// quotas keeps tenants' quotas for quotaTTL.
 	quotas quotaCache

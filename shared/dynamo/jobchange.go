@@ -29,7 +29,7 @@ func (s *JobStore) apply(ctx context.Context, j jobs.Job, c jobs.Change, ret typ
 	if err := c.Check(); err != nil {
 		return nil, fmt.Errorf("job %s: %w", j.ID, err)
 	}
-	u, err := updateOf(j, c)
+	u, err := updateOf(j, c, s.retention)
 	if err != nil {
 		return nil, fmt.Errorf("recording job %s %s → %s: %w", j.ID, c.From, c.To, err)
 	}
@@ -116,8 +116,9 @@ type jobUpdate struct {
 // updateOf turns change c of job j into its update: the status, the history entry and the job's
 // place in gsi2 for a move, what the statuses imply (a job leaving dispatching drops its claim;
 // one leaving the queue its pending reason and position), the fields c sets, and the condition
-// that the job is still in c.From (and held by c.Claim).
-func updateOf(j jobs.Job, c jobs.Change) (jobUpdate, error) {
+// that the job is still in c.From (and held by c.Claim). A move to a terminal status also sets
+// expires_at, the table's TTL attribute, to the end plus retention (none when retention is 0).
+func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, error) {
 	e := &expression{names: map[string]string{}, vals: map[string]types.AttributeValue{}}
 	e.setTo("status", c.To)
 	e.setTo("updated_at", c.At.UTC())
@@ -137,6 +138,9 @@ func updateOf(j jobs.Job, c jobs.Change) (jobUpdate, error) {
 		}
 		if c.From == jobs.StatusQueued {
 			e.drop("pending_reason", "queue_position")
+		}
+		if c.To.Terminal() && retention > 0 {
+			e.setTo(attrExpires, c.At.Add(retention).Unix())
 		}
 	}
 	if c.NewClaim != nil {

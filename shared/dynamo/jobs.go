@@ -28,11 +28,22 @@ import (
 type JobStore struct {
 	db     *dynamodb.Client
 	tables Tables
+	// retention is how long a finished job's record is kept after its end (0: for good).
+	retention time.Duration
 }
 
-// NewJobStore returns a store on the jobs, events and control tables.
+// NewJobStore returns a store on the jobs, events and control tables that keeps finished jobs'
+// records for good; Retain sets a retention.
 func NewJobStore(db *dynamodb.Client, t Tables) *JobStore {
 	return &JobStore{db: db, tables: t}
+}
+
+// Retain makes the store keep a job's record for d after it finishes: the move to a terminal
+// status sets expires_at, and DynamoDB's TTL deletes the item some time after that (within days,
+// as AWS documents it; DynamoDB Local never does). 0 keeps records for good. It answers s.
+func (s *JobStore) Retain(d time.Duration) *JobStore {
+	s.retention = d
+	return s
 }
 
 // maxManifestBytes bounds a job's compressed manifests: DynamoDB's item limit is 400 KB, and the
@@ -213,4 +224,32 @@ func isConditionFailed(err error, index int) (map[string]types.AttributeValue, b
 	}
 	r := tc.CancellationReasons[index]
 	return r.Item, aws.ToString(r.Code) == "ConditionalCheckFailed"
+}
+
+// Purge deletes finished job j's record, if it is still finished as j has it; its events stay
+// until they expire. records.ErrStale when the record is in another status, records.ErrNotFound
+// when it is gone already. An unfinished job is refused before any write.
+func (s *JobStore) Purge(ctx context.Context, j jobs.Job) error {
+	if !j.Status.Terminal() {
+		return fmt.Errorf("job %s is %s: only a finished job's record can be deleted", j.ID, j.Status)
+	}
+	pk, sk := jobKey(j.ID)
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.tables.Jobs, Key: keyOf(pk, sk),
+		ConditionExpression:                 aws.String("#status = :status"),
+		ExpressionAttributeNames:            map[string]string{"#status": "status"},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":status": &types.AttributeValueMemberS{Value: string(j.Status)}},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		if len(failed.Item) == 0 {
+			return records.ErrNotFound
+		}
+		return records.ErrStale
+	}
+	if err != nil {
+		return fmt.Errorf("deleting job %s's record: %w", j.ID, err)
+	}
+	return nil
 }

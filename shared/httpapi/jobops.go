@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -22,21 +23,90 @@ type Clusters interface {
 }
 
 // cancelJob is DELETE /api/v1/jobs/{id}: a queued job is cancelled; a dispatched one is deleted
-// from its cluster (foreground: its pods go first) and then cancelled.
+// from its cluster (foreground: its pods go first) and then cancelled; a finished one has what is
+// left of its objects deleted. It answers 200 with the job, or with ?purge=true deletes the
+// job's record too and answers 204.
 func (a *api) cancelJob(w http.ResponseWriter, r *http.Request) error {
+	purge, err := purgeParam(r)
+	if err != nil {
+		return err
+	}
 	j, err := a.visibleJob(r)
 	if err != nil {
 		return err
 	}
-	if err := a.cancel(r.Context(), j); err != nil {
+	if err := a.deleteJob(r.Context(), j, purge); err != nil {
 		return err
 	}
 	a.ringWebhooks(r.Context())
+	if purge {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
 	j, err = a.jobs.Job(r.Context(), j.ID)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"job": j})
+}
+
+// purgeParam reads DELETE's ?purge: true deletes the job's record as well.
+func purgeParam(r *http.Request) (bool, error) {
+	switch r.URL.Query().Get("purge") {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, Invalid("purge is not true or false", FieldProblem{"purge", "true (delete the job's record too) or false"})
+}
+
+// deleteJob ends job j, whatever it was doing: an unfinished job is cancelled, a finished one's
+// remaining objects are deleted; with purge its record is deleted last, once nothing of it is
+// left in the cluster. Its events stay until they expire.
+func (a *api) deleteJob(ctx context.Context, j jobs.Job, purge bool) error {
+	if !j.Status.Terminal() {
+		if err := a.cancel(ctx, j); err != nil || !purge {
+			return err
+		}
+		var err error
+		if j, err = a.jobs.Job(ctx, j.ID); err != nil {
+			return err
+		}
+	} else if reachedCluster(j) {
+		if err := a.deleteObjects(ctx, j); err != nil {
+			return err
+		}
+	}
+	if !purge {
+		return nil
+	}
+	switch err := a.jobs.Purge(ctx, j); {
+	case errors.Is(err, records.ErrNotFound):
+		return nil // deleted by another request meanwhile
+	case errors.Is(err, records.ErrStale):
+		return Errorf(CodeConflict, "job %s changed while it was being deleted; look at it and try again", j.ID)
+	default:
+		return err
+	}
+}
+
+// reachedCluster reports whether job j was ever claimed for dispatch, so that objects of its may
+// be in its cluster: a job cancelled while queued never had any.
+func reachedCluster(j jobs.Job) bool {
+	return slices.ContainsFunc(j.StatusHistory, func(t jobs.Transition) bool { return t.Status == jobs.StatusDispatching })
+}
+
+// deleteObjects deletes job j's objects from its cluster, in the foreground.
+func (a *api) deleteObjects(ctx context.Context, j jobs.Job) error {
+	if a.clusters == nil {
+		return Errorf(CodeUnavailable, "no cluster access is configured to delete job %s's objects", j.ID)
+	}
+	dc, err := a.clusters.Dynamic(ctx, j.Region)
+	if err != nil {
+		return err
+	}
+	return jobobjects.Delete(ctx, dc, j)
 }
 
 // cancel ends job j, whatever it was doing, or says why it cannot.
@@ -52,14 +122,7 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 	case j.Status.Terminal():
 		return Errorf(CodeConflict, "job %s is already %s", j.ID, j.Status)
 	case j.Status != jobs.StatusQueued:
-		if a.clusters == nil {
-			return Errorf(CodeUnavailable, "no cluster access is configured to delete job %s's objects", j.ID)
-		}
-		dc, err := a.clusters.Dynamic(ctx, j.Region)
-		if err != nil {
-			return err
-		}
-		if err := jobobjects.Delete(ctx, dc, j); err != nil {
+		if err := a.deleteObjects(ctx, j); err != nil {
 			return err
 		}
 	}
@@ -147,64 +210,56 @@ type bulkDeleteRequest struct {
 	OlderThanDays *int   `json:"older_than_days"`
 	LabelSelector string `json:"label_selector"`
 	DryRun        bool   `json:"dry_run"`
+	Purge         bool   `json:"purge"`
 }
 
-// maxBulk bounds one bulk delete: each dispatched job costs cluster calls, and the API function
-// has 30 s. Run it again for the rest.
-const maxBulk = 500
+// maxBulk bounds the jobs one bulk delete matches, and bulkBudget the time it spends deleting
+// them: each job costs a few cluster and table calls, and the API function has 30 s. What is
+// left answers more: true; run it again for the rest.
+const (
+	maxBulk    = 500
+	bulkBudget = 20 * time.Second
+)
 
-// bulkDelete is POST /api/v1/jobs/bulk-delete: cancel every matching job of the caller's, or with
-// dry_run just say which.
+// bulkDelete is POST /api/v1/jobs/bulk-delete: delete every matching job of the caller's as
+// DELETE /api/v1/jobs/{id} does (cancel an unfinished one; remove a finished one's objects, and
+// its record with purge), or with dry_run just say which. Without a status, or with an
+// unfinished one, only unfinished jobs match; a finished status (completed is succeeded) matches
+// finished jobs. older_than_days counts from when the job was created.
 func (a *api) bulkDelete(w http.ResponseWriter, r *http.Request) error {
 	var req bulkDeleteRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	q := map[string][]string{}
-	for k, v := range map[string]string{"namespace": req.Namespace, "region": req.Region, "status": req.Status, "label_selector": req.LabelSelector} {
-		if v != "" {
-			q[k] = []string{v}
-		}
-	}
-	f, err := a.jobFilter(r.Context(), q)
+	f, before, err := a.bulkFilter(r.Context(), req)
 	if err != nil {
 		return err
 	}
-	var before time.Time
-	if req.OlderThanDays != nil {
-		if d := *req.OlderThanDays; d < 1 || d > 365 {
-			return Invalid("older_than_days is out of range", FieldProblem{"older_than_days", "a whole number from 1 to 365"})
-		}
-		before = a.now().Add(-time.Duration(*req.OlderThanDays) * 24 * time.Hour)
+	matched, more, err := a.bulkMatch(r.Context(), f, before)
+	if err != nil {
+		return err
 	}
-	matched := []jobs.Job{}
-	for cursor := ""; len(matched) < maxBulk; {
-		page, err := a.jobs.List(r.Context(), f, maxLimit, cursor)
-		if err != nil {
-			return err
-		}
-		for _, j := range page.Jobs {
-			if (before.IsZero() || j.CreatedAt.Before(before)) && !j.Status.Terminal() && len(matched) < maxBulk {
-				matched = append(matched, j)
-			}
-		}
-		if cursor = page.Next; cursor == "" {
-			break
-		}
-	}
-	out := map[string]any{"matched": len(matched), "deleted": 0, "jobs": matched, "dry_run": req.DryRun}
+	out := map[string]any{"matched": len(matched), "deleted": 0, "jobs": matched, "dry_run": req.DryRun, "more": more}
 	if req.DryRun {
 		return writeJSON(w, http.StatusOK, out)
 	}
 	deleted := 0
 	var failed []FieldProblem
+	start := time.Now()
 	for _, j := range matched {
+		if time.Since(start) > bulkBudget {
+			out["more"] = true
+			break
+		}
 		full, err := a.jobs.Job(r.Context(), j.ID)
+		if errors.Is(err, records.ErrNotFound) {
+			continue // purged by another request meanwhile
+		}
 		if err == nil {
-			err = a.cancel(r.Context(), full)
+			err = a.deleteJob(r.Context(), full, req.Purge)
 		}
 		if err != nil {
-			failed = append(failed, FieldProblem{Field: j.ID, Problem: a.clusterProblem(r.Context(), "cancelling the job", err)})
+			failed = append(failed, FieldProblem{Field: j.ID, Problem: a.clusterProblem(r.Context(), "deleting the job", err)})
 			continue
 		}
 		deleted++
@@ -215,4 +270,57 @@ func (a *api) bulkDelete(w http.ResponseWriter, r *http.Request) error {
 		out["failed"] = failed
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// bulkFilter is what a bulk delete's request matches: the listing filter and, with
+// older_than_days, the time before which a job must have been created.
+func (a *api) bulkFilter(ctx context.Context, req bulkDeleteRequest) (jobs.Filter, time.Time, error) {
+	q := map[string][]string{}
+	for k, v := range map[string]string{"namespace": req.Namespace, "region": req.Region, "status": req.Status, "label_selector": req.LabelSelector} {
+		if v != "" {
+			q[k] = []string{v}
+		}
+	}
+	f, err := a.jobFilter(ctx, q)
+	if err != nil {
+		return f, time.Time{}, err
+	}
+	var before time.Time
+	if req.OlderThanDays != nil {
+		if d := *req.OlderThanDays; d < 1 || d > 365 {
+			return f, before, Invalid("older_than_days is out of range", FieldProblem{"older_than_days", "a whole number from 1 to 365"})
+		}
+		before = a.now().Add(-time.Duration(*req.OlderThanDays) * 24 * time.Hour)
+	}
+	return f, before, nil
+}
+
+// bulkMatch lists up to maxBulk jobs that f and before match, finished ones only when f asks for
+// a finished status, and reports whether more may match. With before, it reads oldest first and
+// stops at the first job created since, so a tenant's recent jobs are not read at all.
+func (a *api) bulkMatch(ctx context.Context, f jobs.Filter, before time.Time) ([]jobs.Job, bool, error) {
+	matched := []jobs.Job{}
+	if !before.IsZero() {
+		f.Ascending = true
+	}
+	for cursor := ""; ; {
+		page, err := a.jobs.List(ctx, f, maxLimit, cursor)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, j := range page.Jobs {
+			if !before.IsZero() && !j.CreatedAt.Before(before) {
+				return matched, false, nil
+			}
+			if j.Status.Terminal() == f.Status.Terminal() {
+				if len(matched) == maxBulk {
+					return matched, true, nil
+				}
+				matched = append(matched, j)
+			}
+		}
+		if cursor = page.Next; cursor == "" {
+			return matched, false, nil
+		}
+	}
 }

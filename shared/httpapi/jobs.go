@@ -23,6 +23,7 @@ type JobStore interface {
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Queued(ctx context.Context, region string) ([]jobs.Job, error)
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
+	Purge(ctx context.Context, j jobs.Job) error
 }
 
 var _ JobStore = (*dynamo.JobStore)(nil)
@@ -60,9 +61,9 @@ func (a *api) jobFilter(ctx context.Context, q url.Values) (jobs.Filter, error) 
 		bad = append(bad, FieldProblem{"region", "must be one of " + strings.Join(a.regions, ", ")})
 	}
 	if s := q.Get("status"); s != "" {
-		st, ok := jobs.ParseStatus(s)
+		st, ok := jobs.ParseStatusFilter(s)
 		if !ok {
-			bad = append(bad, FieldProblem{"status", "must be one of queued, dispatching, pending, running, succeeded, failed, cancelled"})
+			bad = append(bad, FieldProblem{"status", "must be one of queued, dispatching, pending, running, succeeded (or completed), failed, cancelled"})
 		}
 		f.Status = st
 	}

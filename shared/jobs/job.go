@@ -26,6 +26,19 @@ func ParseStatus(s string) (Status, bool) {
 	return "", false
 }
 
+// StatusCompleted is the seed API's name for a job that succeeded: filters (a listing's status,
+// a bulk delete's) take it as succeeded; records never hold it.
+const StatusCompleted = "completed"
+
+// ParseStatusFilter reads a status as filters take it: a status name, or "completed" for
+// succeeded.
+func ParseStatusFilter(s string) (Status, bool) {
+	if s == StatusCompleted {
+		return StatusSucceeded, true
+	}
+	return ParseStatus(s)
+}
+
 // Priority bounds from API.md: 0–100, 50 when not given.
 const (
 	MinPriority     = 0

@@ -146,6 +146,8 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 		Kubeconfig:           kubeconfig,
 		WebhooksAllowPrivate: opt.WebhooksAllowPrivate,
 		Isolation:            config.DefaultIsolation(),
+		JobRetention:         config.DefaultJobRetentionDays * 24 * time.Hour,
+		JobTTL:               config.DefaultJobTTL,
 		Endpoints: config.Endpoints{
 			DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
 			KMS: sb.KMSEndpoint,

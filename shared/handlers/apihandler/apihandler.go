@@ -38,7 +38,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 	return httpapi.New(httpapi.Deps{
 		Log:          log,
 		Principals:   httpapi.NewPrincipalCache(dynamo.NewTenantStore(c.DynamoDB, t.Control), nil),
-		Jobs:         dynamo.NewJobStore(c.DynamoDB, t),
+		Jobs:         dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
 		Templates:    dynamo.NewTemplateStore(c.DynamoDB, t.Control),
 		Policy:       checker,
 		Ringer:       wake.New(c.SQS, cfg.DispatchQueueURL),

@@ -22,7 +22,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		Regions:  cfg.Regions,
 		Capacity: cfg.Capacity,
 		GPUs:     cfg.GPUCapacity,
-		Store:    dynamo.NewJobStore(c.DynamoDB, handlers.Tables(cfg)),
+		Store:    dynamo.NewJobStore(c.DynamoDB, handlers.Tables(cfg)).Retain(cfg.JobRetention),
 		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
 		// Each tenant's share of a region: its record's quota, else the default.
 		Tenants:      dynamo.NewTenantStore(c.DynamoDB, cfg.ControlTable),
@@ -31,6 +31,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		Clusters:     clusters,
 		Log:          log,
 		Webhooks:     delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		JobTTL:       cfg.JobTTL,
 	}
 }
 

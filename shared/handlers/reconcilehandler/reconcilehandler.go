@@ -25,9 +25,9 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 	t := handlers.Tables(cfg)
 	return &reconcile.Handler{
 		Regions:   cfg.RegionNames(),
-		Queues:    dynamo.NewJobStore(c.DynamoDB, t),
+		Queues:    dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
 		Ringer:    wake.New(c.SQS, cfg.DispatchQueueURL),
-		Jobs:      dynamo.NewJobStore(c.DynamoDB, t),
+		Jobs:      dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
 		Clusters:  clusters,
 		Leases:    dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
 		Log:       log,
