@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/capacitytype"
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -48,6 +49,10 @@ type Config struct {
 	// (`tidegate admin tenants put --quota`). Zero, when unset, with no tenant's quota set for a
 	// region, shares that region by priority alone, as before quotas.
 	DefaultQuota tenancy.Quota
+	// CapacityTypeLabel is the node label that tells the clusters' on-demand nodes from spot ones
+	// (one of capacitytype.Labels; capacitytype.Default when unset): a job past its spot deadline
+	// that runs on demand has its pods select on-demand nodes by it.
+	CapacityTypeLabel string
 
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
@@ -141,6 +146,7 @@ const (
 	EnvRateLimit            = "TIDEGATE_RATE_LIMIT"
 	EnvRateBurst            = "TIDEGATE_RATE_BURST"
 	EnvDefaultQuota         = "TIDEGATE_DEFAULT_QUOTA"
+	EnvCapacityTypeLabel    = "TIDEGATE_CAPACITY_TYPE_LABEL"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -202,6 +208,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.RegionGPUs = r.capacity(EnvRegionGPUs)
 	c.RateLimit, c.RateBurst = r.rate()
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
+	c.CapacityTypeLabel = r.capacityTypeLabel()
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.KMSKey = r.kmsKey()
@@ -222,6 +229,15 @@ type reader struct {
 
 // get is name's setting without surrounding space; "" when it is not set.
 func (r *reader) get(name string) string { return strings.TrimSpace(r.getenv(name)) }
+
+// capacityTypeLabel is EnvCapacityTypeLabel's label, capacitytype.Default when unset.
+func (r *reader) capacityTypeLabel() string {
+	v := cmp.Or(r.get(EnvCapacityTypeLabel), capacitytype.Default)
+	if _, ok := capacitytype.OnDemandValue(v); !ok {
+		r.fail(EnvCapacityTypeLabel, fmt.Errorf("%q is not a capacity-type label Tidegate knows; use one of %s", v, strings.Join(capacitytype.Labels, ", ")))
+	}
+	return v
+}
 
 // need is name's setting, which must be set.
 func (r *reader) need(name string) string {

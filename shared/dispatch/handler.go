@@ -79,6 +79,10 @@ type Handler struct {
 	// Webhooks, when set, is rung after a drain that dispatched jobs, so their job.dispatched
 	// events go out now rather than at the next beat's sweep.
 	Webhooks Bell
+	// CapacityLabel is the node label that tells on-demand nodes from spot ones
+	// (capacitytype.Labels); "" is capacitytype.Default. A job whose spot deadline sends it to
+	// on-demand capacity has its pods select it.
+	CapacityLabel string
 
 	// quotas keeps tenants' quotas for quotaTTL.
 	quotas quotaCache
