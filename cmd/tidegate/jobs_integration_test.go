@@ -158,6 +158,32 @@ func TestSubmitSpotDeadline(t *testing.T) {
 	}
 }
 
+// TestSpotDeadlineOnDev: on the dev stack, with no price for the type (so the gate holds the
+// jobs), a 2 s deadline fails the job that asked to fail, with spot_deadline_passed, and
+// dispatches the one that asked to run on demand, saying so in its history.
+func TestSpotDeadlineOnDev(t *testing.T) {
+	h := newHarness(t)
+	submit := func(on string) string {
+		h.stdin = exampleJob(t, uniqueName("deadline"))
+		out := h.ok("jobs", "submit", "-f", "-", "--region", "us-east-1", "--max-spot-price", "0.1", "--spot-instance-type", "g5.xlarge",
+			"--spot-deadline", "2s", "--on-deadline", on, "-o", "json")
+		var j apiclient.Job
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+	failing, onDemand := submit("fail"), submit("on_demand")
+	reasonOf := func(id string, status string) bool {
+		j, err := h.api.Job(context.Background(), id)
+		return err == nil && slices.ContainsFunc(j.StatusHistory, func(tr apiclient.Transition) bool {
+			return tr.Status == status && tr.Reason == map[string]string{"failed": "spot_deadline_passed", "pending": "spot deadline passed: on demand"}[status]
+		})
+	}
+	h.eventually(failing+" failed with spot_deadline_passed", func() bool { return reasonOf(failing, "failed") })
+	h.eventually(onDemand+" dispatched on demand", func() bool { return reasonOf(onDemand, "pending") })
+}
+
 // TestHeldJobs: listing, filtering, sorting, the queue's numbers, why a job waits, and cancelling
 // one job or many.
 func TestHeldJobs(t *testing.T) {
