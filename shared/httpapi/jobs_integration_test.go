@@ -139,6 +139,20 @@ func TestSubmitSpotDeadline(t *testing.T) {
 		if err != nil || got.Sub(tc.near).Abs() > 5*time.Second || spot["on_deadline"] != tc.want {
 			t.Errorf("spot_deadline %q, on_deadline %q: spot = %v; want the deadline near %s and on_deadline %s", tc.deadline, tc.onDeadline, spot, tc.near, tc.want)
 		}
+		if tc.deadline != "30s" {
+			continue
+		}
+		// A retry waits as long again, from its own submission.
+		id := fmt.Sprint(out["job"].(map[string]any)["id"])
+		status, out = st.do(t, 0, "POST", "/api/v1/jobs/"+id+"/retry", st.member, "", "", nil)
+		if status != 202 {
+			t.Fatalf("POST /api/v1/jobs/%s/retry = %d %v, want 202", id, status, out)
+		}
+		spot, _ = out["job"].(map[string]any)["spot"].(map[string]any)
+		got, err = time.Parse(time.RFC3339Nano, fmt.Sprint(spot["deadline"]))
+		if err != nil || got.Sub(time.Now().Add(30*time.Second)).Abs() > 5*time.Second || spot["on_deadline"] != "on_demand" {
+			t.Errorf("the retry's spot = %v; want a deadline 30s off, on_demand", spot)
+		}
 	}
 }
 
