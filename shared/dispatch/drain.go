@@ -180,10 +180,12 @@ func (h *Handler) atDeadline(ctx context.Context, queued []jobs.Job, observed ma
 			if err == nil {
 				err = h.Store.Apply(ctx, j, c)
 			}
-			if err != nil && !errors.Is(err, records.ErrStale) { // stale: cancelled meanwhile, say
+			switch {
+			case err == nil:
+				h.Log.InfoContext(ctx, "spot deadline passed; failed", "job_id", j.ID, "region", j.Region)
+			case !errors.Is(err, records.ErrStale): // stale: cancelled meanwhile, say
 				errs = append(errs, err)
 			}
-			h.Log.InfoContext(ctx, "spot deadline passed; failed", "job_id", j.ID, "region", j.Region)
 			continue
 		case admission.OnDemand:
 			onDemand[j.ID] = true
