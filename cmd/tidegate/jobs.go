@@ -28,6 +28,8 @@ type submitFlags struct {
 	labels            []string
 	maxSpotPrice      float64
 	spotType          string
+	spotDeadline      string
+	onDeadline        string
 	idempotencyKey    string
 	wait              bool
 }
@@ -40,6 +42,8 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "a label k=v for finding the job again; repeat for more")
 	fl.Float64Var(&f.maxSpotPrice, "max-spot-price", 0, "hold the job until the spot price is at most this many dollars an hour")
 	fl.StringVar(&f.spotType, "spot-instance-type", "", "the instance type whose spot price --max-spot-price caps, e.g. g5.xlarge")
+	fl.StringVar(&f.spotDeadline, "spot-deadline", "", "stop waiting for the spot price after this long (30s, 2h) or at this RFC 3339 time")
+	fl.StringVar(&f.onDeadline, "on-deadline", "", "what the job does if the price still holds it at --spot-deadline: on_demand or fail (the default)")
 	fl.StringVar(&f.idempotencyKey, "idempotency-key", "", "send the same key again to get the same job, not a second one")
 	fl.BoolVarP(&f.wait, "wait", "w", false, "follow the job until it ends; exit non-zero unless it succeeded")
 	_ = cmd.RegisterFlagCompletionFunc("region", completeRegions(s))
@@ -49,7 +53,8 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 // settings reports whether any flag only POST /api/v1/jobs takes was given.
 func (f *submitFlags) settings(cmd *cobra.Command) bool {
 	fl := cmd.Flags()
-	return fl.Changed("priority") || len(f.labels) > 0 || fl.Changed("max-spot-price") || fl.Changed("spot-instance-type")
+	return fl.Changed("priority") || len(f.labels) > 0 || fl.Changed("max-spot-price") || fl.Changed("spot-instance-type") ||
+		f.spotDeadline != "" || f.onDeadline != ""
 }
 
 func (f *submitFlags) priorityPtr(cmd *cobra.Command) *int {
@@ -202,7 +207,7 @@ func (f *submitFlags) jobRequest(cmd *cobra.Command, body []byte) (apiclient.Job
 	}
 	return apiclient.JobRequest{
 		Manifest: docs[0], Region: f.region, Namespace: ns, Priority: f.priorityPtr(cmd), Labels: labels,
-		MaxSpotPrice: f.spotPtr(cmd), SpotInstanceType: f.spotType,
+		MaxSpotPrice: f.spotPtr(cmd), SpotInstanceType: f.spotType, SpotDeadline: f.spotDeadline, OnDeadline: f.onDeadline,
 	}, nil
 }
 

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/tidegate/tidegate/shared/apiclient"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
@@ -135,6 +137,51 @@ func heldJob(t *testing.T, h *harness, priority string, labels ...string) string
 		return err == nil && got.PendingReason == "spot_price_unknown" && got.QueuePosition > 0
 	})
 	return j.ID
+}
+
+// TestSubmitSpotDeadline: --spot-deadline and --on-deadline reach the job's cap.
+func TestSubmitSpotDeadline(t *testing.T) {
+	h := newHarness(t)
+	h.stdin = exampleJob(t, uniqueName("deadline"))
+	out := h.ok("jobs", "submit", "-f", "-", "--region", "us-east-1", "--max-spot-price", "0.1", "--spot-instance-type", "g5.xlarge",
+		"--spot-deadline", "2h", "--on-deadline", "on_demand", "-o", "json")
+	var j apiclient.Job
+	if err := json.Unmarshal([]byte(out), &j); err != nil || j.Spot == nil || j.Spot.Deadline == nil {
+		t.Fatalf("jobs submit -o json = %s (%v), want a job with a spot deadline", out, err)
+	}
+	if d := time.Until(*j.Spot.Deadline); d < 119*time.Minute || d > 2*time.Hour || j.Spot.OnDeadline != "on_demand" {
+		t.Errorf("spot = %+v (deadline in %s), want one 2h off, on_demand", j.Spot, d)
+	}
+	h.stdin = exampleJob(t, uniqueName("deadline"))
+	if stderr := h.fails("jobs", "submit", "-f", "-", "--region", "us-east-1", "--spot-deadline", "2h"); !strings.Contains(stderr, "spot_deadline") {
+		t.Errorf("a deadline without a cap: stderr %q, want it to name spot_deadline", stderr)
+	}
+}
+
+// TestSpotDeadlineOnDev: on the dev stack, with no price for the type (so the gate holds the
+// jobs), a 2 s deadline fails the job that asked to fail, with spot_deadline_passed, and
+// dispatches the one that asked to run on demand, saying so in its history.
+func TestSpotDeadlineOnDev(t *testing.T) {
+	h := newHarness(t)
+	submit := func(on string) string {
+		h.stdin = exampleJob(t, uniqueName("deadline"))
+		out := h.ok("jobs", "submit", "-f", "-", "--region", "us-east-1", "--max-spot-price", "0.1", "--spot-instance-type", "g5.xlarge",
+			"--spot-deadline", "2s", "--on-deadline", on, "-o", "json")
+		var j apiclient.Job
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+	failing, onDemand := submit("fail"), submit("on_demand")
+	reasonOf := func(id string, status string) bool {
+		j, err := h.api.Job(context.Background(), id)
+		return err == nil && slices.ContainsFunc(j.StatusHistory, func(tr apiclient.Transition) bool {
+			return tr.Status == status && tr.Reason == map[string]string{"failed": "spot_deadline_passed", "pending": "spot deadline passed: on demand"}[status]
+		})
+	}
+	h.eventually(failing+" failed with spot_deadline_passed", func() bool { return reasonOf(failing, "failed") })
+	h.eventually(onDemand+" dispatched on demand", func() bool { return reasonOf(onDemand, "pending") })
 }
 
 // TestHeldJobs: listing, filtering, sorting, the queue's numbers, why a job waits, and cancelling

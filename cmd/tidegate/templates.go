@@ -248,6 +248,7 @@ func templatesRunCmd(s *session) *cobra.Command {
 			tr := apiclient.TemplateRun{
 				Name: jobName, Namespace: f.namespace, Region: f.region, Parameters: values, Labels: labels,
 				Priority: f.priorityPtr(cmd), MaxSpotPrice: f.spotPtr(cmd), SpotInstanceType: f.spotType,
+				SpotDeadline: f.spotDeadline, OnDeadline: f.onDeadline,
 			}
 			j, err := c.RunTemplate(cmd.Context(), args[0], tr, f.idempotencyKey)
 			if err != nil {

@@ -71,6 +71,10 @@ type Transition struct {
 type Spot struct {
 	InstanceType string  `json:"instance_type"`
 	MaxPrice     float64 `json:"max_price"`
+	// Deadline, when set, is when the job stops waiting for its price; OnDeadline says what it
+	// then does: on_demand or fail.
+	Deadline   *time.Time `json:"deadline,omitempty"`
+	OnDeadline string     `json:"on_deadline,omitempty"`
 }
 
 // SpotGate is the cap and the spot price last seen for it.
@@ -90,6 +94,8 @@ type JobRequest struct {
 	Labels           map[string]string `json:"labels,omitempty"`
 	MaxSpotPrice     *float64          `json:"max_spot_price,omitempty"`
 	SpotInstanceType string            `json:"spot_instance_type,omitempty"`
+	SpotDeadline     string            `json:"spot_deadline,omitempty"`
+	OnDeadline       string            `json:"on_deadline,omitempty"`
 }
 
 // jobAnswer is the routes' {job} answer.

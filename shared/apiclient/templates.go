@@ -75,6 +75,8 @@ type TemplateRun struct {
 	Priority         *int              `json:"priority,omitempty"`
 	MaxSpotPrice     *float64          `json:"max_spot_price,omitempty"`
 	SpotInstanceType string            `json:"spot_instance_type,omitempty"`
+	SpotDeadline     string            `json:"spot_deadline,omitempty"`
+	OnDeadline       string            `json:"on_deadline,omitempty"`
 }
 
 // RunTemplate submits a job made from a template.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/capacitytype"
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -48,6 +49,10 @@ type Config struct {
 	// (`tidegate admin tenants put --quota`). Zero, when unset, with no tenant's quota set for a
 	// region, shares that region by priority alone, as before quotas.
 	DefaultQuota tenancy.Quota
+	// CapacityTypeLabel is the node label that tells the clusters' on-demand nodes from spot ones
+	// (one of capacitytype.Labels; capacitytype.Default when unset): a job past its spot deadline
+	// that runs on demand has its pods select on-demand nodes by it.
+	CapacityTypeLabel string
 
 	// JobRetention is how long a finished job's record is kept after its end before DynamoDB's
 	// TTL deletes it (its events keep their own 30 days from when they happened); 0 keeps records
@@ -169,6 +174,7 @@ const (
 	EnvDefaultQuota         = "TIDEGATE_DEFAULT_QUOTA"
 	EnvJobRetentionDays     = "TIDEGATE_JOB_RETENTION_DAYS"
 	EnvJobTTLSeconds        = "TIDEGATE_JOB_TTL_SECONDS"
+	EnvCapacityTypeLabel    = "TIDEGATE_CAPACITY_TYPE_LABEL"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -231,6 +237,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.RateLimit, c.RateBurst = r.rate()
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
 	c.JobRetention, c.JobTTL = r.cleanup()
+	c.CapacityTypeLabel = r.capacityTypeLabel()
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.KMSKey = r.kmsKey()
@@ -251,6 +258,15 @@ type reader struct {
 
 // get is name's setting without surrounding space; "" when it is not set.
 func (r *reader) get(name string) string { return strings.TrimSpace(r.getenv(name)) }
+
+// capacityTypeLabel is EnvCapacityTypeLabel's label, capacitytype.Default when unset.
+func (r *reader) capacityTypeLabel() string {
+	v := cmp.Or(r.get(EnvCapacityTypeLabel), capacitytype.Default)
+	if _, ok := capacitytype.OnDemandValue(v); !ok {
+		r.fail(EnvCapacityTypeLabel, fmt.Errorf("%q is not a capacity-type label Tidegate knows; use one of %s", v, strings.Join(capacitytype.Labels, ", ")))
+	}
+	return v
+}
 
 // need is name's setting, which must be set.
 func (r *reader) need(name string) string {

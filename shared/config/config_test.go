@@ -163,6 +163,22 @@ func TestParseDefaultQuota(t *testing.T) {
 	}
 }
 
+func TestParseCapacityTypeLabel(t *testing.T) {
+	for in, want := range map[string]string{"": "karpenter.sh/capacity-type", " eks.amazonaws.com/capacityType ": "eks.amazonaws.com/capacityType"} {
+		m := full()
+		m[EnvCapacityTypeLabel] = in
+		c, err := Parse(env(m))
+		if err != nil || c.CapacityTypeLabel != want {
+			t.Errorf("Parse(%s=%q).CapacityTypeLabel = %q, %v; want %q", EnvCapacityTypeLabel, in, c.CapacityTypeLabel, err, want)
+		}
+	}
+	m := full()
+	m[EnvCapacityTypeLabel] = "node.kubernetes.io/instance-type"
+	if _, err := Parse(env(m)); err == nil || !strings.Contains(err.Error(), EnvCapacityTypeLabel) || !strings.Contains(err.Error(), "karpenter.sh/capacity-type") {
+		t.Errorf("Parse(%s=an unknown label) = %v, want an error naming the setting and the labels it takes", EnvCapacityTypeLabel, err)
+	}
+}
+
 // The sealing key is never configuration: the functions name a KMS key, and a secrets key left in
 // an environment is refused with what replaces it.
 func TestParseKMSKey(t *testing.T) {

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/tidegate/tidegate/shared/admission"
+	"github.com/tidegate/tidegate/shared/capacitytype"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -70,7 +72,7 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	var errs []error
 	for _, j := range active {
 		if j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now()) {
-			errs = append(errs, h.dispatch(ctx, region, j.ID))
+			errs = append(errs, h.dispatch(ctx, region, j.ID, h.adoptedOnDemand(ctx, region, j)))
 		}
 	}
 	capacity, err := h.capacity(ctx, region, queued, active)
@@ -78,8 +80,10 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 		return errors.Join(append(errs, err)...)
 	}
 	observed := h.observe(ctx, region, queued)
-	decision := admission.Decide(candidates(queued), capacity, observed)
-	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit)...)
+	queued, onDemand, err := h.atDeadline(ctx, queued, observed)
+	errs = append(errs, err)
+	decision := admission.Decide(candidates(queued, onDemand), capacity, observed)
+	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, onDemand)...)
 	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
 		// A lost ring costs a beat: the sweep rings for any event left undelivered.
@@ -143,12 +147,63 @@ func (h *Handler) shares(ctx context.Context, region string, js []jobs.Job) (map
 	return out, nil
 }
 
-func candidates(queued []jobs.Job) []admission.Candidate {
+// candidates are the queued jobs as admission sees them: those onDemand without their price cap,
+// so that only room and shares hold them.
+func candidates(queued []jobs.Job, onDemand map[string]bool) []admission.Candidate {
 	out := make([]admission.Candidate, len(queued))
 	for i, j := range queued {
 		out[i] = admission.Candidate{ID: j.ID, Tenant: j.Tenant, Priority: j.Priority, CreatedAt: j.CreatedAt, GPUs: j.GPUs, Spot: j.Spot}
+		if onDemand[j.ID] {
+			out[i].Spot = nil
+		}
 	}
 	return out
+}
+
+// atDeadline settles the queued jobs whose price still holds them at their spot deadline
+// (admission.Deadline): it fails those that asked to fail, with spot_deadline_passed and their
+// job.failed event (nothing of them was applied), and answers the rest of queued with the IDs
+// of those that run on demand.
+func (h *Handler) atDeadline(ctx context.Context, queued []jobs.Job, observed map[string]spotgate.Observation) ([]jobs.Job, map[string]bool, error) {
+	now := h.now()
+	kept := make([]jobs.Job, 0, len(queued))
+	onDemand := map[string]bool{}
+	var errs []error
+	for _, j := range queued {
+		var o spotgate.Observation
+		if j.Spot != nil {
+			o = observed[j.Spot.InstanceType]
+		}
+		switch admission.Deadline(j.Spot, o, now) {
+		case admission.Fail:
+			_, c, err := jobs.Move(j, jobs.StatusFailed, jobs.ReasonSpotDeadlinePassed, now)
+			if err == nil {
+				err = h.Store.Apply(ctx, j, c)
+			}
+			switch {
+			case err == nil:
+				h.Log.InfoContext(ctx, "spot deadline passed; failed", "job_id", j.ID, "region", j.Region)
+			case !errors.Is(err, records.ErrStale): // stale: cancelled meanwhile, say
+				errs = append(errs, err)
+			}
+			continue
+		case admission.OnDemand:
+			onDemand[j.ID] = true
+		}
+		kept = append(kept, j)
+	}
+	return kept, onDemand, errors.Join(errs...)
+}
+
+// adoptedOnDemand says whether job j, whose claim ran out, is applied on demand: its spot
+// deadline has passed and the price still holds it now. The drain that claimed it is gone, and
+// with it what it decided.
+func (h *Handler) adoptedOnDemand(ctx context.Context, region string, j jobs.Job) bool {
+	if j.Spot == nil || j.Spot.Deadline == nil {
+		return false
+	}
+	now := h.now()
+	return admission.Deadline(j.Spot, h.Prices.Observe(ctx, region, j.Spot.InstanceType, now), now) == admission.OnDemand
 }
 
 // observe reads the spot price of every instance type the queued jobs cap, once each.
@@ -169,7 +224,11 @@ func (h *Handler) observe(ctx context.Context, region string, queued []jobs.Job)
 // job.dispatched event. A job another drain took first is skipped. An apply the cluster refuses
 // for good fails the job at once (reject); one that a retry may mend waits out a backoff
 // (retryLater); a cluster out of reach leaves the claim to run out, so the next drain adopts it.
-func (h *Handler) dispatch(ctx context.Context, region, id string) error {
+//
+// A job onDemand (its spot deadline passed with the price above its cap) has its pods sent to
+// on-demand capacity (capacitytype.OnDemand, by the label CapacityLabel names), and its dispatch
+// says so in its status history.
+func (h *Handler) dispatch(ctx context.Context, region, id string, onDemand bool) error {
 	token := ids.New("claim-", h.now())
 	j, err := h.Store.Claim(ctx, id, region, token, h.now(), h.now().Add(claimLease))
 	if errors.Is(err, records.ErrStale) {
@@ -187,6 +246,11 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	}
 	applied := j // the record keeps the manifests as submitted
 	applied.Manifests = jobobjects.WithJobTTL(j.Manifests, h.JobTTL)
+	reason := ""
+	if onDemand {
+		applied.Manifests = capacitytype.OnDemand(applied.Manifests, cmp.Or(h.CapacityLabel, capacitytype.Default))
+		reason = jobs.ReasonSpotDeadlineOnDemand
+	}
 	applyErr := jobobjects.Apply(ctx, dc, applied, h.ended)
 	switch {
 	case errors.Is(applyErr, jobobjects.ErrNameFinishing):
@@ -200,7 +264,7 @@ func (h *Handler) dispatch(ctx context.Context, region, id string) error {
 	if applyErr != nil {
 		return h.reject(ctx, dc, j, token, applyErr)
 	}
-	return h.record(ctx, j, token, jobs.StatusPending, "")
+	return h.record(ctx, j, token, jobs.StatusPending, reason)
 }
 
 // record moves claimed job j to status to, for reason, with its event, if the claim is still
@@ -292,7 +356,7 @@ func (h *Handler) ended(ctx context.Context, id string) (bool, error) {
 // each one's error in that order. A panic in one dispatch (a fault hook's crash, say) stops the
 // rest from starting and is raised again here once those under way have finished, so it ends the
 // drain on the drain's own goroutine, as it did when jobs were dispatched one at a time.
-func (h *Handler) dispatchAll(ctx context.Context, region string, ids []string) []error {
+func (h *Handler) dispatchAll(ctx context.Context, region string, ids []string, onDemand map[string]bool) []error {
 	errs := make([]error, len(ids))
 	next, stop := make(chan int), make(chan struct{})
 	var (
@@ -313,7 +377,7 @@ func (h *Handler) dispatchAll(ctx context.Context, region string, ids []string) 
 					continue // a crash: start nothing more
 				default:
 				}
-				errs[i] = h.dispatch(ctx, region, ids[i])
+				errs[i] = h.dispatch(ctx, region, ids[i], onDemand[ids[i]])
 			}
 		})
 	}

@@ -83,6 +83,10 @@ type Handler struct {
 	// templates) a job applies when their manifests set none; 0 sets none. A tenant's own below
 	// jobobjects.MinJobTTL is raised to it either way (see jobobjects.WithJobTTL).
 	JobTTL time.Duration
+	// CapacityLabel is the node label that tells on-demand nodes from spot ones
+	// (capacitytype.Labels); "" is capacitytype.Default. A job whose spot deadline sends it to
+	// on-demand capacity has its pods select it.
+	CapacityLabel string
 
 	// quotas keeps tenants' quotas for quotaTTL.
 	quotas quotaCache

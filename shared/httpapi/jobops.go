@@ -196,6 +196,10 @@ func (a *api) retryJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	if j.Spot != nil {
 		s.maxSpotPrice, s.spotType = &j.Spot.MaxPrice, j.Spot.InstanceType
+		if j.Spot.Deadline != nil {
+			// The same wait as the first job's, from the retry's submission.
+			s.spotDeadline, s.onDeadline = j.Spot.Deadline.Sub(j.CreatedAt).String(), string(j.Spot.OnDeadline)
+		}
 	}
 	if err := a.admit(r.Context(), &s); err != nil {
 		return err

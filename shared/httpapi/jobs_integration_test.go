@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -104,6 +105,57 @@ func TestPolicyRefusals(t *testing.T) {
 	}
 }
 
+// spotJob is a capped submission with spot_deadline and on_deadline as given ("" leaves one out).
+func spotJob(deadline, onDeadline string) map[string]any {
+	b := map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a", "max_spot_price": 0.4, "spot_instance_type": "g5.xlarge"}
+	if deadline != "" {
+		b["spot_deadline"] = deadline
+	}
+	if onDeadline != "" {
+		b["on_deadline"] = onDeadline
+	}
+	return b
+}
+
+// TestSubmitSpotDeadline: a duration is kept as the time it ends, a time as itself, and
+// on_deadline defaults to fail.
+func TestSubmitSpotDeadline(t *testing.T) {
+	st := newStack(t)
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	for _, tc := range []struct {
+		deadline, onDeadline string
+		near                 time.Time
+		want                 string
+	}{
+		{"30s", "on_demand", time.Now().Add(30 * time.Second), "on_demand"},
+		{at.Format(time.RFC3339), "", at, "fail"},
+	} {
+		status, out := st.do(t, 0, "POST", "/api/v1/jobs", st.member, "application/json", mustJSON(spotJob(tc.deadline, tc.onDeadline)), nil)
+		if status != 202 {
+			t.Fatalf("POST /api/v1/jobs with spot_deadline %q = %d %v, want 202", tc.deadline, status, out)
+		}
+		spot, _ := out["job"].(map[string]any)["spot"].(map[string]any)
+		got, err := time.Parse(time.RFC3339Nano, fmt.Sprint(spot["deadline"]))
+		if err != nil || got.Sub(tc.near).Abs() > 5*time.Second || spot["on_deadline"] != tc.want {
+			t.Errorf("spot_deadline %q, on_deadline %q: spot = %v; want the deadline near %s and on_deadline %s", tc.deadline, tc.onDeadline, spot, tc.near, tc.want)
+		}
+		if tc.deadline != "30s" {
+			continue
+		}
+		// A retry waits as long again, from its own submission.
+		id := fmt.Sprint(out["job"].(map[string]any)["id"])
+		status, out = st.do(t, 0, "POST", "/api/v1/jobs/"+id+"/retry", st.member, "", "", nil)
+		if status != 202 {
+			t.Fatalf("POST /api/v1/jobs/%s/retry = %d %v, want 202", id, status, out)
+		}
+		spot, _ = out["job"].(map[string]any)["spot"].(map[string]any)
+		got, err = time.Parse(time.RFC3339Nano, fmt.Sprint(spot["deadline"]))
+		if err != nil || got.Sub(time.Now().Add(30*time.Second)).Abs() > 5*time.Second || spot["on_deadline"] != "on_demand" {
+			t.Errorf("the retry's spot = %v; want a deadline 30s off, on_demand", spot)
+		}
+	}
+}
+
 func TestSubmitFieldErrors(t *testing.T) {
 	st := newStack(t)
 	tests := []struct {
@@ -117,6 +169,17 @@ func TestSubmitFieldErrors(t *testing.T) {
 		{"type without price", map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a", "spot_instance_type": "g5.xlarge"}, "max_spot_price"},
 		{"negative price", map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a", "max_spot_price": -1, "spot_instance_type": "g5.xlarge"}, "max_spot_price"},
 		{"bad label", map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a", "labels": map[string]string{"bad key!": "x"}}, "labels.bad key!"},
+		{"deadline without a cap", map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a", "spot_deadline": "30s"}, "spot_deadline"},
+		{"on_deadline without a cap", map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a", "on_deadline": "fail"}, "on_deadline"},
+		{"on_deadline without a deadline", spotJob("", "on_demand"), "spot_deadline"},
+		{"deadline not a time", spotJob("soon", "on_demand"), "spot_deadline"},
+		{"deadline past", spotJob("-5s", "on_demand"), "spot_deadline"},
+		{"deadline zero", spotJob("0s", "fail"), "spot_deadline"},
+		{"deadline past as a time", spotJob("2001-01-01T00:00:00Z", "fail"), "spot_deadline"},
+		{"deadline beyond a week", spotJob("169h", "fail"), "spot_deadline"},
+		{"deadline far off as a time", spotJob("9999-12-31T23:59:59Z", "fail"), "spot_deadline"},
+		{"deadline overflowing", spotJob("99999999999999999h", "fail"), "spot_deadline"},
+		{"unknown on_deadline", spotJob("30s", "spot_anyway"), "on_deadline"},
 		{"unknown field", map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a", "colour": "red"}, "colour"},
 		{"no namespace", map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1"}, "namespace"},
 	}

@@ -111,13 +111,16 @@ type jobSettings struct {
 	Labels           map[string]string `json:"labels"`
 	MaxSpotPrice     *float64          `json:"max_spot_price"`
 	SpotInstanceType string            `json:"spot_instance_type"`
+	SpotDeadline     string            `json:"spot_deadline"`
+	OnDeadline       string            `json:"on_deadline"`
 }
 
 // submission starts a job's submission from the settings, the rest to be filled by the route.
 func (js jobSettings) submission(ms []map[string]any, idempotencyKey string, body []byte) submission {
 	s := submission{
 		manifests: ms, namespace: js.Namespace, region: js.Region, priority: jobs.DefaultPriority, labels: js.Labels,
-		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, idempotencyKey: idempotencyKey, body: body,
+		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, spotDeadline: js.SpotDeadline, onDeadline: js.OnDeadline,
+		idempotencyKey: idempotencyKey, body: body,
 		priorityDefaulted: js.Priority == nil,
 	}
 	if js.Priority != nil {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/ids"
@@ -39,6 +40,9 @@ type submission struct {
 	labels         map[string]string
 	maxSpotPrice   *float64
 	spotType       string
+	spotDeadline   string // as given: a duration from submission or an RFC 3339 time
+	onDeadline     string
+	deadline       *time.Time // spotDeadline read by admit
 	template       string
 	retryOf        string
 	idempotencyKey string
@@ -77,6 +81,7 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 			bad = append(bad, FieldProblem{"spot_instance_type", "must be an EC2 instance type such as g5.xlarge"})
 		}
 	}
+	bad = append(bad, s.checkDeadline(a.now())...)
 	if len(bad) > 0 {
 		return Invalid("fix the listed fields", bad...)
 	}
@@ -92,6 +97,47 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	}
 	s.manifests, s.gpus, s.podless = res.Manifests, res.GPUs, res.Pods == 0
 	return a.oneNamespace(s)
+}
+
+// maxSpotDeadline bounds how far off a spot deadline may be: a week from submission.
+const maxSpotDeadline = 7 * 24 * time.Hour
+
+// checkDeadline reads the submission's spot_deadline (a duration from now, such as 30s or 2h, or
+// an RFC 3339 time) into deadline, and lists what is wrong with it and on_deadline. Both only
+// go with a price cap: a deadline lifts the price gate and nothing else.
+func (s *submission) checkDeadline(now time.Time) []FieldProblem {
+	if s.spotDeadline == "" && s.onDeadline == "" {
+		return nil
+	}
+	var bad []FieldProblem
+	if s.maxSpotPrice == nil {
+		field := "spot_deadline"
+		if s.spotDeadline == "" {
+			field = "on_deadline"
+		}
+		bad = append(bad, FieldProblem{field, "only with max_spot_price and spot_instance_type: a spot deadline ends a wait for the spot price"})
+	}
+	if _, ok := jobs.ParseOnDeadline(s.onDeadline); !ok {
+		bad = append(bad, FieldProblem{"on_deadline", fmt.Sprintf("must be %s or %s", jobs.OnDeadlineOnDemand, jobs.OnDeadlineFail)})
+	}
+	if s.spotDeadline == "" {
+		return append(bad, FieldProblem{"spot_deadline", "required with on_deadline"})
+	}
+	var at time.Time
+	if d, err := time.ParseDuration(s.spotDeadline); err == nil {
+		at = now.Add(d)
+	} else if at, err = time.Parse(time.RFC3339, s.spotDeadline); err != nil {
+		return append(bad, FieldProblem{"spot_deadline", "must be a duration from submission such as 30s or 2h, or an RFC 3339 time such as 2026-05-01T12:00:00Z"})
+	}
+	switch d := at.Sub(now); {
+	case d <= 0:
+		bad = append(bad, FieldProblem{"spot_deadline", "must be after submission"})
+	case d > maxSpotDeadline:
+		bad = append(bad, FieldProblem{"spot_deadline", "must be at most 168h (a week) after submission"})
+	}
+	at = at.UTC()
+	s.deadline = &at
+	return bad
 }
 
 // oneNamespace settles the job's namespace: a job runs in one, the one its manifests name.
@@ -147,6 +193,10 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	j.Template, j.RetryOf, j.GPUs, j.Podless = s.template, s.retryOf, s.gpus, s.podless
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
+		if s.deadline != nil {
+			on, _ := jobs.ParseOnDeadline(s.onDeadline) // checked by admit
+			j.Spot.Deadline, j.Spot.OnDeadline = s.deadline, on
+		}
 	}
 	var idem *dynamo.Idempotency
 	if s.idempotencyKey != "" {

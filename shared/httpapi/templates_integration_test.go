@@ -86,6 +86,20 @@ func TestTemplates(t *testing.T) {
 		})
 	}
 
+	// A template's run takes a job's spot settings, the deadline's included.
+	spotRun := map[string]any{"name": "train-spot", "namespace": "team-a", "region": "us-east-1", "parameters": map[string]any{"workers": 1, "message": "x"},
+		"max_spot_price": 0.4, "spot_instance_type": "g5.xlarge", "spot_deadline": "1h", "on_deadline": "on_demand"}
+	status, out = st.do(t, 0, "POST", "/api/v1/templates/train/jobs", st.member, "application/json", mustJSON(spotRun), nil)
+	if spot, _ := out["job"].(map[string]any)["spot"].(map[string]any); status != 202 || spot["on_deadline"] != "on_demand" || spot["deadline"] == nil {
+		t.Errorf("a template run with a spot deadline = %d %v, want 202 and the deadline on the job", status, out)
+	}
+	delete(spotRun, "max_spot_price")
+	spotRun["name"] = "train-spot-2"
+	status, out = st.do(t, 0, "POST", "/api/v1/templates/train/jobs", st.member, "application/json", mustJSON(spotRun), nil)
+	if fields, _ := out["fields"].([]any); status != 400 || !slices.ContainsFunc(fields, func(f any) bool { return f.(map[string]any)["field"] == "spot_deadline" }) {
+		t.Errorf("a template run with a deadline and no cap = %d %v, want 400 naming spot_deadline", status, out)
+	}
+
 	replace := mustJSON(map[string]any{"manifest": templateJob(), "parameters": map[string]any{"tag": "1.37", "workers": 2, "message": "hi"}})
 	if status, out := st.do(t, 0, "PUT", "/api/v1/templates/train", st.member, "application/json", replace, nil); status != 200 {
 		t.Errorf("PUT = %d %v, want 200", status, out)

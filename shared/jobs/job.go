@@ -98,6 +98,33 @@ type Job struct {
 type Spot struct {
 	InstanceType string  `json:"instance_type" dynamodbav:"instance_type"`
 	MaxPrice     float64 `json:"max_price" dynamodbav:"max_price"`
+	// Deadline, when set, is when the job stops waiting for its price: a drain at or after it
+	// that finds the gate still holding the job runs it on on-demand capacity or fails it, as
+	// OnDeadline says. A job whose price is within its cap then runs on spot as usual.
+	Deadline   *time.Time `json:"deadline,omitempty" dynamodbav:"deadline,omitempty"`
+	OnDeadline OnDeadline `json:"on_deadline,omitempty" dynamodbav:"on_deadline,omitempty"`
+}
+
+// OnDeadline is what becomes of a job its price still holds at its spot deadline.
+type OnDeadline string
+
+const (
+	// OnDeadlineOnDemand dispatches it without the gate, its pods sent to on-demand capacity.
+	OnDeadlineOnDemand OnDeadline = "on_demand"
+	// OnDeadlineFail fails it with ReasonSpotDeadlinePassed. It is the default: a cap is a
+	// promise about cost, and a deadline given without saying what then must not break it.
+	OnDeadlineFail OnDeadline = "fail"
+)
+
+// ParseOnDeadline reads an on_deadline value; "" is the default, OnDeadlineFail.
+func ParseOnDeadline(s string) (OnDeadline, bool) {
+	switch v := OnDeadline(s); v {
+	case "":
+		return OnDeadlineFail, true
+	case OnDeadlineOnDemand, OnDeadlineFail:
+		return v, true
+	}
+	return "", false
 }
 
 // SpotGate is API.md's spot_gate: the cap, and the price last seen for it.

@@ -19,7 +19,8 @@ const IDKey = "tidegate.io/job-id"
 // claimed job back to the queue, while an earlier job's finished objects still hold its names.
 var moves = map[Status]map[Status]outbox.Type{
 	StatusQueued: {
-		StatusDispatching: "", // claimed by a drain
+		StatusDispatching: "",               // claimed by a drain
+		StatusFailed:      outbox.JobFailed, // its price still held it at its spot deadline
 		StatusCancelled:   outbox.JobCancelled,
 	},
 	StatusDispatching: {
@@ -47,6 +48,14 @@ var moves = map[Status]map[Status]outbox.Type{
 const (
 	ReasonRejectedByCluster = "rejected_by_cluster"
 	ReasonDispatchFailed    = "dispatch_failed"
+)
+
+// Why a queued job failed or left the queue at its spot deadline: its price still held it then,
+// and it asked to fail (ReasonSpotDeadlinePassed) or to run on demand (ReasonSpotDeadlineOnDemand,
+// the reason of its dispatch in its status history).
+const (
+	ReasonSpotDeadlinePassed   = "spot_deadline_passed"
+	ReasonSpotDeadlineOnDemand = "spot deadline passed: on demand"
 )
 
 // MaxDispatchAttempts bounds the applies of a job that the cluster keeps answering with errors a

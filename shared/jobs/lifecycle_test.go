@@ -17,6 +17,7 @@ var all = []Status{StatusQueued, StatusDispatching, StatusPending, StatusRunning
 var allowed = map[[2]Status]outbox.Type{
 	{StatusQueued, StatusDispatching}:    "",
 	{StatusQueued, StatusCancelled}:      outbox.JobCancelled,
+	{StatusQueued, StatusFailed}:         outbox.JobFailed,
 	{StatusDispatching, StatusPending}:   outbox.JobDispatched,
 	{StatusDispatching, StatusFailed}:    outbox.JobFailed,
 	{StatusDispatching, StatusQueued}:    "",

@@ -25,13 +25,14 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		Store:    dynamo.NewJobStore(c.DynamoDB, handlers.Tables(cfg)).Retain(cfg.JobRetention),
 		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
 		// Each tenant's share of a region: its record's quota, else the default.
-		Tenants:      dynamo.NewTenantStore(c.DynamoDB, cfg.ControlTable),
-		DefaultQuota: cfg.DefaultQuota,
-		Prices:       prices,
-		Clusters:     clusters,
-		Log:          log,
-		Webhooks:     delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
-		JobTTL:       cfg.JobTTL,
+		Tenants:       dynamo.NewTenantStore(c.DynamoDB, cfg.ControlTable),
+		DefaultQuota:  cfg.DefaultQuota,
+		Prices:        prices,
+		Clusters:      clusters,
+		Log:           log,
+		Webhooks:      delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		CapacityLabel: cfg.CapacityTypeLabel,
+		JobTTL:        cfg.JobTTL,
 	}
 }
 
