@@ -160,6 +160,9 @@ func updateOf(j jobs.Job, c jobs.Change) (jobUpdate, error) {
 	if c.Exits != nil {
 		e.setTo("exits", c.Exits)
 	}
+	if c.Cost != nil {
+		e.setTo("cost", *c.Cost)
+	}
 	if c.DispatchAttempts != 0 {
 		e.setTo("dispatch_attempts", c.DispatchAttempts)
 		e.setTo("dispatch_error", c.DispatchError)

@@ -21,6 +21,7 @@ var clients = []string{
 var pure = map[string][]string{
 	"shared/admission":    reach,
 	"shared/apps":         reach,
+	"shared/costing":      reach,
 	"shared/deliveryplan": reach,
 	"shared/hostplan":     reach,
 	"shared/jobs":         reach,
