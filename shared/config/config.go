@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/costing"
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -48,6 +49,9 @@ type Config struct {
 	// (`tidegate admin tenants put --quota`). Zero, when unset, with no tenant's quota set for a
 	// region, shares that region by priority alone, as before quotas.
 	DefaultQuota tenancy.Quota
+	// OnDemandPrices is each instance type's on-demand price per hour in dollars, what a finished
+	// job's on-demand nodes are costed at (shared/costing); a type not named has no known cost.
+	OnDemandPrices map[string]float64
 
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
@@ -141,6 +145,7 @@ const (
 	EnvRateLimit            = "TIDEGATE_RATE_LIMIT"
 	EnvRateBurst            = "TIDEGATE_RATE_BURST"
 	EnvDefaultQuota         = "TIDEGATE_DEFAULT_QUOTA"
+	EnvOnDemandPrices       = "TIDEGATE_ON_DEMAND_PRICES"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -202,6 +207,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.RegionGPUs = r.capacity(EnvRegionGPUs)
 	c.RateLimit, c.RateBurst = r.rate()
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
+	c.OnDemandPrices = r.onDemand(EnvOnDemandPrices)
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.KMSKey = r.kmsKey()
@@ -429,6 +435,15 @@ func (r *reader) quota(name string) tenancy.Quota {
 		r.fail(name, err)
 	}
 	return q
+}
+
+// onDemand reads an on-demand price table, TYPE=PRICE,… (costing.ParseOnDemand).
+func (r *reader) onDemand(name string) map[string]float64 {
+	t, err := costing.ParseOnDemand(r.get(name))
+	if err != nil {
+		r.fail(name, err)
+	}
+	return t
 }
 
 // splitList reads a comma-separated list, dropping blanks.

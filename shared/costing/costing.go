@@ -66,14 +66,16 @@ type Prices struct {
 // Estimate is the cost of the runs, node by node in the order the nodes were first used. A
 // node's seconds are the union of its runs: two pods of the job on one node at once count that
 // time once, since the node is paid for once. A node whose type, capacity type or price is not
-// known counts nothing and makes the estimate incomplete, with a reason naming it.
+// known counts nothing and makes the estimate incomplete, with a reason naming it. A run of no
+// time (a pod that ended in the second it started: the API keeps whole seconds) still names its
+// node, at no cost.
 func Estimate(runs []Run, nodes map[string]Node, p Prices) jobs.Cost {
 	out := jobs.Cost{Currency: Currency, Nodes: []jobs.NodeCost{}, Complete: true}
 	byNode := map[string][]Run{}
 	var order []string
 	for _, r := range runs {
-		if r.Node == "" || !r.End.After(r.Start) {
-			continue // never ran, or ran no time
+		if r.Node == "" {
+			continue // never scheduled
 		}
 		if _, seen := byNode[r.Node]; !seen {
 			order = append(order, r.Node)
@@ -89,7 +91,7 @@ func Estimate(runs []Run, nodes map[string]Node, p Prices) jobs.Cost {
 			out.Reasons = append(out.Reasons, reason)
 		}
 	}
-	out.Total = cents(out.Total)
+	out.Total = Round(out.Total)
 	return out
 }
 
@@ -130,6 +132,9 @@ func Seconds(runs []Run) float64 {
 	var total time.Duration
 	var from, to time.Time
 	for i, r := range runs {
+		if r.End.Before(r.Start) {
+			r.End = r.Start // clocks disagreeing: no time, rather than less than none
+		}
 		switch {
 		case i == 0:
 			from, to = r.Start, r.End
@@ -146,8 +151,8 @@ func Seconds(runs []Run) float64 {
 	return total.Seconds()
 }
 
-// cents rounds a total to a hundredth of a cent, so that sums read cleanly.
-func cents(v float64) float64 { return math.Round(v*10000) / 10000 }
+// Round rounds a total to a hundredth of a cent, so that sums read cleanly.
+func Round(v float64) float64 { return math.Round(v*10000) / 10000 }
 
 // ParseOnDemand reads an on-demand price table, "TYPE=PRICE,…" in dollars per hour (say
 // "g5.xlarge=1.006,m5.large=0.096"); empty is an empty table.

@@ -77,10 +77,11 @@ func TestUnknownPricesMakeItIncomplete(t *testing.T) {
 	}
 }
 
-func TestRunsThatNeverRanCostNothing(t *testing.T) {
-	c := Estimate([]Run{{Pod: "p"}, run("q", "n1", time.Hour, time.Hour)}, nil, prices)
-	if !c.Complete || c.Total != 0 || len(c.Nodes) != 0 {
-		t.Errorf("estimate = %+v, want complete and empty", c)
+func TestRunsOfNoTimeCostNothing(t *testing.T) {
+	runs := []Run{{Pod: "unscheduled"}, run("q", "n1", time.Hour, time.Hour), run("skewed", "n1", time.Hour, 0)}
+	c := Estimate(runs, map[string]Node{"n1": {"m5.large", OnDemand, "z"}}, prices)
+	if !c.Complete || c.Total != 0 || len(c.Nodes) != 1 || c.Nodes[0].Seconds != 0 || *c.Nodes[0].PricePerHour != 0.096 {
+		t.Errorf("estimate = %+v, want complete, n1 priced but for no time, the unscheduled pod left out", c)
 	}
 }
 
