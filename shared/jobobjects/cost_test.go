@@ -43,7 +43,10 @@ func TestCostInputs(t *testing.T) {
 	if diff := cmp.Diff(wantRuns, runs); diff != "" {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}
-	wantNodes := map[string]costing.Node{"n1": {"g5.xlarge", "spot", "us-east-1a"}, "n2": {"m5.large", "on-demand", "us-east-1b"}}
+	wantNodes := map[string]costing.Node{
+		"n1": {InstanceType: "g5.xlarge", CapacityType: "spot", Zone: "us-east-1a"},
+		"n2": {InstanceType: "m5.large", CapacityType: "on-demand", Zone: "us-east-1b"},
+	}
 	if diff := cmp.Diff(wantNodes, cn); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
