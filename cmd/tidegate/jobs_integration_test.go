@@ -100,6 +100,19 @@ func TestSubmitWaitFollowsTheJob(t *testing.T) {
 		t.Errorf("jobs events = %q, want a table", evs)
 	}
 
+	// The dev stack has no spot price for the kwok node's g5.xlarge: the job's cost is known
+	// incomplete, and counted so.
+	golden(t, "costs_by_namespace", h.ok("costs", "--group-by", "namespace"))
+	var costs struct {
+		Groups []map[string]any `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(h.ok("costs", "-o", "json")), &costs); err != nil || len(costs.Groups) != 1 || costs.Groups[0]["incomplete_jobs"] != 1.0 {
+		t.Errorf("costs -o json groups = %v (%v), want the tenant's one job, its estimate incomplete", costs.Groups, err)
+	}
+	if e := h.fails("costs", "--group-by", "region"); !strings.Contains(e, "group_by: must be tenant, namespace or label:KEY") {
+		t.Errorf("costs --group-by region failed with %q, want the parameter named", e)
+	}
+
 	retry := h.ok("jobs", "retry", id, "-o", "json")
 	var again map[string]any
 	if err := json.Unmarshal([]byte(retry), &again); err != nil || again["retry_of"] != id || again["status"] != "queued" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/capacitytype"
+	"github.com/tidegate/tidegate/shared/costing"
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -63,6 +64,9 @@ type Config struct {
 	// long after it ends. 0 leaves Jobs as their manifests have them. Never below MinJobTTL, so
 	// that the beat (every minute) has recorded the end before the Job and its pods are gone.
 	JobTTL time.Duration
+	// OnDemandPrices is each instance type's on-demand price per hour in dollars, what a finished
+	// job's on-demand nodes are costed at (shared/costing); a type not named has no known cost.
+	OnDemandPrices map[string]float64
 
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
@@ -175,6 +179,7 @@ const (
 	EnvJobRetentionDays     = "TIDEGATE_JOB_RETENTION_DAYS"
 	EnvJobTTLSeconds        = "TIDEGATE_JOB_TTL_SECONDS"
 	EnvCapacityTypeLabel    = "TIDEGATE_CAPACITY_TYPE_LABEL"
+	EnvOnDemandPrices       = "TIDEGATE_ON_DEMAND_PRICES"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -238,6 +243,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
 	c.JobRetention, c.JobTTL = r.cleanup()
 	c.CapacityTypeLabel = r.capacityTypeLabel()
+	c.OnDemandPrices = r.onDemand(EnvOnDemandPrices)
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.KMSKey = r.kmsKey()
@@ -497,6 +503,15 @@ func (r *reader) quota(name string) tenancy.Quota {
 		r.fail(name, err)
 	}
 	return q
+}
+
+// onDemand reads an on-demand price table, TYPE=PRICE,… (costing.ParseOnDemand).
+func (r *reader) onDemand(name string) map[string]float64 {
+	t, err := costing.ParseOnDemand(r.get(name))
+	if err != nil {
+		r.fail(name, err)
+	}
+	return t
 }
 
 // splitList reads a comma-separated list, dropping blanks.

@@ -179,6 +179,19 @@ func TestParseCapacityTypeLabel(t *testing.T) {
 	}
 }
 
+func TestParseOnDemandPrices(t *testing.T) {
+	m := full()
+	m[EnvOnDemandPrices] = "g5.xlarge=1.006, m5.large=0.096"
+	c, err := Parse(env(m))
+	if err != nil || len(c.OnDemandPrices) != 2 || c.OnDemandPrices["g5.xlarge"] != 1.006 {
+		t.Errorf("Parse(%s).OnDemandPrices = %v, %v", EnvOnDemandPrices, c.OnDemandPrices, err)
+	}
+	m[EnvOnDemandPrices] = "g5.xlarge=cheap"
+	if _, err := Parse(env(m)); err == nil || !strings.Contains(err.Error(), EnvOnDemandPrices) || !strings.Contains(err.Error(), "TYPE=PRICE") {
+		t.Errorf("Parse(%s=g5.xlarge=cheap) = %v, want an error naming the setting and TYPE=PRICE", EnvOnDemandPrices, err)
+	}
+}
+
 // The sealing key is never configuration: the functions name a KMS key, and a secrets key left in
 // an environment is refused with what replaces it.
 func TestParseKMSKey(t *testing.T) {

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"log/slog"
+	"math"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -88,7 +89,7 @@ func newRig(t *testing.T, capacity int) rig {
 		},
 		reconcile: &reconcile.Handler{
 			Regions: []string{region}, Queues: store, Ringer: wake.New(q, queueURL), Jobs: store,
-			Clusters: clusters, Leases: leases, Log: log, Now: c.now,
+			Clusters: clusters, Leases: leases, Log: log, Now: c.now, Prices: prices,
 		},
 	}
 }
@@ -188,6 +189,24 @@ func allEnded(ids ...string) func(map[string]jobs.Job) bool {
 	}
 }
 
+// checkCost checks that job j's cost was estimated on its kwok node (a spot g5.xlarge in
+// us-east-1a) at the spot price read when it ended.
+func checkCost(t *testing.T, j jobs.Job, price float64) {
+	t.Helper()
+	c := j.Cost
+	if c == nil || !c.Complete || c.Currency != "USD" || len(c.Nodes) != 1 {
+		t.Fatalf("job %s cost = %+v, want a complete estimate in USD on one node", j.ID, c)
+	}
+	n := c.Nodes[0]
+	if n.Name != "kwok-node-0" || n.InstanceType != "g5.xlarge" || n.CapacityType != "spot" || n.Zone != "us-east-1a" ||
+		n.PricePerHour == nil || *n.PricePerHour != price || n.PriceSource != "spot_price_history" {
+		t.Errorf("job %s cost node = %+v, want kwok-node-0, a spot g5.xlarge in us-east-1a at %v from the price history", j.ID, n, price)
+	}
+	if want := math.Round(price*n.Seconds/3600*10000) / 10000; c.Total != want || n.Seconds < 0 || n.Seconds > 120 {
+		t.Errorf("job %s cost total = %v for %v s, want %v", j.ID, c.Total, n.Seconds, want)
+	}
+}
+
 // TestPriorityOrderAndSpotGate is the scenario: capacity 1, jobs of priorities 10, 90
 // and 50 run in the order 90, 50, 10, while a priority-100 job capped under the spot price waits
 // without holding them up; once the price drops it runs too.
@@ -216,6 +235,7 @@ func TestPriorityOrderAndSpotGate(t *testing.T) {
 		if j.Placement["node_name"] != "kwok-node-0" || j.Placement["node_instance_type"] != "g5.xlarge" {
 			t.Errorf("job %s placement = %v, want kwok-node-0, a g5.xlarge", id, j.Placement)
 		}
+		checkCost(t, j, 0.55)
 	}
 	g := r.job(t, gated.ID)
 	if g.Status != jobs.StatusQueued || g.PendingReason != "spot_price_above_cap" || g.SpotGate == nil || g.SpotGate.ObservedPrice == nil || *g.SpotGate.ObservedPrice != 0.55 {
@@ -229,6 +249,8 @@ func TestPriorityOrderAndSpotGate(t *testing.T) {
 	r.run(t, ids, allEnded(gated.ID))
 	if g := r.job(t, gated.ID); g.Status != jobs.StatusSucceeded {
 		t.Errorf("gated job after the price dropped = %s, want succeeded", g.Status)
+	} else {
+		checkCost(t, g, 0.35) // the price when it ended, not the one it was held at
 	}
 }
 

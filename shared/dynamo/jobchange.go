@@ -164,6 +164,9 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	if c.Exits != nil {
 		e.setTo("exits", c.Exits)
 	}
+	if c.Cost != nil {
+		e.setTo("cost", *c.Cost)
+	}
 	if c.DispatchAttempts != 0 {
 		e.setTo("dispatch_attempts", c.DispatchAttempts)
 		e.setTo("dispatch_error", c.DispatchError)

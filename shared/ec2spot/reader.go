@@ -72,6 +72,7 @@ type cacheKey struct{ region, instanceType string }
 
 type cached struct {
 	o     spotgate.Observation
+	zones map[string]float64 // each zone's current price (spotgate.ByZone)
 	until time.Time
 }
 
@@ -91,6 +92,27 @@ func (r *Reader) Observe(ctx context.Context, region, instanceType string, now t
 // those not cached (in calls of up to 100 types).
 func (r *Reader) ObserveMany(ctx context.Context, region string, instanceTypes []string, now time.Time) map[string]spotgate.Observation {
 	out := make(map[string]spotgate.Observation, len(instanceTypes))
+	for t, c := range r.observe(ctx, region, instanceTypes, now) {
+		out[t] = c.o
+	}
+	return out
+}
+
+// ZonePrices is each of instanceTypes' current spot price in each of region's zones that has
+// one, by type then zone, read (and cached) as ObserveMany reads them: what a finished job's cost
+// is estimated at. A type whose read failed has no zones.
+func (r *Reader) ZonePrices(ctx context.Context, region string, instanceTypes []string, now time.Time) map[string]map[string]float64 {
+	out := make(map[string]map[string]float64, len(instanceTypes))
+	for t, c := range r.observe(ctx, region, instanceTypes, now) {
+		out[t] = c.zones
+	}
+	return out
+}
+
+// observe answers the cache entry of each of instanceTypes in region at now, asking EC2 once for
+// all those not cached (in calls of up to 100 types).
+func (r *Reader) observe(ctx context.Context, region string, instanceTypes []string, now time.Time) map[string]cached {
+	out := make(map[string]cached, len(instanceTypes))
 	var missing []string
 	r.mu.Lock()
 	for _, t := range instanceTypes {
@@ -100,10 +122,10 @@ func (r *Reader) ObserveMany(ctx context.Context, region string, instanceTypes [
 		c, ok := r.cache[cacheKey{region, t}]
 		// An entry from after now (a caller's clock behind another's) is not reused either.
 		if ok && !now.Before(c.o.CheckedAt) && now.Before(c.until) {
-			out[t] = c.o
+			out[t] = c
 			continue
 		}
-		out[t] = spotgate.Observation{InstanceType: t, CheckedAt: now}
+		out[t] = cached{o: spotgate.Observation{InstanceType: t, CheckedAt: now}}
 		missing = append(missing, t)
 	}
 	r.mu.Unlock()
@@ -115,10 +137,13 @@ func (r *Reader) ObserveMany(ctx context.Context, region string, instanceTypes [
 		}
 		r.mu.Lock()
 		for _, t := range chunk {
+			c := out[t]
 			if err == nil {
-				out[t] = spotgate.Lowest(t, points, now)
+				c.o, c.zones = spotgate.Lowest(t, points, now), spotgate.ByZone(t, points, now)
 			}
-			r.cache[cacheKey{region, t}] = cached{out[t], now.Add(r.keepFor(out[t]))}
+			c.until = now.Add(r.keepFor(c.o))
+			out[t] = c
+			r.cache[cacheKey{region, t}] = c
 		}
 		r.mu.Unlock()
 	}

@@ -269,3 +269,27 @@ func known(price float64, zone string) spotgate.Observation {
 }
 
 var unknown = spotgate.Observation{InstanceType: "g5.xlarge", CheckedAt: now}
+
+func TestZonePrices(t *testing.T) {
+	s := newStand(t)
+	s.set(t, "us-east-1", "g5.xlarge", 0.42, now.Add(-time.Hour))
+	r := s.reader(nil)
+	ctx := context.Background()
+
+	got := r.ZonePrices(ctx, "us-east-1", []string{"g5.xlarge", "x9.huge"}, now)
+	want := map[string]map[string]float64{
+		"g5.xlarge": {"us-east-1a": 0.42, "us-east-1b": 0.42, "us-east-1c": 0.42},
+		"x9.huge":   {},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ZonePrices (-want +got):\n%s", diff)
+	}
+	// The same cache serves the gate: an observation a moment later asks EC2 nothing.
+	if o := r.Observe(ctx, "us-east-1", "g5.xlarge", now.Add(time.Second)); !o.Known || o.Price != 0.42 || s.count() != 1 {
+		t.Errorf("Observe after ZonePrices = %+v after %d requests, want 0.42 from the cache", o, s.count())
+	}
+	s.fail(true)
+	if got := r.ZonePrices(ctx, "us-east-2", []string{"g5.xlarge"}, now); len(got["g5.xlarge"]) != 0 {
+		t.Errorf("ZonePrices with EC2 failing = %v, want no zones", got)
+	}
+}

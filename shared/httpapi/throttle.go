@@ -35,6 +35,7 @@ var costly = map[string]cost{
 	"GET /api/v1/jobs":              {perNamespace: costPerNamespace},
 	"POST /api/v1/jobs/bulk-delete": {perNamespace: costPerNamespace}, // its namespace is in the body: every one is charged
 	"GET /api/v1/queue/stats":       {perRegion: costStatsPerRegion},
+	"GET /api/v1/costs":             {perNamespace: costPerNamespace}, // a listing of the tenant's jobs, as GET /api/v1/jobs
 }
 
 // cost is what a costly route takes for each namespace it reads and each region.

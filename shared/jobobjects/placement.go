@@ -3,9 +3,11 @@ package jobobjects
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tidegate/tidegate/shared/costing"
 	"github.com/tidegate/tidegate/shared/jobs"
 )
 
@@ -152,4 +154,44 @@ func Exits(pods []corev1.Pod) []jobs.Exit {
 		}
 	}
 	return out
+}
+
+// CostInputs is what costing.Estimate reads of pods and their nodes: each scheduled pod's run,
+// from its start to its last container's end (end, the job's end, for a container that had not
+// ended), and each read node's instance type, capacity type and zone.
+func CostInputs(pods []corev1.Pod, nodes map[string]corev1.Node, end time.Time) ([]costing.Run, map[string]costing.Node) {
+	var runs []costing.Run
+	for _, p := range pods {
+		if p.Spec.NodeName == "" || p.Status.StartTime == nil {
+			continue
+		}
+		r := costing.Run{Pod: p.Name, Node: p.Spec.NodeName, Start: p.Status.StartTime.Time}
+		for _, c := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
+			finished := end
+			if t := c.State.Terminated; t != nil && !t.FinishedAt.IsZero() {
+				finished = t.FinishedAt.Time
+			}
+			r.End = maxTime(r.End, finished)
+		}
+		if len(p.Status.ContainerStatuses) == 0 {
+			r.End = end
+		}
+		runs = append(runs, r)
+	}
+	cn := make(map[string]costing.Node, len(nodes))
+	for name, n := range nodes {
+		cn[name] = costing.Node{
+			InstanceType: n.Labels["node.kubernetes.io/instance-type"],
+			CapacityType: capacityType(n.Labels),
+			Zone:         n.Labels[placementLabels["zone"]],
+		}
+	}
+	return runs, cn
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -83,6 +83,9 @@ type Job struct {
 	// Exits are the containers of the job's pods that ended in error (a non-zero exit code, or
 	// killed), kept when it ends.
 	Exits []Exit `json:"exits,omitempty" dynamodbav:"exits,omitempty"`
+	// Cost is the estimate of what the nodes the job's pods ran on cost while they ran there,
+	// made once when it ends (shared/costing).
+	Cost *Cost `json:"cost,omitempty" dynamodbav:"cost,omitempty"`
 	// DispatchAttempts counts the applies the cluster answered with an error that a retry may
 	// mend (throttling, a server error, a timeout); DispatchError is the last one's message.
 	DispatchAttempts int    `json:"dispatch_attempts,omitempty" dynamodbav:"dispatch_attempts,omitempty"`
@@ -158,6 +161,32 @@ type Exit struct {
 	Container string `json:"container" dynamodbav:"container"`
 	ExitCode  int32  `json:"exit_code" dynamodbav:"exit_code"`
 	Reason    string `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
+}
+
+// Cost is API.md's cost of a finished job: what each node its pods ran on cost, at the node's
+// whole price per hour, for the time this job's pods were on it, and their Total in Currency
+// (USD). Complete is false when some node's price or type was not known; Reasons say which, and
+// such a node counts nothing toward Total.
+type Cost struct {
+	Currency string     `json:"currency" dynamodbav:"currency"`
+	Total    float64    `json:"total" dynamodbav:"total"`
+	Nodes    []NodeCost `json:"nodes" dynamodbav:"nodes"`
+	Complete bool       `json:"complete" dynamodbav:"complete"`
+	Reasons  []string   `json:"reasons,omitempty" dynamodbav:"reasons,omitempty"`
+}
+
+// NodeCost is one node of a Cost: what it was, how long the job's pods ran on it, the price per
+// hour used (nil when not known) and where it came from (spot_price_history or on_demand_table),
+// and the cost.
+type NodeCost struct {
+	Name         string   `json:"name" dynamodbav:"name"`
+	InstanceType string   `json:"instance_type" dynamodbav:"instance_type"`
+	CapacityType string   `json:"capacity_type" dynamodbav:"capacity_type"`
+	Zone         string   `json:"zone" dynamodbav:"zone"`
+	Seconds      float64  `json:"node_seconds" dynamodbav:"node_seconds"`
+	PricePerHour *float64 `json:"price_per_hour" dynamodbav:"price_per_hour"`
+	PriceSource  string   `json:"price_source,omitempty" dynamodbav:"price_source,omitempty"`
+	Cost         float64  `json:"cost" dynamodbav:"cost"`
 }
 
 // Terminal reports whether a job in status s is done for good.

@@ -97,6 +97,7 @@ type Change struct {
 	Placement map[string]any
 	LogTail   []string
 	Exits     []Exit
+	Cost      *Cost // the estimate made when it ends
 }
 
 // Moves reports whether the change moves the job to another status.

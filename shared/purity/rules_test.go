@@ -22,6 +22,7 @@ var pure = map[string][]string{
 	"shared/admission":    reach,
 	"shared/apps":         reach,
 	"shared/capacitytype": reach,
+	"shared/costing":      reach,
 	"shared/deliveryplan": reach,
 	"shared/hostplan":     reach,
 	"shared/jobs":         reach,

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tidegate/tidegate/shared/costing"
 	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
@@ -204,14 +205,7 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 			return "", err
 		}
 		if st.To.Terminal() && kc != nil {
-			if len(pods) == 0 {
-				pods = jobobjects.EndPods(ctx, kc.CoreV1().RESTClient(), j)
-			}
-			if len(pods) > 0 {
-				nodes, _ := jobobjects.Nodes(ctx, kc.CoreV1().RESTClient(), pods) // a node not read is left out of the placement
-				c.Placement, c.LogTail = jobobjects.Placement(pods, nodes), jobobjects.LogTail(ctx, kc.CoreV1().RESTClient(), pods, logTailLines)
-				c.Exits = jobobjects.Exits(pods)
-			}
+			pods = h.keepEnd(ctx, kc, j, pods, &c)
 		}
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {
 			if errors.Is(err, records.ErrStale) {
@@ -222,6 +216,40 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		j = next
 	}
 	return j.Status, nil
+}
+
+// keepEnd sets on c, the change that ends job j, what its pods were, reading them when pods is
+// empty: their placement, last log lines, failed containers and cost. It answers the pods.
+func (h *Handler) keepEnd(ctx context.Context, kc kubernetes.Interface, j jobs.Job, pods []corev1.Pod, c *jobs.Change) []corev1.Pod {
+	if len(pods) == 0 {
+		pods = jobobjects.EndPods(ctx, kc.CoreV1().RESTClient(), j)
+	}
+	if len(pods) == 0 {
+		return pods
+	}
+	nodes, _ := jobobjects.Nodes(ctx, kc.CoreV1().RESTClient(), pods) // a node not read is left out of the placement
+	c.Placement, c.LogTail = jobobjects.Placement(pods, nodes), jobobjects.LogTail(ctx, kc.CoreV1().RESTClient(), pods, logTailLines)
+	c.Exits = jobobjects.Exits(pods)
+	runs, costNodes := jobobjects.CostInputs(pods, nodes, c.At)
+	cost := costing.Estimate(runs, costNodes, h.prices(ctx, j.Region, costNodes, c.At))
+	c.Cost = &cost
+	return pods
+}
+
+// prices are the prices nodes' cost is estimated at: the on-demand table, and the current spot
+// price of each of their spot types in each zone of region.
+func (h *Handler) prices(ctx context.Context, region string, nodes map[string]costing.Node, now time.Time) costing.Prices {
+	p := costing.Prices{Spot: map[costing.Zoned]float64{}, OnDemand: h.OnDemand}
+	types := costing.Types(nodes)
+	if h.Prices == nil || len(types) == 0 {
+		return p
+	}
+	for t, zones := range h.Prices.ZonePrices(ctx, region, types, now) {
+		for zone, price := range zones {
+			p.Spot[costing.Zoned{InstanceType: t, Zone: zone}] = price
+		}
+	}
+	return p
 }
 
 // statesWithoutCluster reads region's active jobs for the sweep when its cluster cannot be

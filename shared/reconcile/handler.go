@@ -49,6 +49,12 @@ type Isolation interface {
 	Keep(ctx context.Context) error
 }
 
+// SpotPrices reads each instance type's current spot price in each zone of a region that has
+// one; ec2spot.Reader is the real one.
+type SpotPrices interface {
+	ZonePrices(ctx context.Context, region string, instanceTypes []string, now time.Time) map[string]map[string]float64
+}
+
 // Handler is the reconcile function's schedule handler.
 type Handler struct {
 	Regions  []string
@@ -67,6 +73,11 @@ type Handler struct {
 	// logged, not returned: a failed beat is delivered again by EventBridge and would follow
 	// every job again, and a cluster that refuses one object (say, an RBAC gap) would fail them all.
 	Isolation Isolation
+	// Prices are the spot prices a finished job's cost is estimated at, read when it ends;
+	// ec2spot.Reader is the real one. Without them a spot node's cost is not known.
+	Prices SpotPrices
+	// OnDemand is each instance type's on-demand price per hour (TIDEGATE_ON_DEMAND_PRICES).
+	OnDemand map[string]float64
 
 	mu     sync.Mutex
 	memory map[string]memory // by region: what the last beat saw

@@ -51,17 +51,8 @@ func (o Observation) Allows(maxPrice float64) bool {
 // types are passed over. Ties between zones go to the zone that sorts first, so the observation
 // never depends on the order of history.
 func Lowest(instanceType string, history []Point, now time.Time) Observation {
-	current := map[string]Point{}
-	for _, p := range history {
-		if p.InstanceType != instanceType || p.At.After(now) {
-			continue
-		}
-		if cur, ok := current[p.Zone]; !ok || newer(p, cur) {
-			current[p.Zone] = p
-		}
-	}
 	o := Observation{InstanceType: instanceType, CheckedAt: now}
-	for zone, p := range current {
+	for zone, p := range current(instanceType, history, now) {
 		if !usable(p.Price) {
 			continue
 		}
@@ -70,6 +61,32 @@ func Lowest(instanceType string, history []Point, now time.Time) Observation {
 		}
 	}
 	return o
+}
+
+// ByZone is each zone's current price of instanceType in history, as of now, as Lowest reads
+// them; a zone whose current point is unusable is left out.
+func ByZone(instanceType string, history []Point, now time.Time) map[string]float64 {
+	out := map[string]float64{}
+	for zone, p := range current(instanceType, history, now) {
+		if usable(p.Price) {
+			out[zone] = p.Price
+		}
+	}
+	return out
+}
+
+// current is each zone's current point of instanceType in history at now.
+func current(instanceType string, history []Point, now time.Time) map[string]Point {
+	cur := map[string]Point{}
+	for _, p := range history {
+		if p.InstanceType != instanceType || p.At.After(now) {
+			continue
+		}
+		if c, ok := cur[p.Zone]; !ok || newer(p, c) {
+			cur[p.Zone] = p
+		}
+	}
+	return cur
 }
 
 // newer says whether p replaces cur as its zone's current point: it is later, or as late and

@@ -95,3 +95,16 @@ func TestAllows(t *testing.T) {
 		}
 	}
 }
+
+func TestByZone(t *testing.T) {
+	history := []spotgate.Point{
+		pt("a", 0.5, 2*time.Hour), pt("a", 0.4, time.Hour), pt("b", 0.3, time.Hour),
+		pt("b", 0.1, -time.Hour), // not yet in effect
+		pt("c", math.NaN(), time.Hour),
+		{Zone: "a", InstanceType: "m5.large", Price: 0.05, At: now.Add(-time.Hour)},
+	}
+	got := spotgate.ByZone("g5.xlarge", history, now)
+	if diff := cmp.Diff(map[string]float64{"a": 0.4, "b": 0.3}, got); diff != "" {
+		t.Errorf("ByZone, c's price unusable (-want +got):\n%s", diff)
+	}
+}

@@ -6,9 +6,12 @@ package reconcilehandler
 import (
 	"log/slog"
 
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/delivery"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/ec2spot"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
 	"github.com/tidegate/tidegate/shared/kube/typed"
@@ -34,7 +37,20 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Webhooks:  webhookSweeper(cfg, c),
 		Hosting:   hostinghandler.New(cfg, c, clusters, log),
 		Isolation: k,
+		Prices:    prices(cfg, c),
+		OnDemand:  cfg.OnDemandPrices,
 	}, nil
+}
+
+// prices reads the spot prices finished jobs are costed at, through EC2 in each region (at cfg's
+// EC2 endpoint when one is set), as dispatch's gate reads them.
+func prices(cfg config.Config, c handlers.Clients) *ec2spot.Reader {
+	return ec2spot.NewReader(func(region string) ec2spot.Describer {
+		return ec2.NewFromConfig(c.AWS, func(o *ec2.Options) {
+			o.Region = region
+			o.BaseEndpoint = handlers.Endpoint(cfg.Endpoints.EC2)
+		})
+	})
 }
 
 // webhookSweeper is the beat's webhook sweep; it reads no secrets.
