@@ -129,7 +129,18 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	j.Placement = a.livePlacement(r.Context(), j)
-	return writeJSON(w, http.StatusOK, j)
+	v := jobView{Job: j, Workloads: jobs.Workloads(j.Manifests)}
+	v.ClusterJobs, v.ClusterJobsError = a.liveBatchJobs(r.Context(), j)
+	return writeJSON(w, http.StatusOK, v)
+}
+
+// jobView is GET /api/v1/jobs/{id}: the record, what its manifests ask of each workload, and,
+// while the job is active, its batch Jobs' live status.
+type jobView struct {
+	jobs.Job
+	Workloads        []jobs.Workload  `json:"workloads"`
+	ClusterJobs      []map[string]any `json:"cluster_jobs,omitempty"`
+	ClusterJobsError string           `json:"cluster_jobs_error,omitempty"`
 }
 
 func (a *api) visibleJob(r *http.Request) (jobs.Job, error) {

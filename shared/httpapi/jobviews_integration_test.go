@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -49,7 +50,11 @@ func TestLiveJobViews(t *testing.T) {
 	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(kc), Regions: []string{"us-east-1"}})
 
 	j := jobs.New("job-views", "ml", ns, "us-east-1", 50, nil, []map[string]any{
-		{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "views"}},
+		{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "views"}, "spec": map[string]any{
+			"containers": []any{map[string]any{"name": "main", "image": "python:3.13-slim"}}}},
+		{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "views-batch"}, "spec": map[string]any{
+			"parallelism": json.Number("2"), "backoffLimit": json.Number("0"),
+			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "b", "image": "busybox:1.36"}}}}}},
 	}, now)
 	if _, _, err := store.Create(ctx, j, jobs.Event(outbox.JobQueued, j, "", j.CreatedAt), nil, j.CreatedAt); err != nil {
 		t.Fatal(err)
@@ -70,6 +75,16 @@ func TestLiveJobViews(t *testing.T) {
 		},
 	}
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The batch Job carries the job's label, its pods do not: they stay out of the pod views.
+	batch := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "views-batch", Namespace: ns, Labels: map[string]string{jobs.IDKey: j.ID}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "b", Image: "busybox:1.36"}},
+		}}},
+	}
+	if _, err := cs.BatchV1().Jobs(ns).Create(ctx, batch, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	get := func(path string, into any) {
@@ -148,14 +163,28 @@ func TestLiveJobViews(t *testing.T) {
 	}
 
 	var view struct {
-		Placement struct {
+		Workloads   []jobs.Workload  `json:"workloads"`
+		ClusterJobs []map[string]any `json:"cluster_jobs"`
+		Placement   struct {
 			PodPhase      string           `json:"pod_phase"`
 			PhaseCounts   map[string]int   `json:"phase_counts"`
 			ScheduledPods int              `json:"scheduled_pods"`
 			Nodes         []map[string]any `json:"nodes"`
 		} `json:"placement"`
 	}
-	get("/api/v1/jobs/"+j.ID, &view)
+	for deadline = time.Now().Add(20 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		get("/api/v1/jobs/"+j.ID, &view)
+		if len(view.ClusterJobs) == 1 && view.ClusterJobs[0]["start_time"] != nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(view.ClusterJobs) != 1 || view.ClusterJobs[0]["name"] != "views-batch" || view.ClusterJobs[0]["start_time"] == nil {
+		t.Errorf("cluster_jobs = %v; want views-batch with its start time", view.ClusterJobs)
+	}
+	if len(view.Workloads) != 2 || view.Workloads[1].Kind != "Job" || view.Workloads[1].Parallelism == nil || *view.Workloads[1].Parallelism != 2 ||
+		view.Workloads[0].Containers[0].Image != "python:3.13-slim" || view.Workloads[1].Containers[0].Image != "busybox:1.36" {
+		t.Errorf("workloads = %+v; want the Pod with its image and the Job with parallelism 2 and its image", view.Workloads)
+	}
 	pl := view.Placement
 	if pl.PodPhase != "Running" || pl.PhaseCounts["Running"] != 1 || pl.ScheduledPods != 1 || len(pl.Nodes) != 1 {
 		t.Fatalf("placement = %+v; want one running pod on one node", pl)
