@@ -208,7 +208,7 @@ func TestHeldJobs(t *testing.T) {
 	golden(t, "queue_stats", h.ok("queue", "stats"))
 
 	get := h.ok("jobs", "get", high)
-	for _, want := range []string{"queued: held in us-east-1: the spot price is not known yet, 1st in line", "g5.xlarge at most $0.1/h", "Labels:", "team=ml"} {
+	for _, want := range []string{"queued: held in us-east-1: the spot price is not known yet, 1st in line", "g5.xlarge at most $0.1/h", "Labels:", "team=ml", "Name:", "held-", "Images:", "busybox:1.36"} {
 		if !strings.Contains(get, want) {
 			t.Errorf("jobs get %s does not say %q:\n%s", high, want, get)
 		}

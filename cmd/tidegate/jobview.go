@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,7 @@ func statusText(j apiclient.Job) string {
 func describeJob(p *printer, j apiclient.Job) {
 	p.kv(
 		[2]string{"ID", j.ID},
+		[2]string{"Name", j.Name},
 		[2]string{"Status", statusText(j)},
 		[2]string{"Namespace", j.Namespace},
 		[2]string{"Region", j.Region},
@@ -47,6 +49,7 @@ func describeJob(p *printer, j apiclient.Job) {
 		[2]string{"Spot gate", spotText(j)},
 		[2]string{"Placement", placementText(j.Placement)},
 		[2]string{"Objects", objectsText(j.Manifests)},
+		[2]string{"Images", imagesText(j.Workloads)},
 	)
 	for _, u := range unscheduledText(j.Placement) {
 		p.line("  unscheduled %s", u)
@@ -153,6 +156,19 @@ func unscheduledText(pl map[string]any) []string {
 		out = append(out, fmt.Sprintf("%v: %v %v", m["pod"], m["reason"], m["message"]))
 	}
 	return out
+}
+
+// imagesText lists each workload's images, init containers' first, each once.
+func imagesText(ws []apiclient.Workload) string {
+	var out []string
+	for _, w := range ws {
+		for _, c := range append(slices.Clone(w.InitContainers), w.Containers...) {
+			if c.Image != "" && !slices.Contains(out, c.Image) {
+				out = append(out, c.Image)
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // objectsText names the job's manifests as Kind/name.

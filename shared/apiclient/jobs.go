@@ -10,8 +10,11 @@ import (
 
 // Job is API.md's job record.
 type Job struct {
-	ID            string            `json:"id"`
-	Name          string            `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Workloads and ClusterJobs come with one job (Client.Job), not in listings.
+	Workloads     []Workload        `json:"workloads,omitempty"`
+	ClusterJobs   []map[string]any  `json:"cluster_jobs,omitempty"`
 	Tenant        string            `json:"tenant"`
 	Namespace     string            `json:"namespace"`
 	Region        string            `json:"region"`
@@ -183,6 +186,17 @@ type JobFilter struct {
 	Name string
 	// Sort is created_at:desc (the default), created_at:asc, priority:desc or priority:asc.
 	Sort string
+}
+
+// Workload is one object of a job's manifests that runs pods, as GET /api/v1/jobs/{id} shows it.
+type Workload struct {
+	Kind           string                         `json:"kind"`
+	Name           string                         `json:"name"`
+	Parallelism    *int64                         `json:"parallelism,omitempty"`
+	Completions    *int64                         `json:"completions,omitempty"`
+	BackoffLimit   *int64                         `json:"backoff_limit,omitempty"`
+	Containers     []struct{ Name, Image string } `json:"containers"`
+	InitContainers []struct{ Name, Image string } `json:"init_containers"`
 }
 
 func (f JobFilter) query() url.Values {
