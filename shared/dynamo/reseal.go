@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/apps"
-	"github.com/tidegate/tidegate/shared/keyring"
 	"github.com/tidegate/tidegate/shared/secretbox"
 )
 
@@ -84,7 +83,7 @@ func resealSecret(ctx context.Context, db *dynamodb.Client, table string, r Rese
 	}
 	org := strings.TrimPrefix(it.PK, "secrets#")
 	step := ResealStep{What: fmt.Sprintf("org %s's secret %s", org, it.Name)}
-	owner, binding := keyring.Org(org), apps.SecretBinding(org, it.Name)
+	owner, binding := secretbox.OrgOwner(org), apps.SecretBinding(org, it.Name)
 	resealed, changed, err := reseal(ctx, r, owner, it.Sealed, binding)
 	if err != nil || !changed {
 		step.Outcome = ResealCurrent

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
-	"github.com/tidegate/tidegate/shared/keyring"
 	"github.com/tidegate/tidegate/shared/records"
+	"github.com/tidegate/tidegate/shared/secretbox"
 	"github.com/tidegate/tidegate/shared/signing"
 )
 
@@ -66,7 +66,7 @@ func webhookKey(id string) (string, string) { return "webhook#" + id, "webhook" 
 func webhookBinding(webhookID string) string { return "webhook#" + webhookID }
 
 // WebhookSecretOwner is whose data keys seal a webhook's signing secrets: its tenant's.
-func WebhookSecretOwner(tenant string) string { return keyring.Tenant(tenant) }
+func WebhookSecretOwner(tenant string) string { return secretbox.TenantOwner(tenant) }
 
 func (s *WebhookStore) sealSecrets(ctx context.Context, w deliveryplan.Webhook) ([]webhookSecretItem, error) {
 	id, secrets := w.ID, w.Secrets

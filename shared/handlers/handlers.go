@@ -1,5 +1,5 @@
 // Package handlers provides what every function starts from: the configuration read from the
-// environment, the AWS SDK clients, the logger and the keyring that seals secrets. Each function's own wiring
+// environment, the AWS SDK clients and the logger (the keyring that seals secrets is in sealing). Each function's own wiring
 // lives in a package beneath it (apihandler, dispatchhandler, reconcilehandler, webhookhandler,
 // and hostinghandler, which the API and the beat share), which both its Lambda and `tidegate dev`
 // call, so what runs locally is the code that runs in AWS and each Lambda links only what it
@@ -7,19 +7,16 @@
 package handlers
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
-	"github.com/tidegate/tidegate/shared/keyring"
 )
 
 // Clients are the AWS SDK clients the functions share, each pointed at its configured endpoint,
@@ -59,17 +56,6 @@ func Endpoint(s string) *string {
 // Tables names cfg's three DynamoDB tables.
 func Tables(cfg config.Config) dynamo.Tables {
 	return dynamo.Tables{Jobs: cfg.JobsTable, Events: cfg.EventsTable, Control: cfg.ControlTable}
-}
-
-// Keyring seals and opens what Tidegate keeps secret at rest, under data keys that cfg's KMS key
-// wraps, kept in the control table; its KMS client goes to cfg's KMS endpoint. The API and the
-// beat need one and refuse to start without it.
-func Keyring(cfg config.Config, c Clients) (*keyring.Ring, error) {
-	if cfg.KMSKey == "" {
-		return nil, fmt.Errorf("%s is not set; the API and the beat seal orgs' secrets under data keys from that KMS key (its ARN or alias)", config.EnvKMSKey)
-	}
-	client := kms.NewFromConfig(c.AWS, func(o *kms.Options) { o.BaseEndpoint = Endpoint(cfg.Endpoints.KMS) })
-	return keyring.New(client, c.DynamoDB, cfg.ControlTable, cfg.KMSKey)
 }
 
 // Logger is the functions' logger: JSON lines in Lambda (CloudWatch parses them), text in dev.

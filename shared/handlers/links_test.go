@@ -22,21 +22,24 @@ var admitting = []string{"k8s.io/pod-security-admission/", module + "shared/poli
 // every API group at start: dispatch applies with the dynamic client alone.
 var typedClients = []string{"k8s.io/client-go/kubernetes", "k8s.io/client-go/kubernetes/", module + "shared/kube/typed"}
 
+// sealing is the keyring and its KMS client: only the functions that seal or open secrets need them.
+var sealing = []string{"github.com/aws/aws-sdk-go-v2/service/kms", module + "shared/keyring", module + "shared/handlers/sealing"}
+
 // mustNotLink lists, for each function's main package (and the packages every function starts
 // from), what it must not depend on, however indirectly. A prefix ending in "/" covers a tree.
 var mustNotLink = map[string][]string{
 	"functions/api":       devOnly,
-	"functions/dispatch":  join(devOnly, admitting, typedClients, []string{module + "shared/hosting", module + "shared/reconcile"}),
+	"functions/dispatch":  join(devOnly, admitting, typedClients, sealing, []string{module + "shared/hosting", module + "shared/reconcile"}),
 	"functions/reconcile": join(devOnly, admitting),
 	"functions/webhook":   join(devOnly, kubernetes),
-	"shared/handlers":     join(devOnly, kubernetes),
+	"shared/handlers":     join(devOnly, kubernetes, sealing),
 	"shared/config":       join(devOnly, kubernetes),
 	// The API reaches a job's objects through shared/jobobjects, not through the functions that
 	// dispatch and follow jobs.
 	"shared/httpapi": join(devOnly, []string{module + "shared/dispatch", module + "shared/reconcile"}),
 	// The key API's authorizer answers before the API runs, on every key API Gateway has not
 	// cached: it reads keys, and links neither a cluster client nor the API.
-	"functions/authorizer": join(devOnly, kubernetes, admitting),
+	"functions/authorizer": join(devOnly, kubernetes, admitting, sealing),
 }
 
 func join(lists ...[]string) []string {

@@ -28,8 +28,8 @@ import (
 const ContextKey = "tidegate:owner"
 
 // Org is the owner of an org's app secrets; Tenant the owner of a tenant's webhook secrets.
-func Org(name string) string    { return "org/" + name }
-func Tenant(name string) string { return "tenant/" + name }
+func Org(name string) string    { return secretbox.OrgOwner(name) }
+func Tenant(name string) string { return secretbox.TenantOwner(name) }
 
 // DefaultRefresh is how long a Ring trusts what it read of an owner's data keys before it reads
 // them again: a rotation made elsewhere reaches a warm function within it.

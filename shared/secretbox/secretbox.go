@@ -170,3 +170,9 @@ func KeyFromSetting(s string) ([]byte, error) {
 	sum := sha256.Sum256([]byte(s))
 	return sum[:], nil
 }
+
+// OrgOwner and TenantOwner name whose data key seals a value (shared/keyring): an org's app
+// secrets, a tenant's webhook secrets. They live here, with the sealing, so that a store can name
+// owners without linking the keyring and its KMS client.
+func OrgOwner(name string) string    { return "org/" + name }
+func TenantOwner(name string) string { return "tenant/" + name }

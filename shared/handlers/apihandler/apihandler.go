@@ -13,6 +13,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
+	"github.com/tidegate/tidegate/shared/handlers/sealing"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/policy"
@@ -30,7 +31,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 	if err != nil {
 		return nil, err
 	}
-	ring, err := handlers.Keyring(cfg, c)
+	ring, err := sealing.Keyring(cfg, c)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/handlers/sealing"
 	"github.com/tidegate/tidegate/shared/hosting"
 	"github.com/tidegate/tidegate/shared/kube/typed"
 )
@@ -25,7 +26,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Clusters: clusters,
 		Log:      log,
 	}
-	if ring, err := handlers.Keyring(cfg, c); err == nil {
+	if ring, err := sealing.Keyring(cfg, c); err == nil {
 		h.Box = ring
 	}
 	return h

@@ -10,6 +10,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/egress"
 	"github.com/tidegate/tidegate/shared/handlers"
+	"github.com/tidegate/tidegate/shared/handlers/sealing"
 )
 
 // New is the webhook queue's handler. It opens webhooks' sealed secrets with the keyring; without
@@ -17,7 +18,7 @@ import (
 // each delivery it cannot sign.
 func New(cfg config.Config, c handlers.Clients, log *slog.Logger) *delivery.Handler {
 	var sealer dynamo.Sealer
-	if ring, err := handlers.Keyring(cfg, c); err == nil {
+	if ring, err := sealing.Keyring(cfg, c); err == nil {
 		sealer = ring
 	}
 	t := handlers.Tables(cfg)
