@@ -3,7 +3,11 @@
 // It changes copies of manifests and touches nothing.
 package capacitytype
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/tidegate/tidegate/shared/manifest"
+)
 
 // The node labels that tell a node's capacity type, with their values.
 const (
@@ -44,7 +48,7 @@ func OnDemand(manifests []map[string]any, label string) []map[string]any {
 	value, ok := OnDemandValue(label)
 	out := make([]map[string]any, len(manifests))
 	for i, m := range manifests {
-		out[i] = deepCopy(m).(map[string]any)
+		out[i] = manifest.Copy(m).(map[string]any)
 		if !ok {
 			continue
 		}
@@ -53,7 +57,7 @@ func OnDemand(manifests []map[string]any, label string) []map[string]any {
 			paths = [][]string{{"spec"}}
 		}
 		for _, path := range paths {
-			if spec := mapAt(out[i], path); spec != nil {
+			if spec := manifest.At(out[i], path...); spec != nil {
 				onDemand(spec, label, value)
 			}
 		}
@@ -69,7 +73,7 @@ func onDemand(spec map[string]any, label, value string) {
 		spec["nodeSelector"] = sel
 	}
 	sel[label] = value
-	na := mapAt(spec, []string{"affinity", "nodeAffinity"})
+	na := manifest.At(spec, "affinity", "nodeAffinity")
 	if na == nil {
 		return
 	}
@@ -112,35 +116,4 @@ func dropLabel(term map[string]any, label string) bool {
 func exprs(term map[string]any, field string) []any {
 	es, _ := term[field].([]any)
 	return es
-}
-
-// mapAt is the object at path in obj, nil if there is none.
-func mapAt(obj map[string]any, path []string) map[string]any {
-	for _, k := range path {
-		next, ok := obj[k].(map[string]any)
-		if !ok {
-			return nil
-		}
-		obj = next
-	}
-	return obj
-}
-
-// deepCopy copies a decoded JSON value: maps and slices anew, the rest as they are.
-func deepCopy(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = deepCopy(e)
-		}
-		return out
-	}
-	return v
 }

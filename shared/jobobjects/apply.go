@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/manifest"
 )
 
 // resources maps each kind the admission policy can allow to its API resource. A kind missing
@@ -164,7 +165,7 @@ func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 		specs = [][]string{{"spec"}}
 	}
 	for _, path := range specs {
-		if spec := mapAt(obj.Object, path); spec != nil {
+		if spec := manifest.At(obj.Object, path...); spec != nil {
 			noToken(spec)
 		}
 	}
@@ -185,18 +186,6 @@ func noToken(spec map[string]any) {
 	if v, set := spec["automountServiceAccountToken"]; !set || v == nil {
 		spec["automountServiceAccountToken"] = false
 	}
-}
-
-// mapAt is the object at path in obj, nil if there is none.
-func mapAt(obj map[string]any, path []string) map[string]any {
-	for _, k := range path {
-		next, ok := obj[k].(map[string]any)
-		if !ok {
-			return nil
-		}
-		obj = next
-	}
-	return obj
 }
 
 // podTemplatePaths are where workload kinds keep their pod templates.

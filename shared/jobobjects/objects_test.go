@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/manifest"
 )
 
 func TestStampedMarksTheObjectAndEveryPodTemplate(t *testing.T) {
@@ -80,13 +81,13 @@ func TestStampedUnmountsTheServiceAccountToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before, wasSet := mapAt(tt.m, tt.path)["automountServiceAccountToken"]
+			before, wasSet := manifest.At(tt.m, tt.path...)["automountServiceAccountToken"]
 			obj := Stamped(tt.m, jobs.Job{ID: "job-01", Namespace: "team-a"})
 			got, found, err := unstructured.NestedFieldNoCopy(obj.Object, append(tt.path, "automountServiceAccountToken")...)
 			if !found || err != nil || got != tt.want {
 				t.Errorf("Stamped(%s): automountServiceAccountToken = %v (found %v, %v), want %v", tt.name, got, found, err, tt.want)
 			}
-			if after, set := mapAt(tt.m, tt.path)["automountServiceAccountToken"]; set != wasSet || after != before {
+			if after, set := manifest.At(tt.m, tt.path...)["automountServiceAccountToken"]; set != wasSet || after != before {
 				t.Errorf("Stamped(%s) changed the manifest itself: %v, was %v", tt.name, after, before)
 			}
 		})

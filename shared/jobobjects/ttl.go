@@ -1,9 +1,9 @@
 package jobobjects
 
 import (
-	"encoding/json"
-	"math"
 	"time"
+
+	"github.com/tidegate/tidegate/shared/manifest"
 )
 
 // MinJobTTL is the least ttlSecondsAfterFinished a Job Tidegate creates may have: five beats (one
@@ -36,7 +36,7 @@ func WithJobTTL(manifests []map[string]any, ttl time.Duration) []map[string]any 
 			continue
 		}
 		c := deepCopy(m)
-		if spec := mapAt(c, path); spec != nil && setTTL(spec, ttl) {
+		if spec := manifest.At(c, path...); spec != nil && setTTL(spec, ttl) {
 			out[i] = c
 		}
 	}
@@ -55,30 +55,12 @@ func setTTL(spec map[string]any, ttl time.Duration) bool {
 		spec["ttlSecondsAfterFinished"] = max(int64(ttl/time.Second), floor)
 		return true
 	}
-	n, ok := wholeNumber(v)
+	n, ok := manifest.WholeNumber(v)
 	if !ok || n >= floor {
 		return false
 	}
 	spec["ttlSecondsAfterFinished"] = floor
 	return true
-}
-
-// wholeNumber reads v as the JSON decoders leave a number.
-func wholeNumber(v any) (int64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		i, err := n.Int64()
-		return i, err == nil
-	case float64:
-		return int64(n), n == math.Trunc(n) && math.Abs(n) < 1<<53
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	}
-	return 0, false
 }
 
 func str(v any) string {

@@ -1,9 +1,6 @@
 package jobs
 
-import (
-	"encoding/json"
-	"math"
-)
+import "github.com/tidegate/tidegate/shared/manifest"
 
 // Workload is what a job's manifest asks of one object that runs pods: its kind and name, a batch
 // Job's (or a CronJob's job template's) parallelism, completions and backoffLimit when set, and
@@ -49,10 +46,10 @@ func Workloads(manifests []map[string]any) []Workload {
 		meta, _ := m["metadata"].(map[string]any)
 		name, _ := meta["name"].(string)
 		w := Workload{Kind: kind, Name: name}
-		if batch := mapAt(m, at.batch); at.batch != nil && batch != nil {
+		if batch := manifest.At(m, at.batch...); at.batch != nil && batch != nil {
 			w.Parallelism, w.Completions, w.BackoffLimit = number(batch["parallelism"]), number(batch["completions"]), number(batch["backoffLimit"])
 		}
-		pod := mapAt(m, at.pod)
+		pod := manifest.At(m, at.pod...)
 		w.Containers, w.InitContainers = containers(pod["containers"]), containers(pod["initContainers"])
 		out = append(out, w)
 	}
@@ -71,37 +68,10 @@ func containers(v any) []Container {
 	return out
 }
 
-func mapAt(obj map[string]any, path []string) map[string]any {
-	for _, k := range path {
-		next, ok := obj[k].(map[string]any)
-		if !ok {
-			return nil
-		}
-		obj = next
-	}
-	return obj
-}
-
-// number reads a whole number as the decoders leave it; nil when absent or not whole.
+// number is v as a whole number (manifest.WholeNumber), nil when absent or not whole.
 func number(v any) *int64 {
-	var n int64
-	switch x := v.(type) {
-	case json.Number:
-		i, err := x.Int64()
-		if err != nil {
-			return nil
-		}
-		n = i
-	case float64:
-		if x != math.Trunc(x) || math.Abs(x) >= 1<<53 {
-			return nil
-		}
-		n = int64(x)
-	case int64:
-		n = x
-	case int:
-		n = int64(x)
-	default:
+	n, ok := manifest.WholeNumber(v)
+	if !ok {
 		return nil
 	}
 	return &n
