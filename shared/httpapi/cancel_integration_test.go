@@ -10,19 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
-	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/records"
-	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // TestCancelWhileDispatching: a job being dispatched can be cancelled. A claim no dispatcher
@@ -35,30 +30,14 @@ func TestCancelWhileDispatching(t *testing.T) {
 	ns, kst := testenv.Namespace(t)
 	tenants := dynamo.NewTenantStore(db, tables.Control)
 	store := dynamo.NewJobStore(db, tables)
-	now := time.Now()
-	if err := tenants.PutTenant(ctx, tenancy.Tenant{Name: "ml", Org: "acme", Namespaces: []string{ns}, Role: tenancy.RoleMember, CreatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	key, _ := tenancy.NewKey()
-	if err := tenants.AddKey(ctx, "ml", key, now); err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kube.New(config.Config{Regions: map[string]string{"us-east-1": "sandbox"}, Kubeconfig: kst.Kubeconfig}, aws.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := memberKey(t, tenants, "ml", "acme", ns)
+	kc := regionCluster(t, kst.Kubeconfig)
 	checker, err := policy.NewChecker(policy.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Policy: checker, Clusters: typed.New(kc), Regions: []string{"us-east-1"}})
-	if err := tenants.PutTenant(ctx, tenancy.Tenant{Name: "other", Org: "rival", Namespaces: []string{"elsewhere"}, Role: tenancy.RoleMember, CreatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	otherKey, _ := tenancy.NewKey()
-	if err := tenants.AddKey(ctx, "other", otherKey, now); err != nil {
-		t.Fatal(err)
-	}
+	otherKey := memberKey(t, tenants, "other", "rival", "elsewhere")
 	cancelAs := func(key, id string) (int, jobs.Job) {
 		req := httptest.NewRequest("DELETE", "/api/v1/jobs/"+id, nil)
 		req.Header.Set("Authorization", "Bearer "+key)

@@ -11,24 +11,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/records"
-	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // cleanupEnv is an API on the stand-ins with two tenants, ml (namespace ns) and other, and the
@@ -47,21 +43,10 @@ func newCleanupEnv(t *testing.T) *cleanupEnv {
 	ns, kst := testenv.Namespace(t)
 	tenants := dynamo.NewTenantStore(db, tables.Control)
 	e := &cleanupEnv{t: t, store: dynamo.NewJobStore(db, tables), ns: ns}
-	now := time.Now()
-	for name, key := range map[string]*string{"ml": &e.key, "other": &e.otherKey} {
-		spaces := map[string][]string{"ml": {ns}, "other": {"elsewhere"}}[name]
-		if err := tenants.PutTenant(ctx, tenancy.Tenant{Name: name, Org: name, Namespaces: spaces, Role: tenancy.RoleMember, CreatedAt: now}); err != nil {
-			t.Fatal(err)
-		}
-		*key, _ = tenancy.NewKey()
-		if err := tenants.AddKey(ctx, name, *key, now); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kc, err := kube.New(config.Config{Regions: map[string]string{"us-east-1": "sandbox"}, Kubeconfig: kst.Kubeconfig}, aws.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.key = memberKey(t, tenants, "ml", "ml", ns)
+	e.otherKey = memberKey(t, tenants, "other", "other", "elsewhere")
+	kc := regionCluster(t, kst.Kubeconfig)
+	var err error
 	if e.dc, err = kc.Dynamic(ctx, "us-east-1"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,17 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
-	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/outbox"
-	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // refusal is what EKS answers a role its access entries do not cover: it names the functions'
@@ -39,13 +34,7 @@ func TestClusterErrorsDoNotLeak(t *testing.T) {
 	tenants := dynamo.NewTenantStore(db, tables.Control)
 	store := dynamo.NewJobStore(db, tables)
 	now := time.Now()
-	if err := tenants.PutTenant(ctx, tenancy.Tenant{Name: "ml", Org: "acme", Namespaces: []string{"ml-train"}, Role: tenancy.RoleMember, CreatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	key, _ := tenancy.NewKey()
-	if err := tenants.AddKey(ctx, "ml", key, now); err != nil {
-		t.Fatal(err)
-	}
+	key := memberKey(t, tenants, "ml", "acme", "ml-train")
 	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
@@ -56,10 +45,7 @@ func TestClusterErrorsDoNotLeak(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "+refusing.URL+"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kc, err := kube.New(config.Config{Regions: map[string]string{"us-east-1": "c"}, Kubeconfig: kubeconfig}, aws.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc := regionCluster(t, kubeconfig)
 	var logged strings.Builder
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))

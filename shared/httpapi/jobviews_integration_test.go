@@ -8,21 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/outbox"
-	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // TestLiveJobViews: a job's pod, running on the sandbox's kwok node, is shown with its images
@@ -36,18 +32,8 @@ func TestLiveJobViews(t *testing.T) {
 	tenants := dynamo.NewTenantStore(db, tables.Control)
 	store := dynamo.NewJobStore(db, tables)
 	now := time.Now()
-	if err := tenants.PutTenant(ctx, tenancy.Tenant{Name: "ml", Org: "acme", Namespaces: []string{ns}, Role: tenancy.RoleMember, CreatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	key, _ := tenancy.NewKey()
-	if err := tenants.AddKey(ctx, "ml", key, now); err != nil {
-		t.Fatal(err)
-	}
-	kc, err := kube.New(config.Config{Regions: map[string]string{"us-east-1": "sandbox"}, Kubeconfig: kst.Kubeconfig}, aws.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(kc), Regions: []string{"us-east-1"}})
+	key := memberKey(t, tenants, "ml", "acme", ns)
+	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(regionCluster(t, kst.Kubeconfig)), Regions: []string{"us-east-1"}})
 
 	j := jobs.New("job-views", "ml", ns, "us-east-1", 50, nil, []map[string]any{
 		{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "views"}, "spec": map[string]any{
