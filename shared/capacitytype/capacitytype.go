@@ -33,12 +33,6 @@ func OnDemandValue(label string) (value string, ok bool) {
 	return "", false
 }
 
-// podSpecPaths are where workload kinds keep their pods' specs; a Pod keeps its own at spec.
-var podSpecPaths = [][]string{
-	{"spec", "template", "spec"},                        // Job, Deployment, StatefulSet, ReplicaSet, DaemonSet
-	{"spec", "jobTemplate", "spec", "template", "spec"}, // CronJob
-}
-
 // OnDemand is a copy of manifests whose pods run on on-demand nodes as label tells them (one of
 // Labels; any other leaves the manifests as they are): each pod spec's nodeSelector has label
 // set to the on-demand value, and what its node affinity said of label is dropped, since a
@@ -52,14 +46,8 @@ func OnDemand(manifests []map[string]any, label string) []map[string]any {
 		if !ok {
 			continue
 		}
-		paths := podSpecPaths
-		if m["apiVersion"] == "v1" && m["kind"] == "Pod" {
-			paths = [][]string{{"spec"}}
-		}
-		for _, path := range paths {
-			if spec := manifest.At(out[i], path...); spec != nil {
-				onDemand(spec, label, value)
-			}
+		for _, spec := range manifest.PodSpecs(out[i]) {
+			onDemand(spec, label, value)
 		}
 	}
 	return out

@@ -160,22 +160,10 @@ func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 			_ = unstructured.SetNestedMap(obj.Object, tmpl, path...)
 		}
 	}
-	specs := podSpecPaths
-	if obj.GetAPIVersion() == "v1" && obj.GetKind() == "Pod" {
-		specs = [][]string{{"spec"}}
-	}
-	for _, path := range specs {
-		if spec := manifest.At(obj.Object, path...); spec != nil {
-			noToken(spec)
-		}
+	for _, spec := range manifest.PodSpecs(obj.Object) {
+		noToken(spec)
 	}
 	return obj
-}
-
-// podSpecPaths are where workload kinds keep their pods' specs.
-var podSpecPaths = [][]string{
-	{"spec", "template", "spec"},                        // Job, Deployment, StatefulSet, ReplicaSet, DaemonSet
-	{"spec", "jobTemplate", "spec", "template", "spec"}, // CronJob
 }
 
 // noToken keeps the service account's token out of a pod that does not ask for it: Kubernetes

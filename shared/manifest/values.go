@@ -57,3 +57,25 @@ func WholeNumber(v any) (int64, bool) {
 	}
 	return 0, false
 }
+
+// podSpecPaths are where workload kinds keep their pods' specs; a v1 Pod keeps its own at spec.
+var podSpecPaths = [][]string{
+	{"spec", "template", "spec"},                        // Job, Deployment, StatefulSet, ReplicaSet, DaemonSet
+	{"spec", "jobTemplate", "spec", "template", "spec"}, // CronJob
+}
+
+// PodSpecs are the pod specs of object m, in place (a change to one changes m): a v1 Pod's own,
+// or the one in each pod template a workload kind keeps.
+func PodSpecs(m map[string]any) []map[string]any {
+	paths := podSpecPaths
+	if m["apiVersion"] == "v1" && m["kind"] == "Pod" {
+		paths = [][]string{{"spec"}}
+	}
+	var out []map[string]any
+	for _, path := range paths {
+		if spec := At(m, path...); spec != nil {
+			out = append(out, spec)
+		}
+	}
+	return out
+}

@@ -33,3 +33,27 @@ func TestAtCopyWholeNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestPodSpecs(t *testing.T) {
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": map[string]any{"a": 1}}
+	job := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "spec": map[string]any{"template": map[string]any{"spec": map[string]any{"b": 1}}}}
+	cron := map[string]any{"apiVersion": "batch/v1", "kind": "CronJob", "spec": map[string]any{"jobTemplate": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"c": 1}}}}}}
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{}}
+	for _, tc := range []struct {
+		m    map[string]any
+		want string
+	}{{pod, "a"}, {job, "b"}, {cron, "c"}} {
+		specs := PodSpecs(tc.m)
+		if len(specs) != 1 || specs[0][tc.want] == nil {
+			t.Errorf("PodSpecs(%v) = %v, want the spec holding %s", tc.m["kind"], specs, tc.want)
+			continue
+		}
+		specs[0]["changed"] = true
+	}
+	if At(job, "spec", "template", "spec")["changed"] != true {
+		t.Error("PodSpecs gave a copy; a change to a spec must reach the object")
+	}
+	if specs := PodSpecs(cm); len(specs) != 0 {
+		t.Errorf("PodSpecs(ConfigMap) = %v, want none", specs)
+	}
+}
