@@ -220,9 +220,6 @@ func New(id, tenant, namespace, region string, priority int, labels map[string]s
 	}
 }
 
-// workloadKinds are the kinds whose object names a job best, in the order NameOf prefers them.
-var workloadKinds = []string{"Job", "CronJob", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod"}
-
 // NameOf is what a job is called: the name of its first workload object (a Job, CronJob,
 // Deployment, StatefulSet, DaemonSet, ReplicaSet or Pod, in that order of preference), else of its
 // first object; "" when no object has a name.
@@ -232,9 +229,9 @@ func NameOf(manifests []map[string]any) string {
 		n, _ := meta["name"].(string)
 		return n
 	}
-	for _, kind := range workloadKinds {
+	for _, w := range workloadKinds {
 		for _, m := range manifests {
-			if m["kind"] == kind && name(m) != "" {
+			if m["kind"] == w.kind && name(m) != "" {
 				return name(m)
 			}
 		}

@@ -1,6 +1,10 @@
 package jobs
 
-import "github.com/tidegate/tidegate/shared/manifest"
+import (
+	"slices"
+
+	"github.com/tidegate/tidegate/shared/manifest"
+)
 
 // Workload is what a job's manifest asks of one object that runs pods: its kind and name, a batch
 // Job's (or a CronJob's job template's) parallelism, completions and backoffLimit when set, and
@@ -21,16 +25,22 @@ type Container struct {
 	Image string `json:"image"`
 }
 
-// podSpecAt is where each kind that runs pods keeps its pod spec; the batch spec (parallelism and
-// the rest) is the one above the template.
-var podSpecAt = map[string]struct{ batch, pod []string }{
-	"Pod":         {nil, []string{"spec"}},
-	"Job":         {[]string{"spec"}, []string{"spec", "template", "spec"}},
-	"CronJob":     {[]string{"spec", "jobTemplate", "spec"}, []string{"spec", "jobTemplate", "spec", "template", "spec"}},
-	"Deployment":  {nil, []string{"spec", "template", "spec"}},
-	"StatefulSet": {nil, []string{"spec", "template", "spec"}},
-	"DaemonSet":   {nil, []string{"spec", "template", "spec"}},
-	"ReplicaSet":  {nil, []string{"spec", "template", "spec"}},
+type workloadKind struct {
+	kind       string
+	batch, pod []string
+}
+
+// workloadKinds are the kinds that run pods, in the order NameOf prefers them to name a job, with
+// where each keeps its pod spec and, for the batch kinds, the spec above it (parallelism and the
+// rest).
+var workloadKinds = []workloadKind{
+	{"Job", []string{"spec"}, []string{"spec", "template", "spec"}},
+	{"CronJob", []string{"spec", "jobTemplate", "spec"}, []string{"spec", "jobTemplate", "spec", "template", "spec"}},
+	{"Deployment", nil, []string{"spec", "template", "spec"}},
+	{"StatefulSet", nil, []string{"spec", "template", "spec"}},
+	{"DaemonSet", nil, []string{"spec", "template", "spec"}},
+	{"ReplicaSet", nil, []string{"spec", "template", "spec"}},
+	{"Pod", nil, []string{"spec"}},
 }
 
 // Workloads lists, in manifest order, the objects of manifests that run pods; objects that do
@@ -39,10 +49,11 @@ func Workloads(manifests []map[string]any) []Workload {
 	out := []Workload{}
 	for _, m := range manifests {
 		kind, _ := m["kind"].(string)
-		at, ok := podSpecAt[kind]
-		if !ok {
+		i := slices.IndexFunc(workloadKinds, func(w workloadKind) bool { return w.kind == kind })
+		if i < 0 {
 			continue
 		}
+		at := workloadKinds[i]
 		meta, _ := m["metadata"].(map[string]any)
 		name, _ := meta["name"].(string)
 		w := Workload{Kind: kind, Name: name}
