@@ -138,8 +138,8 @@ func tenantsPutCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&shareNamespace, "share-namespace", false, "let the tenant hold namespaces another tenant already holds (each then sees the other's jobs there)")
 	cmd.Flags().IntVar(&maxPriority, "max-priority", tenancy.TopPriority, "the highest priority the tenant's jobs may have, 0 to 100")
 	cmd.Flags().StringArrayVar(&quotas, "quota", nil, "the tenant's share of a region, REGION=JOBS[:GPUS]; repeat for each region (others get the default share)")
-	cmd.Flags().Float64Var(&t.RateLimit, "rate", 0, "the tenant's API requests a second on each API process, all its keys and IAM callers together; 0 is the default")
-	cmd.Flags().IntVar(&t.RateBurst, "burst", 0, "how many API requests the tenant may send at once before --rate paces it; 0 is the default")
+	cmd.Flags().Float64Var(&t.RateLimit, "rate", 0, "API requests a second each of the tenant's keys and IAM callers may send to each API process; 0 is the default")
+	cmd.Flags().IntVar(&t.RateBurst, "burst", 0, "how many API requests each of the tenant's keys and IAM callers may send at once before --rate paces it; 0 is the default")
 	_ = cmd.MarkFlagRequired("org")
 	_ = cmd.MarkFlagRequired("namespace")
 	return cmd

@@ -146,7 +146,7 @@ func (s *TenantStore) ByKey(ctx context.Context, key string) (tenancy.Principal,
 // ByIAM resolves an authenticated IAM caller's ARN to its principal through the user, role or
 // account it acts as (tenancy.CallerIAM: an assumed role's session name plays no part);
 // records.ErrNotFound if that acts for no tenant. The principal's Subject keeps the caller's own
-// ARN, session included, for the logs.
+// ARN, session included, for the logs; its Credential is the mapping's.
 func (s *TenantStore) ByIAM(ctx context.Context, arn string) (tenancy.Principal, error) {
 	key, ok := tenancy.CallerIAM(arn)
 	if !ok {
@@ -169,7 +169,7 @@ func (s *TenantStore) byCredential(ctx context.Context, pk string) (tenancy.Prin
 	if err != nil {
 		return tenancy.Principal{}, err
 	}
-	return tenancy.Principal{Tenant: t, Subject: c.Subject}, nil
+	return tenancy.Principal{Tenant: t, Subject: c.Subject, Credential: c.Subject}, nil
 }
 
 func (s *TenantStore) get(ctx context.Context, pk, sk string, into any) error {

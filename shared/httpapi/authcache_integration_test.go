@@ -78,7 +78,7 @@ func TestPrincipalCacheKeys(t *testing.T) {
 	if err := f.store.AddKey(ctx, "ml", key, f.now); err != nil {
 		t.Fatal(err)
 	}
-	want := tenancy.Principal{Tenant: f.tenant, Subject: "key:" + tenancy.KeyID(key)}
+	want := tenancy.Principal{Tenant: f.tenant, Subject: "key:" + tenancy.KeyID(key), Credential: "key:" + tenancy.KeyID(key)}
 	byKey := func(key string) (p tenancy.Principal, err error) {
 		return f.cache.ByKey(ctx, key)
 	}

@@ -87,5 +87,5 @@ const (
 	detailNoRoute       = "no route %s %s; see /openapi.json for the routes"
 	detailMethod        = "%s is not allowed on %s; allowed: %s"
 	detailReadOnly      = "role %s may only read; ask a tenant admin for a member key"
-	detailThrottled     = "tenant %s is over its request budget (%g a second, bursts of %d; this request costs %d); retry in %d s"
+	detailThrottled     = "%s of tenant %s is over its request budget (%g a second, bursts of %d; this request costs %d); retry in %d s"
 )

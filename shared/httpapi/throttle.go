@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"math"
 	"net/http"
 	"net/url"
@@ -10,10 +11,10 @@ import (
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
-// maxBuckets bounds the request budgets one API process keeps: one a tenant, so as many tenants as
-// PrincipalCache keeps credentials. A bucket, its map entry and its place in the LRU list are
-// about 150 bytes, so at most about 600 KiB; a tenant forgotten since starts again full, as an
-// idle one would be.
+// maxBuckets bounds the request budgets one API process keeps: one a credential, as many as
+// PrincipalCache keeps. A bucket, its map entry and its place in the LRU list are about 150
+// bytes, so at most about 600 KiB; a credential forgotten since starts again full, as an idle one
+// would be.
 const maxBuckets = 4096
 
 // Costs, in tokens of a tenant's budget, of its requests; README's "Rate limits" lists them.
@@ -55,21 +56,29 @@ func requestCost(pattern string, q url.Values, t tenancy.Tenant, regions int) in
 	return max(costRequest, c.perNamespace*namespaces+c.perRegion*regions)
 }
 
-// throttle takes the request's cost from its principal's tenant's budget, or answers 429 with
-// Retry-After when the budget cannot pay it. The bucket is the tenant's, whichever of its keys or
-// IAM callers sent the request: the budget is set on the tenant, and more credentials must not
-// buy more of it. The name comes from the resolved record, never from the request, so no tenant
-// reaches another's bucket.
+// throttle takes the request's cost from its principal's budget, or answers 429 with Retry-After
+// when the budget cannot pay it. Each credential (an API key, or the IAM user, role or account an
+// admin mapped) has a bucket of its own at its tenant's rate, so one key's loop leaves the
+// tenant's other keys, and every other tenant, alone. Only an admin adds credentials, and a
+// role's sessions share the role's bucket, so a tenant cannot buy itself more budget. The bucket's
+// name comes from the resolved record, never from the request, so no caller reaches another's.
 func (a *api) throttle(w http.ResponseWriter, r *http.Request, p tenancy.Principal) error {
 	limit := p.Tenant.Rate(a.rate)
 	n := requestCost(r.Pattern, r.URL.Query(), p.Tenant, len(a.regions))
-	d := a.buckets.Take(p.Tenant.Name, limit, n, a.now())
+	d := a.buckets.Take(bucketOf(p), limit, n, a.now())
 	if d.Allowed {
 		return nil
 	}
 	secs := retryAfter(d.Wait)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	return Errorf(CodeThrottled, detailThrottled, p.Tenant.Name, limit.Rate, limit.Burst, n, secs)
+	return Errorf(CodeThrottled, detailThrottled, cmp.Or(p.Credential, p.Subject), p.Tenant.Name, limit.Rate, limit.Burst, n, secs)
+}
+
+// bucketOf names p's bucket: its tenant and credential, so a credential moved to another tenant
+// starts afresh at that tenant's rate. A principal resolved without a credential (none is, from
+// the stores) shares its subject's.
+func bucketOf(p tenancy.Principal) string {
+	return p.Tenant.Name + " " + cmp.Or(p.Credential, p.Subject)
 }
 
 // retryAfter is wait in whole seconds, rounded up and at least 1, as Retry-After carries it.

@@ -68,13 +68,21 @@ func newThrottleStack(t *testing.T) *throttleStack {
 	return st
 }
 
-// get sends GET path with the named key (or, for "iam", as ml's IAM caller) and answers the
-// response and its decoded body.
+// sessions are two sessions of ml's mapped role, each a caller's own choice of name.
+var sessions = map[string]string{
+	"session1": "arn:aws:sts::123456789012:assumed-role/ml-ci/build-1",
+	"session2": "arn:aws:sts::123456789012:assumed-role/ml-ci/build-2",
+}
+
+// get sends GET path with the named key (or, for "iam", as ml's IAM caller, and for "session1"
+// and "session2" as a session of its role) and answers the response and its decoded body.
 func (st *throttleStack) get(t *testing.T, who, path string) (*http.Response, map[string]any) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, path, nil)
 	if who == "iam" {
 		req.Header.Set("X-Test-IAM", mlCaller)
+	} else if arn, ok := sessions[who]; ok {
+		req.Header.Set("X-Test-IAM", arn)
 	} else {
 		req.Header.Set("Authorization", "Bearer "+st.keys[who])
 	}
@@ -118,21 +126,34 @@ func (st *throttleStack) throttled(t *testing.T, who, path, retryAfter string) {
 
 const oneNamespace = "/api/v1/jobs?namespace=team-a" // costs one token
 
-// TestThrottlePerTenant: a tenant over its budget is answered 429 whichever of its credentials it
-// uses, while another tenant's requests in the same instant go through; a second later it has one
-// token again.
-func TestThrottlePerTenant(t *testing.T) {
+// TestThrottlePerCredential: a key over its budget is answered 429 while the same tenant's other
+// key and IAM caller, and another tenant, go through in the same instant; a second later it has
+// one token again.
+func TestThrottlePerCredential(t *testing.T) {
 	st := newThrottleStack(t)
 	st.okTimes(t, defaultBudget.Burst, "ml", oneNamespace)
 	st.throttled(t, "ml", oneNamespace, "1")
-	st.throttled(t, "ml2", oneNamespace, "1") // the tenant's second key shares its bucket
-	st.throttled(t, "iam", oneNamespace, "1") // and so does its IAM caller
+	st.okTimes(t, defaultBudget.Burst, "ml2", oneNamespace) // the tenant's second key has its own
+	st.okTimes(t, defaultBudget.Burst, "iam", oneNamespace) // and so has its IAM caller
 	st.okTimes(t, defaultBudget.Burst, "ops", oneNamespace)
+	st.throttled(t, "ml2", oneNamespace, "1")
 	st.throttled(t, "ops", oneNamespace, "1")
 
 	st.now = st.now.Add(time.Second)
-	st.okTimes(t, 1, "ml2", oneNamespace)
+	st.okTimes(t, 1, "ml", oneNamespace)
 	st.throttled(t, "ml", oneNamespace, "1")
+}
+
+// TestThrottleSessionsShareTheirRole: a caller cannot buy budget by naming new sessions of its
+// role: every session takes from the role's one bucket.
+func TestThrottleSessionsShareTheirRole(t *testing.T) {
+	st := newThrottleStack(t)
+	st.okTimes(t, defaultBudget.Burst/2, "session1", oneNamespace)
+	st.okTimes(t, defaultBudget.Burst/2, "session2", oneNamespace)
+	st.throttled(t, "session1", oneNamespace, "1")
+	st.throttled(t, "session2", oneNamespace, "1")
+	st.throttled(t, "iam", oneNamespace, "1")
+	st.okTimes(t, 1, "ml", oneNamespace) // the tenant's key is another credential
 }
 
 // TestThrottleTenantOverride: a tenant's own rate and burst replace the default's, each alone.

@@ -7,8 +7,8 @@ import (
 	"github.com/tidegate/tidegate/shared/ratelimit"
 )
 
-// Rate is the tenant's request budget: its own rate and burst where its record sets them (above
-// 0), the API's default def for what it leaves at 0.
+// Rate is the request budget of each of the tenant's credentials: its own rate and burst where
+// its record sets them (above 0), the API's default def for what it leaves at 0.
 func (t Tenant) Rate(def ratelimit.Limit) ratelimit.Limit {
 	l := def
 	if t.RateLimit > 0 {

@@ -46,7 +46,7 @@ type Tenant struct {
 	Role       Role      `json:"role" dynamodbav:"role"`
 	CreatedAt  time.Time `json:"created_at" dynamodbav:"created_at"`
 	// RateLimit (requests a second) and RateBurst replace, where above 0, the API's default
-	// request budget for this tenant's principals together (see Rate).
+	// request budget for each of this tenant's credentials (see Rate).
 	RateLimit float64 `json:"rate_limit,omitempty" dynamodbav:"rate_limit,omitempty"`
 	RateBurst int     `json:"rate_burst,omitempty" dynamodbav:"rate_burst,omitempty"`
 	// MaxPriority is the highest priority the tenant's jobs may have; nil is TopPriority (see
@@ -91,8 +91,13 @@ func (t Tenant) Allows(ns string) bool { return slices.Contains(t.Namespaces, ns
 // Principal is who a request acts as: an API key's or an IAM caller's tenant.
 type Principal struct {
 	Tenant Tenant
-	// Subject names the caller for logs: "key:<id>" or "iam:<arn>".
+	// Subject names the caller for logs: "key:<id>" or "iam:<arn>", an assumed role's session
+	// included.
 	Subject string
+	// Credential is the credential the caller was resolved through, as an admin added it:
+	// "key:<id>", or "iam:<arn>" of the user, role or account (a role's sessions share it). The
+	// API's request budget is kept per credential.
+	Credential string
 }
 
 // keyPrefix marks Tidegate keys so secret scanners and people can tell them apart.
