@@ -24,6 +24,9 @@ type start struct {
 	init time.Duration
 	// event is the handler's work on the first event, connections to the stand-ins included.
 	event time.Duration
+	// calls are the requests the function sent to the stand-ins, by service and operation
+	// (meter): its init sends none, so they are the first event's.
+	calls map[string]int
 }
 
 // What the emulator logs at the end of the init and of an invocation, e.g.

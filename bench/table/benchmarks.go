@@ -98,14 +98,15 @@ func goTest(args string) string { return "go test -run '^$' " + args }
 // steps are the benchmarks `make bench` runs, in order, each once.
 var steps = []Step{
 	{
-		Name: "coldstart", About: "Lambda cold start under the runtime interface emulator, against hello-world",
+		Name: "coldstart", About: "Lambda init under the runtime interface emulator, against hello-world's whole cold start",
 		Command: "go run ./bench/coldstart",
 		Rows: []Row{
-			// Its markdown table: | Function | Binary | median | p90 | Over hello | × hello | …
-			{What: "api, median cold start ÷ hello's", Goal: atMost(2), Find: Cell{First: "api", Col: 6}},
-			{What: "dispatch, median cold start ÷ hello's", Goal: atMost(2), Find: Cell{First: "dispatch", Col: 6}},
-			{What: "reconcile, median cold start ÷ hello's", Goal: atMost(2), Find: Cell{First: "reconcile", Col: 6}},
-			{What: "webhook, median cold start ÷ hello's", Goal: atMost(2), Find: Cell{First: "webhook", Col: 6}},
+			// Its markdown table: | Function | Binary | median | p90 | Over hello | × hello | Init | First event | Init ÷ hello | calls |
+			{What: "api, init ÷ hello's whole cold start", Goal: atMost(2), Find: Cell{First: "api", Col: 9}},
+			{What: "dispatch, init ÷ hello's whole cold start", Goal: atMost(2), Find: Cell{First: "dispatch", Col: 9}},
+			{What: "reconcile, init ÷ hello's whole cold start", Goal: atMost(2), Find: Cell{First: "reconcile", Col: 9}},
+			{What: "webhook, init ÷ hello's whole cold start", Goal: atMost(2), Find: Cell{First: "webhook", Col: 9}},
+			{What: "authorizer, init ÷ hello's whole cold start", Goal: atMost(2), Find: Cell{First: "authorizer", Col: 9}},
 		},
 	},
 	{
