@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/metrics"
 )
 
 // Clients are the AWS SDK clients the functions share, each pointed at its configured endpoint,
@@ -27,6 +28,8 @@ type Clients struct {
 	DynamoDB *dynamodb.Client
 	SQS      *sqs.Client
 	S3       *s3.Client
+	// Metrics takes the function's metrics, as EMF lines in its log in Lambda; nil records none.
+	Metrics *metrics.Recorder
 }
 
 // NewClients makes the clients from an SDK config, replacing each service's endpoint where cfg

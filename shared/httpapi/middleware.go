@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"time"
+
+	"github.com/tidegate/tidegate/shared/metrics"
 )
 
 // headerRequestID carries the request id on every response, and may come in on a request from a
@@ -67,7 +70,28 @@ func (a *api) outermost(next http.Handler) http.Handler {
 			}
 			a.log.InfoContext(r.Context(), "request", "request_id", id, "method", r.Method,
 				"path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
+			a.countRequest(r, rec.status)
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// unmatchedRoute is the route dimension of a request no route matched: a caller chooses its path,
+// so the path itself must never become a dimension (each new value is a new metric to pay for).
+const unmatchedRoute = "unmatched"
+
+// countRequest adds r to metrics.APIRequests under the route pattern that served it and its
+// status class.
+func (a *api) countRequest(r *http.Request, status int) {
+	route := r.Pattern
+	if route == "" || route == "/" { // "/" is noRoute's, for every path no other route has
+		route = unmatchedRoute
+	}
+	if status == 0 {
+		status = http.StatusOK // a handler that wrote nothing answered 200
+	}
+	class := strconv.Itoa(status/100) + "xx"
+	if err := a.metrics.Put(metrics.APIRequests, []string{route, class}, 1); err != nil {
+		a.log.WarnContext(r.Context(), "recording a request's metric", "error", err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/tenancy"
@@ -54,6 +55,8 @@ type Deps struct {
 	// throttle.go). The zero Rate limits only tenants whose record sets both a rate and a burst:
 	// tests of the API alone.
 	Rate ratelimit.Limit
+	// Metrics takes the API's request counts (metrics.APIRequests); nil records none.
+	Metrics *metrics.Recorder
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -73,6 +76,7 @@ type api struct {
 	now        func() time.Time
 	rate       ratelimit.Limit
 	buckets    *ratelimit.Buckets
+	metrics    *metrics.Recorder
 
 	apps          AppStore
 	secrets       SecretStore
@@ -108,7 +112,7 @@ func newAPI(d Deps) *api {
 	a := &api{
 		log: d.Log, principals: d.Principals, jobs: d.Jobs, templates: d.Templates, policy: d.Policy,
 		ringer: d.Ringer, regions: d.Regions, clusters: d.Clusters, capacity: d.Capacity, iamCaller: d.IAMCaller, now: d.Now,
-		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets), quota: d.DefaultQuota,
+		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets), quota: d.DefaultQuota, metrics: d.Metrics,
 		mux: http.NewServeMux(), paths: http.NewServeMux(),
 	}
 	if a.log == nil {

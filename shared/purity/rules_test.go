@@ -27,6 +27,7 @@ var pure = map[string][]string{
 	"shared/hostplan":     reach,
 	"shared/jobs":         reach,
 	"shared/manifest":     reach,
+	"shared/metrics":      reach,
 	"shared/ratelimit":    reach,
 	"shared/secretbox":    reach,
 	"shared/signing":      reach,

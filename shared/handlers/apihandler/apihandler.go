@@ -49,6 +49,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		DefaultQuota: cfg.DefaultQuota,
 		IAMCaller:    iam,
 		Rate:         cfg.Rate(),
+		Metrics:      c.Metrics,
 
 		Apps:          dynamo.NewAppStore(c.DynamoDB, t),
 		Secrets:       dynamo.NewSecretStore(c.DynamoDB, t.Control),
