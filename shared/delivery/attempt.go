@@ -65,7 +65,7 @@ func (h *Handler) Attempt(ctx context.Context, ref dynamo.DeliveryRef) error {
 	if err != nil {
 		return err
 	}
-	v := deliveryplan.Judge(d, w, h.send(ctx, w, d, now), now, h.jitter())
+	v := h.judged(ctx, d, w, h.send(ctx, w, d, now), now)
 	return h.finish(ctx, w, v, token, now)
 }
 

@@ -1,9 +1,11 @@
 package delivery_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/tidegate/tidegate/shared/delivery"
 	"github.com/tidegate/tidegate/shared/deliveryplan"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/reconcile"
 	"github.com/tidegate/tidegate/shared/signing"
@@ -84,6 +87,8 @@ func TestJobQueuedReachesTheReceiverSigned(t *testing.T) {
 // retry carries the same webhook-id with its own timestamp.
 func TestFailureThenSuccess(t *testing.T) {
 	w := newWorld(t)
+	var log bytes.Buffer
+	w.h.Metrics = metrics.NewRecorder(&log, time.Now)
 	rcv := newReceiver(t, 500, 200)
 	hook := w.hook(t, "wh_a", "ml", "", rcv.srv.URL, outbox.JobQueued)
 	w.submit(t, "job-1", "ml", "team-a")
@@ -112,6 +117,17 @@ func TestFailureThenSuccess(t *testing.T) {
 	wh, err := w.store.Webhook(context.Background(), "ml", "wh_a")
 	if err != nil || wh.FailingSince != nil {
 		t.Errorf("after a success the webhook is failing since %v (%v); want its failures ended", wh.FailingSince, err)
+	}
+	points, err := metrics.Read(log.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := map[string]float64{}
+	for _, p := range points {
+		counted[p.Metric.Name+" "+p.Dimensions[metrics.DimOutcome]] += p.Values[0]
+	}
+	if want := map[string]float64{"WebhookAttempts failed": 1, "WebhookAttempts delivered": 1}; !maps.Equal(counted, want) {
+		t.Errorf("metrics counted %v, want %v", counted, want)
 	}
 }
 

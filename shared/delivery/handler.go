@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/outbox"
 )
 
@@ -72,9 +73,34 @@ type Handler struct {
 	Queue  Ringer
 	Client Doer
 	Log    *slog.Logger
+	// Metrics counts attempts by outcome (metrics.WebhookAttempts); nil records none.
+	Metrics *metrics.Recorder
 	// Now is the clock and Jitter a source in [0, 1) for the retry schedule; nil means the real ones.
 	Now    func() time.Time
 	Jitter func() float64
+}
+
+// Outcomes of an attempt, as metrics.WebhookAttempts counts them.
+const (
+	outcomeDelivered = "delivered"
+	outcomeFailed    = "failed"  // to be tried again
+	outcomeGaveUp    = "gave_up" // the last: the delivery is final as failed
+)
+
+// judged judges an attempt's outcome and counts it.
+func (h *Handler) judged(ctx context.Context, d deliveryplan.Delivery, w deliveryplan.Webhook, o deliveryplan.Outcome, now time.Time) deliveryplan.Verdict {
+	v := deliveryplan.Judge(d, w, o, now, h.jitter())
+	outcome := outcomeFailed
+	switch v.Delivery.Status {
+	case deliveryplan.StatusSucceeded:
+		outcome = outcomeDelivered
+	case deliveryplan.StatusFailed:
+		outcome = outcomeGaveUp
+	}
+	if err := h.Metrics.Put(metrics.WebhookAttempts, []string{outcome}, 1); err != nil {
+		h.Log.WarnContext(ctx, "recording an attempt's metric", "error", err)
+	}
+	return v
 }
 
 // HandleSQS drains the outbox once however many drain messages the batch holds (making the new

@@ -61,7 +61,7 @@ func (h *Handler) sendLine(ctx context.Context, w deliveryplan.Webhook, line []d
 		if now.After(deadline) || ctx.Err() != nil {
 			return h.release(ctx, line[i:], token)
 		}
-		v := deliveryplan.Judge(d, w, h.send(ctx, w, d, now), now, h.jitter())
+		v := h.judged(ctx, d, w, h.send(ctx, w, d, now), now)
 		if plain(w, v) {
 			rec.add(v.Delivery)
 		} else if err := h.finish(ctx, w, v, token, now); err != nil {

@@ -28,5 +28,7 @@ func New(cfg config.Config, c handlers.Clients, log *slog.Logger) *delivery.Hand
 		Queue:  delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
 		Client: egress.NewClient(egress.Options{AllowPrivate: cfg.WebhooksAllowPrivate}),
 		Log:    log,
+
+		Metrics: c.Metrics,
 	}
 }
