@@ -59,7 +59,7 @@ func (r *Recorder) line(m Metric, dims []string, values []float64) ([]byte, erro
 			"Timestamp": r.now().UnixMilli(),
 			"CloudWatchMetrics": []any{map[string]any{
 				"Namespace":  Namespace,
-				"Dimensions": [][]string{dimensionsOf(m)},
+				"Dimensions": dimensionSets(m),
 				"Metrics":    []any{map[string]any{"Name": m.Name, "Unit": string(m.Unit)}},
 			}},
 		},
@@ -79,10 +79,15 @@ func (r *Recorder) line(m Metric, dims []string, values []float64) ([]byte, erro
 	return append(b, '\n'), nil
 }
 
-// dimensionsOf is m's dimension set, never nil: EMF wants [[]] for a metric without dimensions.
-func dimensionsOf(m Metric) []string {
+// dimensionSets are the dimension sets m is published under: its dimensions (never nil: EMF
+// wants [[]] for a metric without any), and none besides for a rollup.
+func dimensionSets(m Metric) [][]string {
+	sets := [][]string{m.Dimensions}
 	if m.Dimensions == nil {
-		return []string{}
+		sets[0] = []string{}
 	}
-	return m.Dimensions
+	if m.Rollup && len(m.Dimensions) > 0 {
+		sets = append(sets, []string{})
+	}
+	return sets
 }

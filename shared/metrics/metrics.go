@@ -35,38 +35,41 @@ type Metric struct {
 	About      string
 	// Source is the function that publishes it.
 	Source string
+	// Rollup also publishes it without dimensions, one series over all their values, for an
+	// alarm that must not list them (the regions are a deployment's parameter).
+	Rollup bool
 }
 
 // The metrics. README's "Metrics" table lists the same, and a test holds the two together.
 var (
-	QueuedJobs = Metric{"QueuedJobs", Count, []string{DimRegion},
-		"jobs waiting in the region's queue, gated ones included", "dispatch"}
-	GatedJobs = Metric{"GatedJobs", Count, []string{DimRegion},
-		"waiting jobs held by their spot price cap", "dispatch"}
-	ActiveJobs = Metric{"ActiveJobs", Count, []string{DimRegion},
-		"jobs holding the region's room: dispatching, pending or running", "dispatch"}
-	OldestQueuedAge = Metric{"OldestQueuedAge", Seconds, []string{DimRegion},
-		"age of the region's oldest waiting job (0 with none)", "dispatch"}
-	SubmitToDispatched = Metric{"SubmitToDispatched", Milliseconds, []string{DimRegion},
-		"from a job's submission to its objects applied", "dispatch"}
-	SubmitToRunning = Metric{"SubmitToRunning", Milliseconds, []string{DimRegion},
-		"from a job's submission to the beat seeing it running", "reconcile"}
-	DispatchOutcomes = Metric{"DispatchOutcomes", Count, []string{DimRegion, DimOutcome},
-		"dispatch attempts by outcome: dispatched, rejected_by_cluster, dispatch_failed, retried, name_in_use", "dispatch"}
-	BeatDuration = Metric{"BeatDuration", Milliseconds, nil,
-		"one beat, start to end", "reconcile"}
-	BeatLateness = Metric{"BeatLateness", Milliseconds, nil,
-		"how long after its scheduled time a beat started", "reconcile"}
-	WebhookAttempts = Metric{"WebhookAttempts", Count, []string{DimOutcome},
-		"delivery attempts by outcome: delivered, failed, gave_up", "webhook"}
-	OldestUndeliveredAge = Metric{"OldestUndeliveredAge", Seconds, nil,
-		"age of the oldest event not yet fanned out to its webhooks (0 with none)", "reconcile"}
-	HostPlanSteps = Metric{"HostPlanSteps", Count, []string{DimStep},
-		"host plan steps carried out, by kind: start, revive, stop, went_live, failed", "reconcile"}
-	FailedReleases = Metric{"FailedReleases", Count, []string{DimReason},
-		"releases that failed, by reason", "reconcile"}
-	APIRequests = Metric{"APIRequests", Count, []string{DimRoute, DimStatusClass},
-		"API requests by route pattern and status class (2xx, 4xx, 5xx)", "api"}
+	QueuedJobs = Metric{Name: "QueuedJobs", Unit: Count, Dimensions: []string{DimRegion},
+		About: "jobs waiting in the region's queue, gated ones included", Source: "dispatch"}
+	GatedJobs = Metric{Name: "GatedJobs", Unit: Count, Dimensions: []string{DimRegion},
+		About: "waiting jobs held by their spot price cap", Source: "dispatch"}
+	ActiveJobs = Metric{Name: "ActiveJobs", Unit: Count, Dimensions: []string{DimRegion},
+		About: "jobs holding the region's room: dispatching, pending or running", Source: "dispatch"}
+	OldestQueuedAge = Metric{Name: "OldestQueuedAge", Unit: Seconds, Dimensions: []string{DimRegion},
+		About: "age of the region's oldest waiting job (0 with none); also over all regions", Source: "dispatch", Rollup: true}
+	SubmitToDispatched = Metric{Name: "SubmitToDispatched", Unit: Milliseconds, Dimensions: []string{DimRegion},
+		About: "from a job's submission to its objects applied", Source: "dispatch"}
+	SubmitToRunning = Metric{Name: "SubmitToRunning", Unit: Milliseconds, Dimensions: []string{DimRegion},
+		About: "from a job's submission to the beat seeing it running", Source: "reconcile"}
+	DispatchOutcomes = Metric{Name: "DispatchOutcomes", Unit: Count, Dimensions: []string{DimRegion, DimOutcome},
+		About: "dispatch attempts by outcome: dispatched, rejected_by_cluster, dispatch_failed, retried, name_in_use", Source: "dispatch"}
+	BeatDuration = Metric{Name: "BeatDuration", Unit: Milliseconds,
+		About: "one beat, start to end", Source: "reconcile"}
+	BeatLateness = Metric{Name: "BeatLateness", Unit: Milliseconds,
+		About: "how long after its scheduled time a beat started", Source: "reconcile"}
+	WebhookAttempts = Metric{Name: "WebhookAttempts", Unit: Count, Dimensions: []string{DimOutcome},
+		About: "delivery attempts by outcome: delivered, failed, gave_up", Source: "webhook"}
+	OldestUndeliveredAge = Metric{Name: "OldestUndeliveredAge", Unit: Seconds,
+		About: "age of the oldest event not yet fanned out to its webhooks (0 with none)", Source: "reconcile"}
+	HostPlanSteps = Metric{Name: "HostPlanSteps", Unit: Count, Dimensions: []string{DimStep},
+		About: "host plan steps carried out, by kind: start, revive, stop, went_live, failed", Source: "reconcile"}
+	FailedReleases = Metric{Name: "FailedReleases", Unit: Count, Dimensions: []string{DimReason},
+		About: "releases that failed, by reason", Source: "reconcile"}
+	APIRequests = Metric{Name: "APIRequests", Unit: Count, Dimensions: []string{DimRoute, DimStatusClass},
+		About: "API requests by route pattern and status class (2xx, 4xx, 5xx)", Source: "api"}
 )
 
 // All is every metric, in README's order.

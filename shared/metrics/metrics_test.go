@@ -50,6 +50,19 @@ func TestPutWritesWhatReadReads(t *testing.T) {
 	}
 }
 
+func TestRollupIsAlsoPublishedWithoutDimensions(t *testing.T) {
+	r, buf := recorder()
+	if err := r.Put(OldestQueuedAge, []string{"us-east-1"}, 90); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"Dimensions":[["Region"],[]]`) {
+		t.Errorf("a rollup's line %s lacks the empty dimension set", buf)
+	}
+	if _, err := Read(buf.Bytes()); err != nil {
+		t.Errorf("Read(a rollup's line) = %v", err)
+	}
+}
+
 func TestPutSplitsManyValues(t *testing.T) {
 	r, buf := recorder()
 	values := make([]float64, 250)
