@@ -44,6 +44,7 @@ const (
 	RuleAPIAuth     Rule = "api-auth"    // each HTTP API lets in one kind of caller (IAM, or keys by the authorizer) but on its open routes
 	RuleSecretEnv   Rule = "secret-env"  // no function's environment holds a secret
 	RuleKMS         Rule = "kms"         // the secrets' KMS key rotates, and reaches only the functions that seal or open
+	RuleMetrics     Rule = "metrics"     // every alarm and dashboard widget on Tidegate's metrics names one the code publishes
 )
 
 // Check reports every problem it finds with t's wiring, in a stable order. root is the repository
@@ -61,6 +62,7 @@ func Check(t *Template, root string) []Problem {
 	ps = append(ps, checkHTTPAPI(t)...)
 	ps = append(ps, checkSecretEnv(t)...)
 	ps = append(ps, checkKMS(t)...)
+	ps = append(ps, checkMetrics(t)...)
 	slices.SortStableFunc(ps, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
 	})

@@ -2,10 +2,13 @@ package samcheck
 
 import (
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tidegate/tidegate/shared/metrics"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -492,6 +495,26 @@ func TestCheckReports(t *testing.T) {
 			},
 			want: Problem{RuleAPIAuth, "AuthorizerFunction", "serves route GET /check"},
 		},
+		// Alarms and the dashboard.
+		{
+			name:   "an alarm on a metric nobody publishes",
+			mutate: func(doc map[string]any) { props(doc, "BeatStoppedAlarm")["MetricName"] = "Beats" },
+			want:   Problem{RuleMetrics, "BeatStoppedAlarm", "watches Tidegate.Beats, which no function publishes"},
+		},
+		{
+			name: "an alarm on a metric under dimensions it is not published under",
+			mutate: func(doc map[string]any) {
+				props(doc, "BeatStoppedAlarm")["Dimensions"] = []any{map[string]any{"Name": "Region", "Value": "us-east-1"}}
+			},
+			want: Problem{RuleMetrics, "BeatStoppedAlarm", "watches BeatDuration under dimensions [Region], but it is published under []"},
+		},
+		{
+			name: "a dashboard drawing a metric nobody publishes",
+			mutate: func(doc map[string]any) {
+				props(doc, "Dashboard")["DashboardBody"] = `{"widgets": [{"type": "metric", "properties": {"metrics": [["Tidegate", "QueueDepth"]]}}]}`
+			},
+			want: Problem{RuleMetrics, "Dashboard", "draws Tidegate.QueueDepth, which no function publishes"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -519,6 +542,25 @@ func TestCheckReports(t *testing.T) {
 				t.Errorf("Check(template with %s) did not report %s; it reported:\n%s", tt.name, tt.want, list(got))
 			}
 		})
+	}
+}
+
+// TestDashboardMetrics: the dashboard draws every metric the code publishes, found both in its
+// SEARCH expressions and in its metric arrays (so checkMetrics sees each one it draws).
+func TestDashboardMetrics(t *testing.T) {
+	tmpl, err := ReadFile(templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := dig(tmpl.resource("Dashboard"), "Properties", "DashboardBody").(string)
+	got := map[string]bool{}
+	for _, name := range dashboardMetrics(body) {
+		got[name] = true
+	}
+	for _, m := range metrics.All {
+		if !got[m.Name] {
+			t.Errorf("the dashboard does not draw %s (it draws %v)", m.Name, slices.Sorted(maps.Keys(got)))
+		}
 	}
 }
 
