@@ -333,16 +333,32 @@ func TestHandleSQSRefusesMessagesNamingNothing(t *testing.T) {
 // TestBeatRingsForWaitingEvents: an event whose ring was lost is rung for by the next beat.
 func TestBeatRingsForWaitingEvents(t *testing.T) {
 	w := newWorld(t)
-	w.submit(t, "job-1", "ml", "team-a")
+	ev := w.submit(t, "job-1", "ml", "team-a")
+	var log bytes.Buffer
+	rec := metrics.NewRecorder(&log, time.Now)
+	// The beat runs 90 s after the event, 2 s after its schedule's time.
+	now := func() time.Time { return ev.At.Add(90 * time.Second) }
 	beat := &reconcile.Handler{
-		Leases: dynamo.NewLeaseStore(w.db, w.tables.Control), Log: slog.New(slog.DiscardHandler),
-		Webhooks: &delivery.Sweeper{Outbox: w.outbox, Due: w.store, Queue: w.queue},
+		Leases: dynamo.NewLeaseStore(w.db, w.tables.Control), Log: slog.New(slog.DiscardHandler), Now: now, Metrics: rec,
+		Webhooks: &delivery.Sweeper{Outbox: w.outbox, Due: w.store, Queue: w.queue, Now: now, Metrics: rec},
 	}
-	if err := beat.HandleBeat(context.Background(), events.EventBridgeEvent{ID: "beat-1"}); err != nil {
+	if err := beat.HandleBeat(context.Background(), events.EventBridgeEvent{ID: "beat-1", Time: now().Add(-2 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	if msgs := w.queued(t); len(msgs) != 1 || !msgs[0].Drain {
 		t.Errorf("after a beat the webhook queue holds %+v, want one drain", msgs)
+	}
+	points, err := metrics.Read(log.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, p := range points {
+		got[p.Metric.Name] = p.Values[0]
+	}
+	want := map[string]float64{"OldestUndeliveredAge": 90, "BeatDuration": 0, "BeatLateness": 2000}
+	if !maps.Equal(got, want) {
+		t.Errorf("the beat recorded %v, want %v", got, want)
 	}
 }
 

@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/metrics"
+	"github.com/tidegate/tidegate/shared/outbox"
 )
 
-// Backlog is what the sweep reads of the outbox and the deliveries; dynamo's OutboxStore and
-// WebhookStore are the real ones.
+// Backlog is what the sweep reads of the outbox: the events not yet fanned out, oldest first;
+// dynamo.OutboxStore is the real one.
 type Backlog interface {
-	HasUndelivered(ctx context.Context) (bool, error)
+	Undelivered(ctx context.Context, limit int, cursor string) ([]outbox.Event, string, error)
 }
 
 // DueLister lists deliveries that need a worker; dynamo.WebhookStore is the real one.
@@ -40,7 +42,10 @@ type Sweeper struct {
 	Outbox Backlog
 	Due    DueLister
 	Queue  Ringer
-	Now    func() time.Time
+	// Metrics takes the oldest undelivered event's age (metrics.OldestUndeliveredAge), 0 with
+	// none; nil records nothing.
+	Metrics *metrics.Recorder
+	Now     func() time.Time
 }
 
 // Sweep runs one sweep.
@@ -50,8 +55,15 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 		now = s.Now()
 	}
 	var errs []error
-	waiting, err := s.Outbox.HasUndelivered(ctx)
-	if err == nil && waiting {
+	oldest, _, err := s.Outbox.Undelivered(ctx, 1, "")
+	if err == nil {
+		age := 0.0
+		if len(oldest) > 0 {
+			age = max(0, now.Sub(oldest[0].At).Seconds())
+		}
+		err = s.Metrics.Put(metrics.OldestUndeliveredAge, nil, age)
+	}
+	if err == nil && len(oldest) > 0 {
 		err = s.Queue.RingDrain(ctx)
 	}
 	errs = append(errs, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/metrics"
 )
 
 // Queues tells which regions have queued jobs; dynamo.JobStore is the real one.
@@ -78,6 +79,8 @@ type Handler struct {
 	Prices SpotPrices
 	// OnDemand is each instance type's on-demand price per hour (TIDEGATE_ON_DEMAND_PRICES).
 	OnDemand map[string]float64
+	// Metrics takes each beat's duration and lateness; nil records none.
+	Metrics *metrics.Recorder
 
 	mu     sync.Mutex
 	memory map[string]memory // by region: what the last beat saw
@@ -99,6 +102,7 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 		return nil
 	}
 	defer func() { _ = h.Leases.Release(context.WithoutCancel(ctx), "reconcile", owner) }()
+	defer h.timed(ctx, h.now(), ev.Time)
 	// Hosting runs beside the jobs: the two touch different pods and records.
 	hosted := make(chan error, 1)
 	go func() {
@@ -131,6 +135,18 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 		errs = append(errs, h.Webhooks.Sweep(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// timed records a beat that started at start for the schedule's time scheduled (zero when the
+// event gives none): how long it took, and how late it started.
+func (h *Handler) timed(ctx context.Context, start, scheduled time.Time) {
+	err := h.Metrics.Put(metrics.BeatDuration, nil, float64(h.now().Sub(start).Milliseconds()))
+	if !scheduled.IsZero() {
+		err = errors.Join(err, h.Metrics.Put(metrics.BeatLateness, nil, float64(max(0, start.Sub(scheduled).Milliseconds()))))
+	}
+	if err != nil {
+		h.Log.WarnContext(ctx, "recording the beat's metrics", "error", err)
+	}
 }
 
 func (h *Handler) now() time.Time {

@@ -39,6 +39,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Isolation: k,
 		Prices:    prices(cfg, c),
 		OnDemand:  cfg.OnDemandPrices,
+		Metrics:   c.Metrics,
 	}, nil
 }
 
@@ -60,5 +61,7 @@ func webhookSweeper(cfg config.Config, c handlers.Clients) *delivery.Sweeper {
 		Outbox: dynamo.NewOutboxStore(c.DynamoDB, t),
 		Due:    dynamo.NewWebhookStore(c.DynamoDB, t, nil),
 		Queue:  delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+
+		Metrics: c.Metrics,
 	}
 }
