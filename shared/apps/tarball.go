@@ -2,6 +2,7 @@ package apps
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"path"
 	"strings"
 )
 
@@ -31,6 +33,9 @@ type Sources struct {
 	Bytes         int64
 	Entries       int
 	UnpackedBytes int64
+	// Launch is the LaunchFile at the sources' root (up to one byte past its bound, so
+	// ParseLaunch can refuse it whole), nil when there is none.
+	Launch []byte
 }
 
 // TarballError is an upload refused: the entry at fault (empty when it is the whole file) and
@@ -110,11 +115,18 @@ func checkEntries(tr *tar.Reader) (Sources, error) {
 		if hdr.Size > MaxUnpackedBytes-src.UnpackedBytes {
 			return src, tooBig()
 		}
+		var kept bytes.Buffer
+		if hdr.Typeflag != tar.TypeDir && path.Clean(hdr.Name) == LaunchFile {
+			if _, err := io.CopyN(&kept, tr, maxLaunchBytes+1); err != nil && !errors.Is(err, io.EOF) {
+				return src, err
+			}
+			src.Launch = kept.Bytes()
+		}
 		n, err := io.Copy(io.Discard, tr)
 		if err != nil {
 			return src, err
 		}
-		src.UnpackedBytes += n
+		src.UnpackedBytes += n + int64(kept.Len())
 	}
 	if src.Entries == 0 {
 		return src, &TarballError{Problem: problemEmpty}

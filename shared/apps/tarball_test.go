@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,8 +89,40 @@ func TestCheckTarballAccepts(t *testing.T) {
 	}
 	sum := sha256.Sum256(b)
 	want := Sources{SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(b)), Entries: 5, UnpackedBytes: int64(len(`{"name":"agent"}`) + len("console.log('hi')\n") + 1)}
-	if src != want {
+	if !reflect.DeepEqual(src, want) {
 		t.Errorf("CheckTarball(a plain app) = %+v, want %+v", src, want)
+	}
+}
+
+// TestCheckTarballKeepsTheLaunchFile: the launch file at the root is kept for ParseLaunch, and
+// counted as unpacked like any file; one in a folder is an ordinary file.
+func TestCheckTarballKeepsTheLaunchFile(t *testing.T) {
+	const launch = `{"start": ["python3", "-m", "bot"], "runtime": "python3.12"}`
+	b := tarball(t,
+		file("./tidegate.json", launch),
+		file("lib/tidegate.json", `{"start": ["other"]}`),
+		file("bot/__main__.py", "print('hi')\n"),
+	)
+	src, err := CheckTarball(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(src.Launch) != launch {
+		t.Errorf("CheckTarball kept launch %q, want the root's %q", src.Launch, launch)
+	}
+	if want := int64(len(launch) + len(`{"start": ["other"]}`) + len("print('hi')\n")); src.UnpackedBytes != want {
+		t.Errorf("unpacked bytes = %d, want %d", src.UnpackedBytes, want)
+	}
+	big := tarball(t, file("tidegate.json", strings.Repeat(" ", maxLaunchBytes+100)+"{}"))
+	src, err = CheckTarball(bytes.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.Launch) != maxLaunchBytes+1 {
+		t.Errorf("an oversized launch file kept %d bytes, want its bound and one more", len(src.Launch))
+	}
+	if _, err := ParseLaunch(src.Launch, nil); err == nil {
+		t.Error("ParseLaunch(an oversized launch file) = nil error")
 	}
 }
 
