@@ -41,7 +41,9 @@ const settle = time.Second
 func main() {
 	n := flag.Int("n", 200, "jobs to run from submission to success")
 	beat := flag.Duration("beat", 5*time.Second, "the reconcile beat's interval (1 minute in AWS; `tidegate dev`'s default 5 s)")
-	workers := flag.Int("c", 8, "submissions in flight at once")
+	// One at a time by default: a Lambda instance serves one request at a time, so a request's
+	// duration here should not include seven others sharing its CPU.
+	workers := flag.Int("c", 1, "submissions in flight at once")
 	timeout := flag.Duration("timeout", 15*time.Minute, "longest the jobs may take to succeed")
 	flag.Parse()
 	if *n < 1 || *workers < 1 {
