@@ -76,11 +76,11 @@ type measured struct {
 	beat        time.Duration
 	took        time.Duration // from the first submission to the last job's last event
 	// idle is the calls of idleBeats beats with no job; run those of the jobs' run.
-	idle, run         map[awscalls.Key]awscalls.Tally
-	idleInvocations   map[string]awscalls.Invocations
-	invocations       map[string]awscalls.Invocations
-	kube              map[string]int
-	deliveries, fails int
+	idle, run       map[awscalls.Key]awscalls.Tally
+	idleInvocations map[string]awscalls.Invocations
+	invocations     map[string]awscalls.Invocations
+	kube            map[string]int
+	deliveries      int
 }
 
 func run(n, workers int, beat, timeout time.Duration) (measured, error) {
@@ -126,14 +126,9 @@ func run(n, workers int, beat, timeout time.Duration) (measured, error) {
 	}
 
 	m := measured{jobs: n, beat: beat}
-	progress("counting %d beats with no job", idleBeats)
-	counter.Reset()
-	proxy.Counts(true)
-	if err := waitBeats(ctx, counter, idleBeats, beat); err != nil {
+	if m.idle, m.idleInvocations, err = countIdle(ctx, counter, beat); err != nil {
 		return m, err
 	}
-	m.idle, m.idleInvocations = counter.Calls(), counter.Invocations()
-	counter.Reset()
 	proxy.Counts(true)
 
 	progress("submitting %d jobs, %d at a time", n, workers)
@@ -156,8 +151,26 @@ func run(n, workers int, beat, timeout time.Duration) (measured, error) {
 	m.run, m.invocations, m.kube = counter.Calls(), counter.Invocations(), proxy.Counts(false)
 	stack.stop()
 	m.beats = m.invocations["reconcile"].Count
-	m.deliveries, m.fails = rcv.counts()
+	m.deliveries = rcv.counts()
 	return m, nil
+}
+
+// countIdle counts idleBeats beats with no job, from the end of one (the beat running when it is
+// called counts none of its calls), and answers their calls and invocations; the counter is then
+// reset for the run.
+func countIdle(ctx context.Context, counter *awscalls.Counter, beat time.Duration) (map[awscalls.Key]awscalls.Tally, map[string]awscalls.Invocations, error) {
+	progress("counting %d beats with no job", idleBeats)
+	counter.Reset()
+	if err := waitBeats(ctx, counter, 1, beat); err != nil {
+		return nil, nil, err
+	}
+	counter.Reset()
+	if err := waitBeats(ctx, counter, idleBeats, beat); err != nil {
+		return nil, nil, err
+	}
+	calls, invocations := counter.Calls(), counter.Invocations()
+	counter.Reset()
+	return calls, invocations, nil
 }
 
 // waitBeats waits until k beats have ended since the counter was reset.
