@@ -205,6 +205,15 @@ var steps = []Step{
 		},
 	},
 	{
+		Name: "calls", About: "AWS calls per job from submission to success on the dev stack, against the least the design needs, and the cost of 1,000 jobs",
+		Command: "go run ./bench/calls -n 200",
+		Rows: []Row{
+			// Its markdown rows: | all AWS calls | measured | minimum | ratio | and | cost of 1000 jobs | $ | $ | ratio |.
+			{What: "AWS calls per job, submission to success ÷ the design's minimum", Find: Cell{First: "all AWS calls", Col: 4}},
+			{What: "cost of 1,000 jobs (Lambda, API Gateway, DynamoDB, SQS) ÷ its cost at the minimum's calls", Find: Cell{First: "cost of 1000 jobs", Col: 4}},
+		},
+	},
+	{
 		Name: "decodemem", About: "peak heap of decoding the worst 1 MiB YAML and JSON bodies, and of their admission, each in a fresh process (≤ 32 MiB: 32× the body)",
 		Command: "go run ./bench/decodemem",
 		Rows: []Row{

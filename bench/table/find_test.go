@@ -11,7 +11,7 @@ import (
 // from real runs of their go test commands; gotest-fail from a package whose benchmarks fail,
 // log and write to stderr; coldstart, devstart and seedplan in the form their programs print,
 // with figures from the history in BENCHMARKS.md; decodemem from a real run, its table of
-// bodies shortened.
+// bodies shortened; calls from a real run.
 func sample(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -109,6 +109,8 @@ func TestCellFind(t *testing.T) {
 		{"decodemem.txt", Cell{"JSON decode", 4}, 12.41},
 		{"decodemem.txt", Cell{"admission of a YAML body", 4}, 24.67},
 		{"decodemem.txt", Cell{"admission of a JSON body", 4}, 14.18},
+		{"calls.txt", Cell{"all AWS calls", 4}, 1.69},
+		{"calls.txt", Cell{"cost of 1000 jobs", 4}, 1.09},
 	}
 	for _, tt := range tests {
 		got, err := tt.c.Find(sample(t, tt.file))

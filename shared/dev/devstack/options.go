@@ -36,6 +36,8 @@ type Options struct {
 	// Prefix, when set, names the tables, queues and bucket (<prefix>-jobs, …), so stacks sharing
 	// stand-ins do not meet; empty keeps template.yaml's names for a stack called "tidegate".
 	Prefix string
+	// Meter, when set, counts the functions' AWS calls and times their invocations (`make bench`).
+	Meter Meter
 	// Ready, when set, is told the stack's state once it serves: `tidegate dev` saves the CLI's
 	// context from it, tests learn where to send requests.
 	Ready func(State)

@@ -178,6 +178,9 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 // shared (opt.Standins), so they are left as found; stand-ins of the stack's own go with it.
 func provision(ctx context.Context, opt Options, cfg config.Config, n names, say io.Writer) (fns functions, key string, remove func(), err error) {
 	awsCfg := aws.Config{Region: DevRegions[0], Credentials: devCredentials}
+	if opt.Meter != nil {
+		opt.Meter.Instrument(&awsCfg)
+	}
 	clients := handlers.NewClients(awsCfg, cfg)
 	clusters, err := kube.New(cfg, awsCfg)
 	if err != nil {

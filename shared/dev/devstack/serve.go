@@ -82,16 +82,16 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 	if err != nil {
 		return err
 	}
-	ws.serve(ctx, "api", api, h)
+	ws.serve(ctx, "api", api, meteredAPI(opt.Meter, h))
 	ws.serve(ctx, "prices", prices, book.Handler())
 	ws.wg.Go(func() {
-		pollQueue(ctx, log, f.clients.SQS, f.queues.dispatch.url, f.queues.dispatch.arn, dispatchhandler.New(f.cfg, f.clients, f.clusters, spot, log))
+		pollQueue(ctx, log, f.clients.SQS, f.queues.dispatch.url, f.queues.dispatch.arn, meteredSQS(opt.Meter, "dispatch", dispatchhandler.New(f.cfg, f.clients, f.clusters, spot, log)))
 	})
 	ws.wg.Go(func() {
-		pollQueue(ctx, log, f.clients.SQS, f.queues.webhook.url, f.queues.webhook.arn, webhookhandler.New(f.cfg, f.clients, log))
+		pollQueue(ctx, log, f.clients.SQS, f.queues.webhook.url, f.queues.webhook.arn, meteredSQS(opt.Meter, "webhook", webhookhandler.New(f.cfg, f.clients, log)))
 	})
 	ws.wg.Go(func() {
-		beat(ctx, log, opt.Beat, beater.HandleBeat)
+		beat(ctx, log, opt.Beat, meteredBeat(opt.Meter, beater.HandleBeat))
 	})
 	if opt.RegisterHosts {
 		kc, err := sandbox.KubeClient(f.cfg.Kubeconfig)
