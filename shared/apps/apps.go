@@ -45,6 +45,8 @@ type App struct {
 	FailedWhy     string `dynamodbav:"failed_why,omitempty"`
 	// TokenHost is the host the current host token was minted for: the only one that may register.
 	TokenHost string `dynamodbav:"token_host,omitempty"`
+	// Launch is how the wanted release runs (its Release's Launch), for the hosts the beat starts.
+	Launch *Launch `dynamodbav:"launch,omitempty"`
 	// Crashes are each host's recent crash times, oldest first, kept across beats.
 	Crashes   map[string][]time.Time `dynamodbav:"crashes,omitempty"`
 	CreatedAt time.Time              `dynamodbav:"created_at"`
@@ -66,6 +68,8 @@ type Release struct {
 	Note       string    `json:"note,omitempty" dynamodbav:"note,omitempty"`
 	CreatedAt  time.Time `json:"created_at" dynamodbav:"created_at"`
 	RollbackOf int       `json:"rollback_of,omitempty" dynamodbav:"rollback_of,omitempty"`
+	// Launch is how the release runs, from its tidegate.json; nil without one.
+	Launch *Launch `json:"launch,omitempty" dynamodbav:"launch,omitempty"`
 }
 
 // A host name is `<app>-r<release>-<8 hex>`, and a host's pod name and hostname must be a DNS

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/capacitytype"
 	"github.com/tidegate/tidegate/shared/costing"
 	"github.com/tidegate/tidegate/shared/ratelimit"
@@ -67,6 +68,10 @@ type Config struct {
 	// OnDemandPrices is each instance type's on-demand price per hour in dollars, what a finished
 	// job's on-demand nodes are costed at (shared/costing); a type not named has no known cost.
 	OnDemandPrices map[string]float64
+	// AppRuntimes are the runtimes a hosted app's tidegate.json may name, each an image pinned by
+	// digest (TIDEGATE_APP_RUNTIMES, name=image@sha256:…,…); an app that names none runs on
+	// podspec.DefaultImage.
+	AppRuntimes apps.Runtimes
 
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
@@ -180,6 +185,7 @@ const (
 	EnvJobTTLSeconds        = "TIDEGATE_JOB_TTL_SECONDS"
 	EnvCapacityTypeLabel    = "TIDEGATE_CAPACITY_TYPE_LABEL"
 	EnvOnDemandPrices       = "TIDEGATE_ON_DEMAND_PRICES"
+	EnvAppRuntimes          = "TIDEGATE_APP_RUNTIMES"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -244,6 +250,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.JobRetention, c.JobTTL = r.cleanup()
 	c.CapacityTypeLabel = r.capacityTypeLabel()
 	c.OnDemandPrices = r.onDemand(EnvOnDemandPrices)
+	c.AppRuntimes = r.appRuntimes(EnvAppRuntimes)
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.KMSKey = r.kmsKey()
@@ -512,6 +519,14 @@ func (r *reader) onDemand(name string) map[string]float64 {
 		r.fail(name, err)
 	}
 	return t
+}
+
+func (r *reader) appRuntimes(name string) apps.Runtimes {
+	rs, err := apps.ParseRuntimes(r.get(name))
+	if err != nil {
+		r.fail(name, err)
+	}
+	return rs
 }
 
 // splitList reads a comma-separated list, dropping blanks.

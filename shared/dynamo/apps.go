@@ -273,7 +273,7 @@ func (s *AppStore) releaseWrites(org string, r apps.Release, cur apps.App, exist
 	}
 	relPut := types.TransactWriteItem{Put: &types.Put{TableName: &s.tables.Control, Item: rel, ConditionExpression: aws.String("attribute_not_exists(pk)")}}
 	if !exists {
-		a := apps.App{Org: org, Name: r.App, Release: r.Number, SHA256: r.SHA256, State: apps.StateDeploying, CreatedAt: r.CreatedAt, UpdatedAt: r.CreatedAt}
+		a := apps.App{Org: org, Name: r.App, Release: r.Number, SHA256: r.SHA256, Launch: r.Launch, State: apps.StateDeploying, CreatedAt: r.CreatedAt, UpdatedAt: r.CreatedAt}
 		item, err := attributevalue.MarshalMap(appItem{PK: pk, SK: "app", GSI1PK: indexApps, GSI1SK: org + "#" + r.App, App: a})
 		if err != nil {
 			return nil, fmt.Errorf("encoding app: %w", err)
@@ -283,16 +283,23 @@ func (s *AppStore) releaseWrites(org string, r apps.Release, cur apps.App, exist
 			relPut,
 		}, nil
 	}
-	vals, err := marshalValues(map[string]any{
+	values := map[string]any{
 		":n": r.Number, ":prev": cur.Release, ":sha": r.SHA256, ":deploying": apps.StateDeploying, ":now": r.CreatedAt,
-	})
+	}
+	set, remove := "SET #release = :n, #sha = :sha, #state = :deploying, updated_at = :now", " REMOVE failed_release, failed_host, failed_why"
+	if r.Launch != nil {
+		set, values[":launch"] = set+", launch = :launch", r.Launch
+	} else {
+		remove += ", launch"
+	}
+	vals, err := marshalValues(values)
 	if err != nil {
 		return nil, err
 	}
 	return []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName: &s.tables.Control, Key: keyOf(pk, "app"),
-			UpdateExpression:          aws.String("SET #release = :n, #sha = :sha, #state = :deploying, updated_at = :now REMOVE failed_release, failed_host, failed_why"),
+			UpdateExpression:          aws.String(set + remove),
 			ConditionExpression:       aws.String("#release = :prev"),
 			ExpressionAttributeNames:  pick(appNames, "#release", "#sha", "#state"),
 			ExpressionAttributeValues: vals,
@@ -332,7 +339,7 @@ func (s *AppStore) Rollback(ctx context.Context, org, name string, from int, now
 	}
 	r := apps.Release{
 		App: name, SHA256: old.SHA256, Bytes: old.Bytes, Note: fmt.Sprintf("rollback to release %d", from),
-		CreatedAt: now.UTC(), RollbackOf: from,
+		CreatedAt: now.UTC(), RollbackOf: from, Launch: old.Launch,
 	}
 	return s.createRelease(ctx, org, r, true)
 }

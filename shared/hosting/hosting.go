@@ -61,8 +61,10 @@ type Hoster struct {
 	// PublicURL is the API's base URL as hosts reach it; a host registers at
 	// <PublicURL>/api/v1/hosts/<host>/register.
 	PublicURL string
-	// Image runs hosts; empty is podspec.DefaultImage.
-	Image    string
+	// Image runs hosts of apps that name no runtime; empty is podspec.DefaultImage.
+	Image string
+	// Runtimes are the images of the runtimes an app may name (config.Config.AppRuntimes).
+	Runtimes apps.Runtimes
 	Apps     Apps
 	Secrets  Secrets
 	Box      Opener
@@ -339,8 +341,12 @@ func (h *Hoster) start(ctx context.Context, w *world, a apps.App, host string) e
 	if err != nil {
 		return err
 	}
+	image, command, err := h.runsOn(a)
+	if err != nil {
+		return err
+	}
 	l := podspec.Launch{
-		Org: a.Org, App: a.Name, Host: host, Release: a.Release, Namespace: h.Namespace, Image: h.Image,
+		Org: a.Org, App: a.Name, Host: host, Release: a.Release, Namespace: h.Namespace, Image: image, Command: command,
 		SourcesURL: url, SourcesSHA256: a.SHA256, Env: env, HostToken: token, RegisterURL: h.registerURL(host),
 	}
 	secret, err := podspec.Secret(l)
@@ -356,6 +362,21 @@ func (h *Hoster) start(ctx context.Context, w *world, a apps.App, host string) e
 	}
 	h.log().InfoContext(ctx, "starting a host", "app", a.Org+"/"+a.Name, "host", host, "release", a.Release)
 	return w.cluster.startPod(ctx, pod)
+}
+
+// runsOn is the image and command a's wanted release runs with: its tidegate.json's runtime and
+// start command, or the defaults.
+func (h *Hoster) runsOn(a apps.App) (image string, command []string, err error) {
+	if a.Launch == nil {
+		return h.Image, nil, nil
+	}
+	image = h.Image
+	if rt := a.Launch.Runtime; rt != "" {
+		if image = h.Runtimes[rt]; image == "" {
+			return "", nil, fmt.Errorf("release %d of %s/%s runs on runtime %q, which this deployment no longer offers (TIDEGATE_APP_RUNTIMES has %v): offer it again, or upload a release naming another", a.Release, a.Org, a.Name, rt, h.Runtimes.Names())
+		}
+	}
+	return image, a.Launch.Start, nil
 }
 
 // revive records the crash of a host that served, then runs it again: the same pod, with a fresh

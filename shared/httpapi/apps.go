@@ -117,6 +117,19 @@ func (a *api) uploadRelease(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return tarballError(err)
 	}
+	var launch *apps.Launch
+	if src.Launch != nil {
+		l, err := apps.ParseLaunch(src.Launch, a.appRuntimes)
+		var bad *apps.LaunchError
+		if errors.As(err, &bad) {
+			field := apps.LaunchFile
+			if bad.Field != "" {
+				field += ":" + bad.Field
+			}
+			return Invalid(bad.Error(), FieldProblem{field, bad.Problem})
+		}
+		launch = &l
+	}
 	_, err = a.sources.PutObject(r.Context(), &s3.PutObjectInput{
 		Bucket: aws.String(a.sourcesBucket), Key: aws.String(apps.SourcesKey(a.sourcesPrefix, src.SHA256)),
 		Body: bytes.NewReader(packed.Bytes()), ContentLength: aws.Int64(src.Bytes), ContentType: aws.String("application/gzip"),
@@ -125,7 +138,7 @@ func (a *api) uploadRelease(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("storing sources %s: %w", src.SHA256, err)
 	}
 	rel, err := a.apps.CreateRelease(r.Context(), orgOf(r.Context()), apps.Release{
-		App: name, SHA256: src.SHA256, Bytes: src.Bytes, Note: note, CreatedAt: a.now().UTC(),
+		App: name, SHA256: src.SHA256, Bytes: src.Bytes, Note: note, CreatedAt: a.now().UTC(), Launch: launch,
 	})
 	if errors.Is(err, dynamo.ErrBusy) {
 		return Errorf(CodeConflict, detailBusy, name)

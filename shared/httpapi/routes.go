@@ -45,6 +45,8 @@ type Deps struct {
 	Hosting       HostingView
 	SourcesBucket string
 	SourcesPrefix string
+	// AppRuntimes are the runtimes an app's tidegate.json may name (config.Config.AppRuntimes).
+	AppRuntimes []string
 
 	// Webhooks keeps webhooks and their delivery logs; WebhookQueue wakes the webhook function.
 	// WebhooksAllowPrivate lets webhook URLs be http and private addresses (dev and tests).
@@ -85,6 +87,7 @@ type api struct {
 	sources       ObjectPutter
 	sourcesBucket string
 	sourcesPrefix string
+	appRuntimes   []string
 
 	webhooks             WebhookStore
 	webhookQueue         WebhookQueue
@@ -125,7 +128,7 @@ func newAPI(d Deps) *api {
 		a.now = time.Now
 	}
 	a.apps, a.secrets, a.sealer, a.hosting = d.Apps, d.Secrets, d.Sealer, d.Hosting
-	a.sources, a.sourcesBucket, a.sourcesPrefix = d.Sources, d.SourcesBucket, d.SourcesPrefix
+	a.sources, a.sourcesBucket, a.sourcesPrefix, a.appRuntimes = d.Sources, d.SourcesBucket, d.SourcesPrefix, d.AppRuntimes
 	a.webhooks, a.webhookQueue, a.webhooksAllowPrivate = d.Webhooks, d.WebhookQueue, d.WebhooksAllowPrivate
 	a.register()
 	return a

@@ -57,6 +57,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Sources:       c.S3,
 		SourcesBucket: cfg.SourcesBucket,
 		SourcesPrefix: cfg.SourcesPrefix,
+		AppRuntimes:   cfg.AppRuntimes.Names(),
 		Hosting:       hostinghandler.New(cfg, c, clusters, log),
 
 		Webhooks:             dynamo.NewWebhookStore(c.DynamoDB, t, ring),
