@@ -1,0 +1,119 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/dev/testenv"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/httpapi"
+	"github.com/tidegate/tidegate/shared/policy"
+	"github.com/tidegate/tidegate/shared/tenancy"
+	"github.com/tidegate/tidegate/shared/wake"
+)
+
+// restrictedDeployment is restrictedJob's pod as a Deployment's template, named name.
+func restrictedDeployment(name string) map[string]any {
+	pod := restrictedJob(nil)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	pod["restartPolicy"] = "Always"
+	return map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": name}}, "spec": pod},
+		},
+	}
+}
+
+// TestLongRunningKindAndQueueStats: a submission whose manifests run only a Deployment is
+// long_running; one that runs a Deployment beside a batch Job is batch; a tenant cannot say which
+// (kind is not a field a submission takes). GET /api/v1/queue/stats counts the long-running jobs
+// apart from the batch ones, and a dispatched one holds no job slot but is counted as its
+// tenant's.
+func TestLongRunningKindAndQueueStats(t *testing.T) {
+	tables, db := testenv.Tables(t)
+	queueURL, q := testenv.Queue(t, "dispatch")
+	tenants := dynamo.NewTenantStore(db, tables.Control)
+	tn := tenancy.Tenant{Name: "svc", Org: "acme", Role: tenancy.RoleMember, Namespaces: []string{"team-a"}, CreatedAt: time.Now()}
+	if err := tenants.PutTenant(context.Background(), tn); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := tenancy.NewKey()
+	if err := tenants.AddKey(context.Background(), tn.Name, key, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	checker, err := policy.NewChecker(policy.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := dynamo.NewJobStore(db, tables)
+	api := httpapi.New(httpapi.Deps{
+		Principals: tenants, Jobs: js, Templates: dynamo.NewTemplateStore(db, tables.Control),
+		Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1"},
+		Capacity: func(string) int { return 4 }, LongRunningPerTenant: 3,
+	})
+	st := stack{apis: [2]http.Handler{api, api}, queueURL: queueURL, sqs: q}
+
+	submit := func(body map[string]any) (int, map[string]any) {
+		t.Helper()
+		return st.do(t, 0, "POST", "/api/v1/jobs", key, "application/json", mustJSON(body), nil)
+	}
+	status, out := submit(map[string]any{"manifest": restrictedDeployment("web"), "region": "us-east-1", "namespace": "team-a"})
+	if status != 202 {
+		t.Fatalf("POST /api/v1/jobs with a Deployment = %d %v", status, out)
+	}
+	web := out["job"].(map[string]any)
+	if web["kind"] != "long_running" {
+		t.Errorf("a Deployment's job has kind %v, want long_running", web["kind"])
+	}
+	status, out = st.do(t, 0, "POST", "/api/v1/manifests", key, "application/json",
+		mustJSON(map[string]any{"manifests": []any{restrictedDeployment("web2"), restrictedJob(nil)}, "region": "us-east-1", "namespace": "team-a"}), nil)
+	if status != 202 {
+		t.Fatalf("POST /api/v1/manifests with a Deployment and a Job = %d %v", status, out)
+	}
+	if k := out["job"].(map[string]any)["kind"]; k != "batch" {
+		t.Errorf("a Deployment beside a Job makes a job of kind %v, want batch: it ends, and holds a slot", k)
+	}
+	// Hostile: a batch Job that says it is long-running, to hold no slot.
+	status, out = submit(map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a", "kind": "long_running"})
+	if status != 400 || !mentions(out, "kind") {
+		t.Errorf("POST /api/v1/jobs with kind set = %d %v, want 400 naming kind", status, out)
+	}
+
+	now := time.Now()
+	if _, err := js.Claim(context.Background(), web["id"].(string), "us-east-1", "tok", now, now.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	status, out = st.do(t, 0, "GET", "/api/v1/queue/stats", key, "", "", nil)
+	regions, _ := out["regions"].([]any)
+	if status != 200 || len(regions) != 1 {
+		t.Fatalf("GET /api/v1/queue/stats = %d %v", status, out)
+	}
+	r := regions[0].(map[string]any)
+	for _, c := range []struct{ field, want string }{
+		{"counts", `{"queued":1}`},
+		{"long_running", `{"counts":{"dispatching":1},"holds_slot":false,"per_tenant_limit":3}`},
+		{"capacity_in_use", `0`},
+		{"tenants", `[{"long_running":1,"share":{"gpus":0,"jobs":0},"tenant":"svc","use":{"gpus":0,"jobs":0}}]`},
+	} {
+		if got := mustJSON(r[c.field]); got != c.want {
+			t.Errorf("GET /api/v1/queue/stats: %s = %s, want %s", c.field, got, c.want)
+		}
+	}
+}
+
+// mentions reports whether an error body names field among its fields or in its detail.
+func mentions(body map[string]any, field string) bool {
+	if fs, ok := body["fields"].([]any); ok {
+		for _, f := range fs {
+			if f.(map[string]any)["field"] == field {
+				return true
+			}
+		}
+	}
+	d, _ := body["detail"].(string)
+	return strings.Contains(d, field)
+}
