@@ -2,14 +2,24 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/kube/typed"
+	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/tenancy"
 	"github.com/tidegate/tidegate/shared/wake"
@@ -116,4 +126,62 @@ func mentions(body map[string]any, field string) bool {
 	}
 	d, _ := body["detail"].(string)
 	return strings.Contains(d, field)
+}
+
+// TestLiveServingView: GET /api/v1/jobs/{id} of an active long-running job shows its Deployment
+// as the cluster has it now: its replicas and whether it is available (here it is not: no node
+// takes its pods). A batch job's view has no serving section.
+func TestLiveServingView(t *testing.T) {
+	ctx := context.Background()
+	tables, db := testenv.Tables(t)
+	ns, kst := testenv.Namespace(t)
+	tenants := dynamo.NewTenantStore(db, tables.Control)
+	store := dynamo.NewJobStore(db, tables)
+	key := memberKey(t, tenants, "ml", "acme", ns)
+	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(regionCluster(t, kst.Kubeconfig)), Regions: []string{"us-east-1"}})
+
+	now := time.Now()
+	j := jobs.New("job-serving", "ml", ns, "us-east-1", 50, nil, []map[string]any{restrictedDeployment("web")}, now)
+	if _, _, err := store.Create(ctx, j, jobs.Event(outbox.JobQueued, j, "", now), nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Claim(ctx, j.ID, "us-east-1", "drainer", now, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sandbox.KubeClient(kst.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three := int32(3)
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{jobs.IDKey: j.ID}},
+		Spec: appsv1.DeploymentSpec{Replicas: &three, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{NodeSelector: map[string]string{"tidegate.io/no-such-node": "true"},
+					Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36"}}}}},
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var view struct {
+		Kind         string           `json:"kind"`
+		Serving      []map[string]any `json:"serving"`
+		ServingError string           `json:"serving_error"`
+	}
+	req := httptest.NewRequest("GET", "/api/v1/jobs/"+j.ID, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("GET /api/v1/jobs/%s = %d %s", j.ID, rec.Code, rec.Body)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &view); err != nil {
+		t.Fatal(err)
+	}
+	if view.Kind != "long_running" || view.ServingError != "" || len(view.Serving) != 1 {
+		t.Fatalf("GET /api/v1/jobs/%s: kind %q, serving %v (%q); want long_running with its one Deployment", j.ID, view.Kind, view.Serving, view.ServingError)
+	}
+	if s := view.Serving[0]; s["kind"] != "Deployment" || s["name"] != "web" || s["replicas"] != 3.0 || s["available"] != false || s["available_replicas"] != 0.0 {
+		t.Errorf("serving = %v; want Deployment web, 3 replicas, none available, not available", s)
+	}
 }
