@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -86,6 +87,17 @@ func TestLongRunningKindAndQueueStats(t *testing.T) {
 	}
 	if k := out["job"].(map[string]any)["kind"]; k != "batch" {
 		t.Errorf("a Deployment beside a Job makes a job of kind %v, want batch: it ends, and holds a slot", k)
+	}
+	// Hostile: GPUs spread over replicas count in full against the region and the tenant's share.
+	gpuDep := restrictedDeployment("gpu")
+	gpuDep["spec"].(map[string]any)["replicas"] = 3
+	gpuPod := gpuDep["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	gpuPod["containers"].([]any)[0].(map[string]any)["resources"] = map[string]any{"limits": map[string]any{"nvidia.com/gpu": 2}}
+	status, out = submit(map[string]any{"manifest": gpuDep, "region": "us-east-1", "namespace": "team-a"})
+	if status != 202 || fmt.Sprint(out["job"].(map[string]any)["gpus"]) != "6" {
+		t.Errorf("POST /api/v1/jobs with a Deployment of 3 replicas of 2 GPUs = %d %v, want 202 and gpus 6", status, out)
+	} else {
+		cancelJob(t, st, key, out["job"].(map[string]any)["id"].(string))
 	}
 	// Hostile: a batch Job that says it is long-running, to hold no slot.
 	status, out = submit(map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a", "kind": "long_running"})
@@ -183,5 +195,13 @@ func TestLiveServingView(t *testing.T) {
 	}
 	if s := view.Serving[0]; s["kind"] != "Deployment" || s["name"] != "web" || s["replicas"] != 3.0 || s["available"] != false || s["available_replicas"] != 0.0 {
 		t.Errorf("serving = %v; want Deployment web, 3 replicas, none available, not available", s)
+	}
+}
+
+// cancelJob cancels job id, so it leaves the stats.
+func cancelJob(t *testing.T, st stack, key, id string) {
+	t.Helper()
+	if status, out := st.do(t, 0, "DELETE", "/api/v1/jobs/"+id, key, "", "", nil); status != 200 {
+		t.Fatalf("DELETE /api/v1/jobs/%s = %d %v", id, status, out)
 	}
 }
