@@ -21,13 +21,13 @@ type slotless struct {
 
 func slotlessOf(c Capacity, candidates []Candidate) slotless {
 	var s slotless
-	tenants := map[string]int32{}
+	var tenants map[string]int32 // made at the first slotless candidate: most queues have none
 	for i := range candidates {
 		if !candidates[i].Slotless {
 			continue
 		}
 		if s.of == nil {
-			s.of = make([]int32, len(candidates))
+			s.of, tenants = make([]int32, len(candidates)), map[string]int32{}
 		}
 		name := candidates[i].Tenant
 		t, ok := tenants[name]
