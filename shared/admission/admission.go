@@ -22,9 +22,12 @@ type Candidate struct {
 	GPUs int64
 	// Spot is the job's price cap, nil for a job that runs at any price.
 	Spot *jobs.Spot
-	// Tenant is whose job it is, which only quotas read (see Capacity.Shares). "" is a tenant
-	// like any other under quotas.
+	// Tenant is whose job it is, which quotas read (see Capacity.Shares), and the limit of
+	// slotless jobs. "" is a tenant like any other.
 	Tenant string
+	// Slotless marks a job that takes no job slot (a long-running one, see slotless.go): only its
+	// GPUs, and one of its tenant's MaxSlotless, are taken when it is admitted.
+	Slotless bool
 }
 
 // Capacity is how much of the region the jobs may use, and how much dispatched jobs already hold.
@@ -48,6 +51,12 @@ type Capacity struct {
 	// InUse is what each tenant's active jobs hold, by tenant name: its jobs and the GPUs they
 	// request. ActiveJobs and ActiveGPUs stay the region's totals, the sums of these.
 	InUse map[string]Amount
+
+	// MaxSlotless is how many slotless jobs each tenant may have active in the region at once;
+	// as MaxActive, 0 admits none. SlotlessInUse is how many each has, by tenant name. Slotless
+	// jobs are not in ActiveJobs, nor in InUse's Jobs; their GPUs are in ActiveGPUs and InUse.
+	MaxSlotless   int
+	SlotlessInUse map[string]int
 }
 
 // Amount is an amount of a region's room: jobs, and the GPUs they request.
@@ -56,13 +65,16 @@ type Amount struct {
 	GPUs int64
 }
 
-// Use is what active jobs hold of their region, by tenant: how many, and the GPUs they request.
-// It is Capacity.InUse for a drain, and what the queue's stats show of a tenant's use.
-func Use(active []jobs.Job) map[string]Amount {
+// Use is what active jobs hold of their region, by tenant: how many slots (HoldsSlot, given
+// holdSlots), and the GPUs they all request. It is Capacity.InUse for a drain, and what the
+// queue's stats show of a tenant's use.
+func Use(active []jobs.Job, holdSlots bool) map[string]Amount {
 	out := map[string]Amount{}
 	for _, j := range active {
 		u := out[j.Tenant]
-		u.Jobs++
+		if HoldsSlot(j, holdSlots) {
+			u.Jobs++
+		}
 		u.GPUs += max(j.GPUs, 0)
 		out[j.Tenant] = u
 	}
@@ -91,6 +103,10 @@ const (
 	// job of a tenant under its share waits for room: room that frees goes to that one first.
 	// Capacity is only borrowed beyond a tenant's share when no tenant under its share waits.
 	ReasonTenantQuotaExhausted Reason = "tenant_quota_exhausted"
+	// ReasonSlotlessLimit: the job is long-running and holds no slot, and its tenant has as many
+	// such jobs active in the region as Capacity.MaxSlotless allows
+	// (TIDEGATE_LONG_RUNNING_PER_TENANT). It waits until one of them ends.
+	ReasonSlotlessLimit Reason = "tenant_long_running_limit"
 	// ReasonNameInUse is dispatch's, not this package's: the job was admitted, but one of its
 	// objects' names is held by a finished Job of an earlier job whose end no beat has recorded
 	// yet. It waits in the queue until one has; then the finished Job makes way.

@@ -61,6 +61,9 @@ func walk(order []word, l layout, r room) Decision {
 		k := l.index(w)
 		order[i] = word(k)
 		reason := verdictReasons[l.verdict(w)]
+		if reason == "" && r.free.atLimit(k) {
+			reason = ReasonSlotlessLimit // not waiting for room: it blocks nobody's place
+		}
 		if reason == "" {
 			if r.take(k) {
 				d.Admit = append(d.Admit, "")
@@ -107,6 +110,8 @@ type room struct {
 	// needs is each candidate's GPUs, in the order given, under a GPU cap: the walk reads this
 	// dense slice rather than reach into the candidates in dispatch order.
 	needs []int64
+	// free is what is left of each tenant's slotless jobs, and which candidates are slotless.
+	free slotless
 }
 
 func roomOf(c Capacity, candidates []Candidate) room {
@@ -114,6 +119,7 @@ func roomOf(c Capacity, candidates []Candidate) room {
 		slots:     max(c.MaxActive-c.ActiveJobs, 0),
 		gpus:      c.MaxGPUs - c.ActiveGPUs, // negative when the cap was lowered under use
 		gpuCapped: c.MaxGPUs > 0,
+		free:      slotlessOf(c, candidates),
 	}
 	if r.gpuCapped {
 		r.needs = make([]int64, len(candidates))
@@ -124,11 +130,12 @@ func roomOf(c Capacity, candidates []Candidate) room {
 	return r
 }
 
-// take takes a slot, and under a GPU cap candidate k's GPUs, if both are left, and says whether
-// it did. A job needing no GPU is judged by slots alone, even when lowering the GPU cap left the
-// region over it.
+// take takes a slot (for a slotless candidate, one of its tenant's slotless jobs), and under a
+// GPU cap candidate k's GPUs, if both are left, and says whether it did. A job needing no GPU is
+// judged by slots alone, even when lowering the GPU cap left the region over it.
 func (r *room) take(k int) bool {
-	if r.slots == 0 {
+	free := r.free.is(k)
+	if free && r.free.atLimit(k) || !free && r.slots == 0 {
 		return false
 	}
 	if r.gpuCapped {
@@ -138,6 +145,10 @@ func (r *room) take(k int) bool {
 		}
 		r.gpus -= need
 	}
-	r.slots--
+	if free {
+		r.free.left[r.free.of[k]-1]--
+	} else {
+		r.slots--
+	}
 	return true
 }

@@ -49,7 +49,9 @@ func fairOrder(order []word, l layout, r *room, ts tenants) {
 		// tenant stands: so a tenant's standings never fall from one of its jobs to the next.
 		s := seen[t]
 		if l.verdict(w) == open {
-			s.Jobs++
+			if !r.free.is(k) {
+				s.Jobs++ // a slotless job takes none of its tenant's jobs
+			}
 			s.GPUs += r.need(k)
 			seen[t] = s
 		}

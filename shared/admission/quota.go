@@ -93,10 +93,11 @@ func (tc *tenantCache) slot(name string) *tenantSlot {
 	return &tc[x*0x9e3779b1>>24] // Fibonacci hashing: the top byte of the product mixes them all
 }
 
-// within says whether tenant t's share has room for one more job needing need GPUs.
-func (ts tenants) within(t int32, need int64) bool {
+// within says whether tenant t's share has room for one more job needing need GPUs; a slotless
+// job (free) needs no job of the share, only its GPUs.
+func (ts tenants) within(t int32, need int64, free bool) bool {
 	u, s := ts.used[t], ts.share[t]
-	return u.Jobs < s.Jobs && (need == 0 || u.GPUs+need <= s.GPUs)
+	return (free || u.Jobs < s.Jobs) && (need == 0 || u.GPUs+need <= s.GPUs)
 }
 
 // need is candidate k's GPUs as the room counts them: none without a GPU cap.
@@ -117,6 +118,7 @@ const (
 	markAboveCap
 	markQuota  // waits for the room owed to tenants under their shares
 	markBorrow // beyond its tenant's share: decision judges it, after every job within one
+	markLimit  // slotless, and its tenant has as many active as it may
 )
 
 // walk decides each job of order within its tenant's share, as decideShared says, marks the rest
@@ -137,23 +139,34 @@ func (ts tenants) walk(order []word, l layout, r *room) (marks []mark, admits in
 			marks[i] = markAboveCap
 			continue
 		}
-		t, need := ts.of[k], r.need(k)
+		if r.free.atLimit(k) {
+			marks[i] = markLimit
+			continue
+		}
+		t, need, free := ts.of[k], r.need(k), r.free.is(k)
 		switch {
-		case !ts.within(t, need):
+		case !ts.within(t, need, free):
 			marks[i] = markBorrow
 		case r.take(k):
 			marks[i], admits = markAdmit, admits+1
-			ts.used[t].Jobs++
+			if !free {
+				ts.used[t].Jobs++
+			}
 			ts.used[t].GPUs += need
 		default:
-			owedSlots, owedGPUs = owedSlots+1, owedGPUs+need
+			owed = true
+			if !free {
+				owedSlots++
+			}
+			owedGPUs += need
 		}
 	}
 	r.slots, r.gpus = max(r.slots-owedSlots, 0), r.gpus-owedGPUs
-	return marks, admits, owedSlots > 0
+	return marks, admits, owed
 }
 
-var markReasons = [...]Reason{markUnknownPrice: ReasonSpotPriceUnknown, markAboveCap: ReasonSpotPriceAboveCap, markQuota: ReasonTenantQuotaExhausted}
+var markReasons = [...]Reason{markUnknownPrice: ReasonSpotPriceUnknown, markAboveCap: ReasonSpotPriceAboveCap, markQuota: ReasonTenantQuotaExhausted,
+	markLimit: ReasonSlotlessLimit}
 
 // decision walks order a second time, judging the borrowers with what room the first walk left,
 // and lists the marks as a Decision, in order. Among the jobs waiting for room, as in Decide,
@@ -170,6 +183,8 @@ func decision(order []word, l layout, r *room, marks []mark, admits int, owed bo
 			switch {
 			case r.take(l.index(w)):
 				m = markAdmit
+			case r.free.atLimit(l.index(w)):
+				m = markLimit
 			case owed:
 				m = markQuota
 			default:

@@ -13,6 +13,16 @@ type RegionStats struct {
 	Gated         int            `json:"gated"`
 	CapacityLimit int            `json:"capacity_limit"`
 	CapacityInUse int            `json:"capacity_in_use"`
+	// LongRunning are the caller's long-running jobs (Deployments, StatefulSets), which Counts
+	// leaves out.
+	LongRunning LongRunningStats `json:"long_running"`
+}
+
+// LongRunningStats are a region's long-running jobs by status, and how they share the region.
+type LongRunningStats struct {
+	Counts         map[string]int `json:"counts"`
+	HoldsSlot      bool           `json:"holds_slot"`
+	PerTenantLimit int            `json:"per_tenant_limit"`
 }
 
 // QueueStats are the queue's numbers per region.

@@ -65,6 +65,8 @@ type Config struct {
 	// long after it ends. 0 leaves Jobs as their manifests have them. Never below MinJobTTL, so
 	// that the beat (every minute) has recorded the end before the Job and its pods are gone.
 	JobTTL time.Duration
+	// LongRunning is how Deployments' and StatefulSets' jobs share a region (longrunning.go).
+	LongRunning LongRunningSettings
 	// OnDemandPrices is each instance type's on-demand price per hour in dollars, what a finished
 	// job's on-demand nodes are costed at (shared/costing); a type not named has no known cost.
 	OnDemandPrices map[string]float64
@@ -186,6 +188,8 @@ const (
 	EnvCapacityTypeLabel    = "TIDEGATE_CAPACITY_TYPE_LABEL"
 	EnvOnDemandPrices       = "TIDEGATE_ON_DEMAND_PRICES"
 	EnvAppRuntimes          = "TIDEGATE_APP_RUNTIMES"
+	EnvLongRunningHoldsSlot = "TIDEGATE_LONG_RUNNING_HOLDS_SLOT"
+	EnvLongRunningPerTenant = "TIDEGATE_LONG_RUNNING_PER_TENANT"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"
@@ -251,6 +255,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.CapacityTypeLabel = r.capacityTypeLabel()
 	c.OnDemandPrices = r.onDemand(EnvOnDemandPrices)
 	c.AppRuntimes = r.appRuntimes(EnvAppRuntimes)
+	c.LongRunning = r.longRunning()
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.KMSKey = r.kmsKey()

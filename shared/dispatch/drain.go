@@ -82,7 +82,7 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	observed := h.observe(ctx, region, queued)
 	queued, onDemand, err := h.atDeadline(ctx, queued, observed)
 	errs = append(errs, err)
-	decision := admission.Decide(candidates(queued, onDemand), capacity, observed)
+	decision := admission.Decide(candidates(queued, onDemand, h.LongRunningHoldsSlot), capacity, observed)
 	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, onDemand)...)
 	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
@@ -97,12 +97,16 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 // capacity is region's room and what its active jobs hold of it: in all and, under quotas, per
 // tenant, with each tenant's share of the region.
 func (h *Handler) capacity(ctx context.Context, region string, queued, active []jobs.Job) (admission.Capacity, error) {
-	c := admission.Capacity{MaxActive: h.Capacity(region), ActiveJobs: len(active)}
+	c := admission.Capacity{MaxActive: h.Capacity(region), MaxSlotless: h.LongRunningPerTenant,
+		SlotlessInUse: admission.SlotlessUse(active, h.LongRunningHoldsSlot)}
 	if h.GPUs != nil {
 		c.MaxGPUs = h.GPUs(region)
 	}
 	for _, j := range active {
 		c.ActiveGPUs += j.GPUs
+		if admission.HoldsSlot(j, h.LongRunningHoldsSlot) {
+			c.ActiveJobs++
+		}
 	}
 	if h.Tenants == nil {
 		return c, nil
@@ -115,7 +119,7 @@ func (h *Handler) capacity(ctx context.Context, region string, queued, active []
 	if c.Shares == nil && c.DefaultShare == (admission.Amount{}) {
 		return c, nil // no quotas in this region
 	}
-	c.InUse = admission.Use(active)
+	c.InUse = admission.Use(active, h.LongRunningHoldsSlot)
 	return c, nil
 }
 
@@ -149,10 +153,11 @@ func (h *Handler) shares(ctx context.Context, region string, js []jobs.Job) (map
 
 // candidates are the queued jobs as admission sees them: those onDemand without their price cap,
 // so that only room and shares hold them.
-func candidates(queued []jobs.Job, onDemand map[string]bool) []admission.Candidate {
+func candidates(queued []jobs.Job, onDemand map[string]bool, holdSlots bool) []admission.Candidate {
 	out := make([]admission.Candidate, len(queued))
 	for i, j := range queued {
-		out[i] = admission.Candidate{ID: j.ID, Tenant: j.Tenant, Priority: j.Priority, CreatedAt: j.CreatedAt, GPUs: j.GPUs, Spot: j.Spot}
+		out[i] = admission.Candidate{ID: j.ID, Tenant: j.Tenant, Priority: j.Priority, CreatedAt: j.CreatedAt, GPUs: j.GPUs, Spot: j.Spot,
+			Slotless: !admission.HoldsSlot(j, holdSlots)}
 		if onDemand[j.ID] {
 			out[i].Spot = nil
 		}

@@ -87,6 +87,11 @@ type Handler struct {
 	// (capacitytype.Labels); "" is capacitytype.Default. A job whose spot deadline sends it to
 	// on-demand capacity has its pods select it.
 	CapacityLabel string
+	// LongRunningHoldsSlot makes long-running jobs (Deployments', StatefulSets') hold a job slot
+	// like batch ones; otherwise they hold none, and each tenant may have LongRunningPerTenant of
+	// them active in a region (0: none). Their GPUs count either way.
+	LongRunningHoldsSlot bool
+	LongRunningPerTenant int
 
 	// quotas keeps tenants' quotas for quotaTTL.
 	quotas quotaCache

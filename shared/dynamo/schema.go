@@ -49,7 +49,7 @@ type TableSpec struct {
 // reads in pages of small items.
 var QueueIndexAttributes = []string{
 	"id", "tenant", "namespace", "region", "priority", "labels", "status", "created_at", "updated_at",
-	"gpus", "podless", "spot", "pending_reason", "queue_position", "spot_gate", "claim",
+	"gpus", "podless", "spot", "pending_reason", "queue_position", "spot_gate", "claim", "kind",
 }
 
 // Specs lists the tables with their indexes.

@@ -131,6 +131,7 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 	j.Placement = a.livePlacement(r.Context(), j)
 	v := jobView{Job: j, Workloads: jobs.Workloads(j.Manifests)}
 	v.ClusterJobs, v.ClusterJobsError = a.liveBatchJobs(r.Context(), j)
+	v.Serving, v.ServingError = a.liveServing(r.Context(), j) // a long-running job's (servinglive.go)
 	return writeJSON(w, http.StatusOK, v)
 }
 
@@ -141,6 +142,8 @@ type jobView struct {
 	Workloads        []jobs.Workload  `json:"workloads"`
 	ClusterJobs      []map[string]any `json:"cluster_jobs,omitempty"`
 	ClusterJobsError string           `json:"cluster_jobs_error,omitempty"`
+	Serving          []servingView    `json:"serving,omitempty"`
+	ServingError     string           `json:"serving_error,omitempty"`
 }
 
 func (a *api) visibleJob(r *http.Request) (jobs.Job, error) {

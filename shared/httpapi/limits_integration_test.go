@@ -137,8 +137,8 @@ func TestQueueStatsShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ tenant, want string }{
-		{"q", `[{"share":{"gpus":8,"jobs":3},"tenant":"q","use":{"gpus":0,"jobs":1}}]`},
-		{"p", `[{"share":{"gpus":0,"jobs":2},"tenant":"p","use":{"gpus":0,"jobs":0}}]`},
+		{"q", `[{"long_running":0,"share":{"gpus":8,"jobs":3},"tenant":"q","use":{"gpus":0,"jobs":1}}]`},
+		{"p", `[{"long_running":0,"share":{"gpus":0,"jobs":2},"tenant":"p","use":{"gpus":0,"jobs":0}}]`},
 	} {
 		status, out := st.do(t, 0, "GET", "/api/v1/queue/stats", keys[tt.tenant], "", "", nil)
 		regions, _ := out["regions"].([]any)

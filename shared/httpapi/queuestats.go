@@ -10,17 +10,34 @@ import (
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
-// tenantStats is one tenant's use of a region beside its share: its active jobs and their GPUs.
+// tenantStats is one tenant's use of a region beside its share: the slots its active jobs hold
+// and the GPUs they all request, and how many long-running jobs it has active there.
 type tenantStats struct {
-	Tenant string        `json:"tenant"`
-	Use    tenancy.Quota `json:"use"`
-	Share  tenancy.Quota `json:"share"`
+	Tenant      string        `json:"tenant"`
+	Use         tenancy.Quota `json:"use"`
+	Share       tenancy.Quota `json:"share"`
+	LongRunning int           `json:"long_running"`
 }
 
-// queueStats is GET /api/v1/queue/stats: per region, the caller's live jobs by status, how many
-// are held by their spot cap, the region's capacity in use, and tenants' use of the region beside
-// their shares: the caller's own tenant's, or, for an admin, every tenant's that has jobs active
-// there or a share set for it. No other role sees another tenant's figures.
+// longRunning is how long-running jobs share a region (config.LongRunningSettings).
+type longRunning struct {
+	HoldsSlot bool `json:"holds_slot"`
+	// PerTenant is how many slot-free long-running jobs a tenant may have active in a region.
+	PerTenant int `json:"per_tenant_limit"`
+}
+
+// longRunningStats is a region's long-running jobs, listed apart from its batch jobs: the
+// caller's by status, and how they share the region.
+type longRunningStats struct {
+	Counts map[string]int `json:"counts"`
+	longRunning
+}
+
+// queueStats is GET /api/v1/queue/stats: per region, the caller's live batch jobs by status and,
+// apart, its long-running ones, how many are held by their spot cap, the region's job slots in
+// use, and tenants' use of the region beside their shares: the caller's own tenant's, or, for an
+// admin, every tenant's that has jobs active there or a share set for it. No other role sees
+// another tenant's figures.
 func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 	tenant := principalOf(r.Context()).Tenant
 	type regionStats struct {
@@ -29,7 +46,10 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		Gated         int            `json:"gated"`
 		CapacityLimit int            `json:"capacity_limit"`
 		CapacityInUse int            `json:"capacity_in_use"`
-		Tenants       []tenantStats  `json:"tenants"`
+		// LongRunning are the caller's long-running jobs (Deployments, StatefulSets), which
+		// Counts leaves out.
+		LongRunning longRunningStats `json:"long_running"`
+		Tenants     []tenantStats    `json:"tenants"`
 	}
 	var all []tenancy.Tenant // every tenant, read once for an admin; nil for anyone else
 	if tenant.Role == tenancy.RoleAdmin {
@@ -48,11 +68,16 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		st := regionStats{Region: region, Counts: map[string]int{}, CapacityInUse: len(active)}
+		st := regionStats{Region: region, Counts: map[string]int{}, LongRunning: longRunningStats{Counts: map[string]int{}, longRunning: a.longRun}}
+		for _, j := range active {
+			if admission.HoldsSlot(j, a.longRun.HoldsSlot) {
+				st.CapacityInUse++
+			}
+		}
 		if all != nil {
-			st.Tenants = everyTenantsUse(region, active, all, a.quota)
+			st.Tenants = everyTenantsUse(region, active, all, a.quota, a.longRun.HoldsSlot)
 		} else {
-			st.Tenants = []tenantStats{ownUse(region, active, tenant, a.quota)}
+			st.Tenants = []tenantStats{ownUse(region, active, tenant, a.quota, a.longRun.HoldsSlot)}
 		}
 		if a.capacity != nil {
 			st.CapacityLimit = a.capacity(region)
@@ -61,7 +86,11 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 			if !tenant.Allows(j.Namespace) {
 				continue
 			}
-			st.Counts[string(j.Status)]++
+			if j.LongRunning() {
+				st.LongRunning.Counts[string(j.Status)]++
+			} else {
+				st.Counts[string(j.Status)]++
+			}
 			if j.PendingReason == "spot_price_above_cap" || j.PendingReason == "spot_price_unknown" {
 				st.Gated++
 			}
@@ -73,15 +102,27 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 
 // ownUse is tenant t's use of region, counted from the region's active jobs, beside its share
 // (def where its record sets none).
-func ownUse(region string, active []jobs.Job, t tenancy.Tenant, def tenancy.Quota) tenantStats {
-	return tenantStats{Tenant: t.Name, Use: tenancy.Quota(admission.Use(active)[t.Name]), Share: t.QuotaIn(region, def)}
+func ownUse(region string, active []jobs.Job, t tenancy.Tenant, def tenancy.Quota, holdSlots bool) tenantStats {
+	return tenantStats{Tenant: t.Name, Use: tenancy.Quota(admission.Use(active, holdSlots)[t.Name]), Share: t.QuotaIn(region, def),
+		LongRunning: longRunningOf(active)[t.Name]}
+}
+
+// longRunningOf counts the long-running jobs among active, by tenant.
+func longRunningOf(active []jobs.Job) map[string]int {
+	out := map[string]int{}
+	for _, j := range active {
+		if j.LongRunning() {
+			out[j.Tenant]++
+		}
+	}
+	return out
 }
 
 // everyTenantsUse is, by tenant name, the use of region of each tenant that has jobs active there
 // or a share set for it, beside its share. A job of a tenant no longer listed counts with the
 // default share, as a drain counts it.
-func everyTenantsUse(region string, active []jobs.Job, all []tenancy.Tenant, def tenancy.Quota) []tenantStats {
-	use := admission.Use(active)
+func everyTenantsUse(region string, active []jobs.Job, all []tenancy.Tenant, def tenancy.Quota, holdSlots bool) []tenantStats {
+	use, long := admission.Use(active, holdSlots), longRunningOf(active)
 	named := make(map[string]tenancy.Tenant, len(all))
 	for _, t := range all {
 		named[t.Name] = t
@@ -91,7 +132,7 @@ func everyTenantsUse(region string, active []jobs.Job, all []tenancy.Tenant, def
 	}
 	out := make([]tenantStats, 0, len(use))
 	for name, u := range use {
-		out = append(out, tenantStats{Tenant: name, Use: tenancy.Quota(u), Share: named[name].QuotaIn(region, def)})
+		out = append(out, tenantStats{Tenant: name, Use: tenancy.Quota(u), Share: named[name].QuotaIn(region, def), LongRunning: long[name]})
 	}
 	slices.SortFunc(out, func(x, y tenantStats) int { return strings.Compare(x.Tenant, y.Tenant) })
 	return out

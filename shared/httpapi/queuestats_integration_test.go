@@ -38,11 +38,11 @@ func TestQueueStatsAdmin(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ caller, want string }{
-		{"boss", `[{"share":{"gpus":8,"jobs":3},"tenant":"a","use":{"gpus":0,"jobs":1}},` +
-			`{"share":{"gpus":0,"jobs":2},"tenant":"b","use":{"gpus":0,"jobs":2}},` +
-			`{"share":{"gpus":0,"jobs":1},"tenant":"idle","use":{"gpus":0,"jobs":0}}]`},
-		{"a", `[{"share":{"gpus":8,"jobs":3},"tenant":"a","use":{"gpus":0,"jobs":1}}]`},
-		{"watch", `[{"share":{"gpus":0,"jobs":2},"tenant":"watch","use":{"gpus":0,"jobs":0}}]`},
+		{"boss", `[{"long_running":0,"share":{"gpus":8,"jobs":3},"tenant":"a","use":{"gpus":0,"jobs":1}},` +
+			`{"long_running":0,"share":{"gpus":0,"jobs":2},"tenant":"b","use":{"gpus":0,"jobs":2}},` +
+			`{"long_running":0,"share":{"gpus":0,"jobs":1},"tenant":"idle","use":{"gpus":0,"jobs":0}}]`},
+		{"a", `[{"long_running":0,"share":{"gpus":8,"jobs":3},"tenant":"a","use":{"gpus":0,"jobs":1}}]`},
+		{"watch", `[{"long_running":0,"share":{"gpus":0,"jobs":2},"tenant":"watch","use":{"gpus":0,"jobs":0}}]`},
 	} {
 		status, out := st.do(t, 0, "GET", "/api/v1/queue/stats", keys[tt.caller], "", "", nil)
 		regions, _ := out["regions"].([]any)

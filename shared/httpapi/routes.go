@@ -29,6 +29,10 @@ type Deps struct {
 	// DefaultQuota is a tenant's share of a region where its record sets none, for the queue's
 	// stats (config.Config.DefaultQuota).
 	DefaultQuota tenancy.Quota
+	// LongRunningHoldsSlot and LongRunningPerTenant are config.LongRunningSettings, for the
+	// queue's stats: whether a long-running job holds a slot, and how many a tenant may run.
+	LongRunningHoldsSlot bool
+	LongRunningPerTenant int
 	// Regions jobs may run in; the first is the default where a route lets region be left out.
 	Regions []string
 	// IAMCaller is nil where no gateway authenticates callers (`tidegate dev`, tests).
@@ -74,6 +78,7 @@ type api struct {
 	clusters   Clusters
 	capacity   func(region string) int
 	quota      tenancy.Quota // Deps.DefaultQuota
+	longRun    longRunning   // Deps.LongRunning*
 	iamCaller  IAMCaller
 	now        func() time.Time
 	rate       ratelimit.Limit
@@ -116,7 +121,8 @@ func newAPI(d Deps) *api {
 		log: d.Log, principals: d.Principals, jobs: d.Jobs, templates: d.Templates, policy: d.Policy,
 		ringer: d.Ringer, regions: d.Regions, clusters: d.Clusters, capacity: d.Capacity, iamCaller: d.IAMCaller, now: d.Now,
 		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets), quota: d.DefaultQuota, metrics: d.Metrics,
-		mux: http.NewServeMux(), paths: http.NewServeMux(),
+		longRun: longRunning{HoldsSlot: d.LongRunningHoldsSlot, PerTenant: d.LongRunningPerTenant},
+		mux:     http.NewServeMux(), paths: http.NewServeMux(),
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)

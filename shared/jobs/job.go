@@ -66,6 +66,9 @@ type Job struct {
 	UpdatedAt     time.Time         `json:"updated_at" dynamodbav:"updated_at"`
 	// GPUs is what the job's pods request in all, for the region's GPU budget.
 	GPUs int64 `json:"gpus" dynamodbav:"gpus"`
+	// Kind says whether the job runs to an end or until cancelled (KindOf its manifests, at
+	// submit): a long-running job holds no job slot of its region unless configured to.
+	Kind Kind `json:"kind,omitempty" dynamodbav:"kind,omitempty"`
 	// Podless marks a job whose manifests run no pods (ConfigMaps, Services): it is done once applied.
 	Podless bool `json:"podless,omitempty" dynamodbav:"podless,omitempty"`
 	// PendingReason says why a queued job waits: capacity, spot_price_above_cap,
@@ -213,7 +216,7 @@ func New(id, tenant, namespace, region string, priority int, labels map[string]s
 		labels = map[string]string{}
 	}
 	return Job{
-		ID: id, Name: NameOf(manifests), Tenant: tenant, Namespace: namespace, Region: region, Priority: priority, Labels: labels,
+		ID: id, Name: NameOf(manifests), Kind: KindOf(manifests), Tenant: tenant, Namespace: namespace, Region: region, Priority: priority, Labels: labels,
 		Status:        StatusQueued,
 		StatusHistory: []Transition{{Status: StatusQueued, At: now}},
 		CreatedAt:     now, UpdatedAt: now, Manifests: manifests,

@@ -59,7 +59,7 @@ func (r *Recorder) line(m Metric, dims []string, values []float64) ([]byte, erro
 			"Timestamp": r.now().UnixMilli(),
 			"CloudWatchMetrics": []any{map[string]any{
 				"Namespace":  Namespace,
-				"Dimensions": dimensionSets(m),
+				"Dimensions": m.DimensionSets(),
 				"Metrics":    []any{map[string]any{"Name": m.Name, "Unit": string(m.Unit)}},
 			}},
 		},
@@ -79,9 +79,9 @@ func (r *Recorder) line(m Metric, dims []string, values []float64) ([]byte, erro
 	return append(b, '\n'), nil
 }
 
-// dimensionSets are the dimension sets m is published under: its dimensions (never nil: EMF
-// wants [[]] for a metric without any), and none besides for a rollup.
-func dimensionSets(m Metric) [][]string {
+// DimensionSets are the dimension sets m is published under: its dimensions (never nil: EMF
+// wants [[]] for a metric without any), and none besides for a rollup. An alarm on m names one.
+func (m Metric) DimensionSets() [][]string {
 	sets := [][]string{m.Dimensions}
 	if m.Dimensions == nil {
 		sets[0] = []string{}

@@ -87,7 +87,7 @@ func readPoint(name, unit string, dimSets [][]string, fields map[string]json.Raw
 	if unit != string(m.Unit) {
 		return Point{}, fmt.Errorf("metric %s in %q, want %q", name, unit, m.Unit)
 	}
-	if want := dimensionSets(m); !slices.EqualFunc(dimSets, want, slices.Equal) {
+	if want := m.DimensionSets(); !slices.EqualFunc(dimSets, want, slices.Equal) {
 		return Point{}, fmt.Errorf("metric %s under dimensions %v, want %v", name, dimSets, want)
 	}
 	p := Point{Metric: m, Dimensions: map[string]string{}}

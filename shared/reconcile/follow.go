@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,7 +129,7 @@ func toRead(l owned, unlisted []jobs.Job, last, next memory, now time.Time) (unr
 		if have[id] {
 			return
 		}
-		if s, ok := last.recorded[id]; ok && (!following(s) || len(Follow(s, false, l.jobs[id], l.pods[id])) == 0) {
+		if s, ok := last.recorded[id]; ok && (!following(s) || !l.moved(id, s)) {
 			next.recorded[id] = s
 			return
 		}
@@ -158,7 +159,11 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 	case !following(j.Status):
 		return j.Status, true, nil
 	}
-	s, err = h.followOne(ctx, kc, j, l.jobs[j.ID], l.pods[j.ID])
+	if j.LongRunning() {
+		s, err = h.record(ctx, kc, j, FollowLongRunning(j.Status, l.serving[j.ID]), nil)
+	} else {
+		s, err = h.followOne(ctx, kc, j, l.jobs[j.ID], l.pods[j.ID])
+	}
 	return s, s != "", err
 }
 
@@ -262,18 +267,31 @@ func (h *Handler) statesWithoutCluster(ctx context.Context, region string, reach
 	return active, fmt.Errorf("reaching %s's cluster: %w", region, reach)
 }
 
-// owned is a region's Jobs and pods carrying a job id, grouped by job id.
+// owned is a region's Jobs, pods, Deployments and StatefulSets carrying a job id, grouped by
+// job id.
 type owned struct {
-	jobs map[string][]batchv1.Job
-	pods map[string][]corev1.Pod
-	err  error
+	jobs    map[string][]batchv1.Job
+	pods    map[string][]corev1.Pod
+	serving map[string][]serving // Deployments and StatefulSets (longrunning.go)
+	err     error
 }
 
-// has reports whether job id has a Job or a pod.
+// has reports whether job id has a Job, a pod, a Deployment or a StatefulSet.
 func (o owned) has(id string) bool {
 	_, j := o.jobs[id]
 	_, p := o.pods[id]
-	return j || p
+	_, s := o.serving[id]
+	return j || p || s
+}
+
+// moved reports whether job id's objects show a step past status s. Which kind the job is, its
+// record says; a job with nothing but Deployments and StatefulSets listed is judged as either,
+// since reading a record too many costs only the read.
+func (o owned) moved(id string, s jobs.Status) bool {
+	if len(Follow(s, false, o.jobs[id], o.pods[id])) > 0 {
+		return true
+	}
+	return len(o.jobs[id]) == 0 && len(o.pods[id]) == 0 && len(FollowLongRunning(s, o.serving[id])) > 0
 }
 
 // eachID calls f once for each job id with a Job or a pod.
@@ -286,19 +304,32 @@ func (o owned) eachID(f func(id string)) {
 			f(id)
 		}
 	}
+	for id := range o.serving {
+		_, job := o.jobs[id]
+		if _, pod := o.pods[id]; !job && !pod {
+			f(id)
+		}
+	}
 }
 
-// unownedPods selects the pods carrying a job id that no Job made: a job's bare pods, or its
-// Deployment's. A Job's own pods are left out (the Job controller labels them with the Job's
-// name): the Job's status says what they do, so a beat over 5,000 running Jobs does not read
-// 5,000 pods as well. A Job's pods are read when it ends, for its placement (jobobjects.EndPods).
-const unownedPods = jobs.IDKey + ",!" + batchv1.JobNameLabel
+// unownedPods selects the pods carrying a job id that no Job, Deployment or StatefulSet made: a
+// job's bare pods (or a DaemonSet's, a ReplicaSet's). A Job's own pods are left out (the Job
+// controller labels them with the Job's name): the Job's status says what they do, so a beat over
+// 5,000 running Jobs does not read 5,000 pods as well. A Job's pods are read when it ends, for its
+// placement (jobobjects.EndPods). So are a Deployment's (labelled with its pod template's hash)
+// and a StatefulSet's (with their pod's name): their status says whether they are available.
+const unownedPods = jobs.IDKey + ",!" + batchv1.JobNameLabel + ",!" + appsv1.DefaultDeploymentUniqueLabelKey + ",!" + appsv1.StatefulSetPodNameLabel
 
-// listOwned LISTs every Job carrying a job id and every such pod no Job made, page by page, the
-// two at once.
+// listOwned LISTs every Job carrying a job id, every such pod no Job, Deployment or StatefulSet
+// made, and every such Deployment and StatefulSet, page by page, all at once.
 func listOwned(ctx context.Context, kc kubernetes.Interface) owned {
 	var o owned
-	var podErr error
+	var podErr, servingErr error
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		o.serving, servingErr = listServing(ctx, kc)
+	}()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -319,7 +350,8 @@ func listOwned(ctx context.Context, kc kubernetes.Interface) owned {
 		return l.Items, l.Continue, nil
 	}, func(kj batchv1.Job) string { return kj.Labels[jobs.IDKey] })
 	<-done
-	o.err = errors.Join(jobErr, podErr)
+	<-served
+	o.err = errors.Join(jobErr, podErr, servingErr)
 	return o
 }
 

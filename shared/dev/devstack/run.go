@@ -148,6 +148,7 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 		Isolation:            config.DefaultIsolation(),
 		JobRetention:         config.DefaultJobRetentionDays * 24 * time.Hour,
 		JobTTL:               config.DefaultJobTTL,
+		LongRunning:          config.LongRunningSettings{PerTenant: config.DefaultLongRunningPerTenant},
 		Endpoints: config.Endpoints{
 			DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
 			KMS: sb.KMSEndpoint,

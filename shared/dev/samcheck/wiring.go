@@ -112,6 +112,9 @@ var env = map[string]string{
 	config.EnvRegions:          refString("Regions"),
 	config.EnvHostingRegion:    refString("HostingRegion"),
 	config.EnvRegionCapacity:   refString("RegionCapacity"),
+	// The API's queue stats and the drain must agree on whether a long-running job holds a slot.
+	config.EnvLongRunningHoldsSlot: refString("LongRunningHoldsSlot"),
+	config.EnvLongRunningPerTenant: refString("LongRunningPerTenant"),
 }
 
 // devOnlyEnv are settings for `tidegate dev` and tests; in AWS they would point the functions

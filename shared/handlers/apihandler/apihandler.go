@@ -47,9 +47,12 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Clusters:     clusters,
 		Capacity:     cfg.Capacity,
 		DefaultQuota: cfg.DefaultQuota,
-		IAMCaller:    iam,
-		Rate:         cfg.Rate(),
-		Metrics:      c.Metrics,
+		// The queue's stats say whether long-running jobs hold slots, as the drain counts them.
+		LongRunningHoldsSlot: cfg.LongRunning.HoldsSlot,
+		LongRunningPerTenant: cfg.LongRunning.PerTenant,
+		IAMCaller:            iam,
+		Rate:                 cfg.Rate(),
+		Metrics:              c.Metrics,
 
 		Apps:          dynamo.NewAppStore(c.DynamoDB, t),
 		Secrets:       dynamo.NewSecretStore(c.DynamoDB, t.Control),

@@ -33,6 +33,9 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		Webhooks:      delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
 		CapacityLabel: cfg.CapacityTypeLabel,
 		JobTTL:        cfg.JobTTL,
+		// A long-running job's slot, and how many slot-free ones a tenant may run in a region.
+		LongRunningHoldsSlot: cfg.LongRunning.HoldsSlot,
+		LongRunningPerTenant: cfg.LongRunning.PerTenant,
 	}
 }
 

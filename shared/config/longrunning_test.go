@@ -1,0 +1,38 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseLongRunning(t *testing.T) {
+	for _, tt := range []struct {
+		holds, per string
+		want       LongRunningSettings
+	}{
+		{"", "", LongRunningSettings{PerTenant: DefaultLongRunningPerTenant}},
+		{"true", "", LongRunningSettings{HoldsSlot: true, PerTenant: DefaultLongRunningPerTenant}},
+		{"false", "0", LongRunningSettings{}},
+		{"", "1000", LongRunningSettings{PerTenant: 1000}},
+	} {
+		m := full()
+		m[EnvLongRunningHoldsSlot], m[EnvLongRunningPerTenant] = tt.holds, tt.per
+		c, err := Parse(env(m))
+		if err != nil || c.LongRunning != tt.want {
+			t.Errorf("Parse(%s=%q, %s=%q) = %+v, %v; want %+v", EnvLongRunningHoldsSlot, tt.holds, EnvLongRunningPerTenant, tt.per,
+				c.LongRunning, err, tt.want)
+		}
+	}
+	for name, bad := range map[string][]string{
+		EnvLongRunningHoldsSlot: {"maybe", "2"},
+		EnvLongRunningPerTenant: {"-1", "1001", "five", "2.5"},
+	} {
+		for _, v := range bad {
+			m := full()
+			m[name] = v
+			if _, err := Parse(env(m)); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("Parse(%s=%q) = %v, want an error naming %s", name, v, err, name)
+			}
+		}
+	}
+}
