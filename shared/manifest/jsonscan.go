@@ -165,14 +165,7 @@ func (s *jsonScanner) object() (map[string]any, error) {
 			return nil, err
 		}
 		s.path = append(s.path, PathStep{Key: key})
-		if _, dup := obj[key]; dup {
-			return nil, s.fail(problemf(duplicateKeyRaw, key))
-		}
-		if s.skipSpace(); s.peek() != ':' {
-			return nil, s.unexpected("after an object key; expected :")
-		}
-		s.pos++
-		if obj[key], err = s.value(); err != nil {
+		if err := s.member(obj, key); err != nil {
 			return nil, err
 		}
 		s.path = s.path[:len(s.path)-1]
@@ -186,6 +179,36 @@ func (s *jsonScanner) object() (map[string]any, error) {
 			return nil, s.unexpected("after an object member; expected , or }")
 		}
 	}
+}
+
+// member reads the value of obj's member key, whose key has just been read, and adds it to obj.
+// A duplicate key is refused on its own line before anything wrong in its value, as it is
+// found first; it is looked for only once the value is read, so that a member costs one hash.
+func (s *jsonScanner) member(obj map[string]any, key string) error {
+	keyEnd, depth := s.pos, len(s.path)
+	if s.skipSpace(); s.peek() != ':' {
+		return s.duplicateOr(obj, key, keyEnd, depth, s.unexpected("after an object key; expected :"))
+	}
+	s.pos++
+	v, err := s.value()
+	if err != nil {
+		return s.duplicateOr(obj, key, keyEnd, depth, err)
+	}
+	n := len(obj)
+	if obj[key] = v; len(obj) == n {
+		return s.duplicateOr(obj, key, keyEnd, depth, nil)
+	}
+	return nil
+}
+
+// duplicateOr is the error of key duplicated in obj, found at keyEnd with s.path as deep as
+// depth, if it is, and otherwise err.
+func (s *jsonScanner) duplicateOr(obj map[string]any, key string, keyEnd, depth int, err error) error {
+	if _, dup := obj[key]; dup {
+		s.pos, s.path = keyEnd, s.path[:depth]
+		return s.fail(problemf(duplicateKeyRaw, key))
+	}
+	return err
 }
 
 // array reads the elements of an array, its [ already read, up to and including its ]. They
