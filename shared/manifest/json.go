@@ -17,8 +17,7 @@ func DecodeJSON(b []byte, limits Limits) ([]map[string]any, error) {
 	if err := checkInput(b, limits); err != nil {
 		return nil, err
 	}
-	s := &jsonScanner{src: b, text: string(b), doc: -1, budget: budget{limits: limits}}
-	docs, err := s.manifests()
+	docs, err := newJSONScanner(b, limits).manifests()
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,16 @@ type jsonScanner struct {
 	budget budget
 	items  []any  // the elements read so far of the arrays being read, innermost last
 	buf    []byte // scratch for a string with escapes
+	// Room for path and items at the depths and lengths most manifests keep within, so that
+	// they are allocated with the scanner.
+	pathRoom  [16]PathStep
+	itemsRoom [32]any
+}
+
+func newJSONScanner(b []byte, limits Limits) *jsonScanner {
+	s := &jsonScanner{src: b, text: string(b), doc: -1, budget: budget{limits: limits}}
+	s.path, s.items = s.pathRoom[:0], s.itemsRoom[:0]
+	return s
 }
 
 // manifests reads the top-level object or array of objects and then requires the end of input.
