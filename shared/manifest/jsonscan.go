@@ -70,11 +70,11 @@ func (s *jsonScanner) manifests() ([]map[string]any, error) {
 // including its ].
 func (s *jsonScanner) manifestList() ([]map[string]any, error) {
 	var docs []map[string]any
-	switch s.skipSpace(); s.peek() {
-	case ']':
+	switch s.skipSpace(); {
+	case s.peek() == ']':
 		s.pos++
 		return docs, nil
-	case 0, '}':
+	case s.pos == len(s.src) || s.peek() == '}':
 		return nil, s.unexpected("where a manifest or ] should be")
 	}
 	for {
@@ -84,11 +84,11 @@ func (s *jsonScanner) manifestList() ([]map[string]any, error) {
 			return nil, err
 		}
 		docs = append(docs, doc)
-		switch s.skipSpace(); s.peek() {
-		case ']':
+		switch s.skipSpace(); {
+		case s.peek() == ']':
 			s.pos++
 			return docs, nil
-		case 0, '}':
+		case s.pos == len(s.src) || s.peek() == '}':
 			return nil, s.unexpected("after a manifest; expected , or ]")
 		}
 		if len(docs) == s.budget.limits.MaxDocuments {
@@ -384,8 +384,8 @@ func inRange(n string) bool {
 	return err == nil
 }
 
-// peek is the byte at s.pos, or 0 at the end of the input (a 0 byte inside it is an error
-// wherever it is read, as the end is).
+// peek is the byte at s.pos, or 0 at the end of the input: callers that take 0 for the end
+// compare it only with other bytes, or check s.pos themselves.
 func (s *jsonScanner) peek() byte {
 	if s.pos < len(s.src) {
 		return s.src[s.pos]
