@@ -36,9 +36,11 @@ func TestMetricFind(t *testing.T) {
 		{"hostplan.txt", Metric{"BenchmarkPlan20k", "index-t20k/t10k"}, 1.720},
 		{"admission.txt", Metric{"BenchmarkDecide200k", "t200k/t100k"}, 2.119},
 		{"admission.txt", Metric{"BenchmarkDecide200kShuffled", "t200k/t100k"}, 2.200},
-		{"policy.txt", Metric{"BenchmarkCheckDeployment", "x-upstream"}, 12.23},
-		{"policy.txt", Metric{"BenchmarkCheckBundle20", "x-upstream"}, 8.464},
-		{"policy.txt", Metric{"BenchmarkWalkDeployment", "x-upstream"}, 2.561},
+		{"policy.txt", Metric{"BenchmarkCheckDeployment", "x-upstream"}, 11.14},
+		{"policy.txt", Metric{"BenchmarkCheckBundle20", "x-upstream"}, 9.622},
+		{"policy.txt", Metric{"BenchmarkWalkDeployment", "x-upstream"}, 2.571},
+		{"policy.txt", Metric{"BenchmarkStraightDeployment", "x-straight"}, 1.045},
+		{"policy.txt", Metric{"BenchmarkStraightBundle20", "x-straight"}, 0.832},
 		// Logged after its result, and a sub-benchmark.
 		{"gotest-fail.txt", Metric{"BenchmarkLog", "a/b"}, 1.5},
 		{"gotest-fail.txt", Metric{"BenchmarkSub/x=1", "d/r"}, 0.02},
@@ -171,12 +173,15 @@ func TestMeasure(t *testing.T) {
 			`not measured (its output has no "reconcile" row)`, `not measured (its output has no "webhook" row)`,
 			`not measured (its output has no "authorizer" row)`,
 		}},
-		{"one benchmark of two failed", policy[0],
+		{"one benchmark of four failed", policy[0],
 			"BenchmarkCheckDeployment-2   \t   32023\t     32655 ns/op\t        12.23 x-upstream\t    7653 B/op\t      45 allocs/op\n" +
 				"--- FAIL: BenchmarkCheckBundle20\n    bench_test.go:176: the benchmark's manifests are refused: [apps/v1 Deployment web]\n" +
+				"BenchmarkStraightDeployment-2 \t   10000\t    209314 ns/op\t         0.9042 x-straight\t   21866 B/op\t     171 allocs/op\n" +
+				"BenchmarkStraightBundle20-2   \t     232\t   5815583 ns/op\t         1.173 x-straight\t  257468 B/op\t    1876 allocs/op\n" +
 				"FAIL\nexit status 1\nFAIL\tgithub.com/tidegate/tidegate/shared/policy\t3.104s\n",
 			1, "FAIL\n", []string{
-				"12.2×, goal ≤ 1.5×: NOT MET", "not measured (failed: the benchmark's manifests are refused: [apps/v1 Deployment web])",
+				"0.90×, goal ≤ 1×: met", "1.17×, goal ≤ 1×: NOT MET",
+				"12.2×, no goal set", "not measured (failed: the benchmark's manifests are refused: [apps/v1 Deployment web])",
 			}},
 	}
 	for _, tt := range tests {
