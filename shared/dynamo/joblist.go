@@ -19,7 +19,8 @@ import (
 
 // List answers at most limit jobs matching f, after the cursor a previous page returned. It runs
 // one index query per namespace (gsi1 by time, gsi3 by priority; backwards when f.Ascending),
-// filtering region, status, name and labels in DynamoDB, and merges them; the cursor is the last
+// filtering region, status, name and labels in DynamoDB (and records past their retention), and
+// merges them; the cursor is the last
 // sort key returned, so every namespace resumes from the same point. Manifests are not included.
 func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor string) (jobs.Page, error) {
 	index := indexGSI1
@@ -82,7 +83,10 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 		*in.KeyConditionExpression += " AND " + index + "sk " + after + " :after"
 		in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: cursor}
 	}
-	var conds []string
+	// A record past its retention is gone to readers, though DynamoDB Local never deletes it
+	// and DynamoDB's TTL takes up to days.
+	conds := []string{notExpired}
+	in.ExpressionAttributeValues[":now"] = epoch(s.now())
 	add := func(cond, name, attr string, val types.AttributeValue) {
 		conds = append(conds, cond)
 		in.ExpressionAttributeNames[name] = attr
@@ -106,13 +110,7 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 		in.ExpressionAttributeNames["#"+n] = k
 		in.ExpressionAttributeValues[":"+n] = &types.AttributeValueMemberS{Value: f.Labels[k]}
 	}
-	if len(conds) > 0 {
-		expr := conds[0]
-		for _, c := range conds[1:] {
-			expr += " AND " + c
-		}
-		in.FilterExpression = &expr
-	}
+	in.FilterExpression = aws.String(strings.Join(conds, " AND "))
 	if len(in.ExpressionAttributeNames) == 0 {
 		in.ExpressionAttributeNames = nil
 	}
