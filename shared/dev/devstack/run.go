@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -147,7 +148,7 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 		WebhooksAllowPrivate: opt.WebhooksAllowPrivate,
 		Isolation:            config.DefaultIsolation(),
 		JobRetention:         config.DefaultJobRetentionDays * 24 * time.Hour,
-		JobTTL:               config.DefaultJobTTL,
+		JobTTL:               cmp.Or(opt.JobTTL, config.DefaultJobTTL),
 		Endpoints: config.Endpoints{
 			DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
 			KMS: sb.KMSEndpoint,
