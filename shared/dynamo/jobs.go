@@ -24,8 +24,8 @@ import (
 
 // JobStore keeps job records in the jobs table and their events in the outbox. Each job is one
 // item (pk job#<id>). gsi1 lists a namespace's jobs newest first (gsi1pk ns#<namespace>, gsi1sk
-// <inverted created_at>#<id>); gsi3 lists them by priority, highest first, then newest; gsi2 holds
-// queued jobs only, by region in dispatch order.
+// <inverted created_at>#<id>); gsi3 lists them by priority, highest first, then newest; gsi4 by
+// name, a to z, then newest; gsi2 holds queued and active jobs, by region in dispatch order.
 type JobStore struct {
 	db     *dynamodb.Client
 	tables Tables
@@ -67,6 +67,8 @@ type jobItem struct {
 	GSI2SK    string `dynamodbav:"gsi2sk,omitempty"`
 	GSI3PK    string `dynamodbav:"gsi3pk"`
 	GSI3SK    string `dynamodbav:"gsi3sk"`
+	GSI4PK    string `dynamodbav:"gsi4pk"`
+	GSI4SK    string `dynamodbav:"gsi4sk"`
 	Manifests []byte `dynamodbav:"manifests_gz,omitempty"`
 	// Expires is the TTL attribute a finished job's record gets under a retention (Retain).
 	Expires int64 `dynamodbav:"expires_at,omitempty"`
@@ -94,12 +96,20 @@ func newestFirst(t time.Time, id string) string {
 	return fmt.Sprintf("%019d#%s", math.MaxInt64-t.UnixNano(), id)
 }
 
+// byName orders by name, a to z, then newest first. A job's name is a Kubernetes object name
+// (lowercase letters, digits, '-' and '.'), all of which sort after '#', so a name sorts before
+// every longer name it starts; a job with no name sorts first.
+func byName(j jobs.Job) string {
+	return j.Name + "#" + newestFirst(j.CreatedAt, j.ID)
+}
+
 func toJobItem(j jobs.Job) (jobItem, error) {
 	pk, sk := jobKey(j.ID)
 	it := jobItem{
 		PK: pk, SK: sk, Job: j,
 		GSI1PK: "ns#" + j.Namespace, GSI1SK: newestFirst(j.CreatedAt, j.ID),
 		GSI3PK: "ns#" + j.Namespace, GSI3SK: fmt.Sprintf("%03d#%s", jobs.MaxPriority-j.Priority, newestFirst(j.CreatedAt, j.ID)),
+		GSI4PK: "ns#" + j.Namespace, GSI4SK: byName(j),
 	}
 	it.GSI2PK, it.GSI2SK = queueKeys(j)
 	var err error

@@ -82,8 +82,12 @@ func (a *api) jobFilter(ctx context.Context, q url.Values) (jobs.Filter, error) 
 		f.ByPriority = true
 	case "priority:asc":
 		f.ByPriority, f.Ascending = true, true
+	case "name:asc":
+		f.ByName, f.Ascending = true, true
+	case "name:desc":
+		f.ByName = true
 	default:
-		bad = append(bad, FieldProblem{"sort", "must be created_at:desc, created_at:asc, priority:desc or priority:asc"})
+		bad = append(bad, FieldProblem{"sort", "must be created_at:desc, created_at:asc, priority:desc, priority:asc, name:asc or name:desc"})
 	}
 	if f.Name = q.Get("name"); f.Name != "" && !validNameFilter(f.Name) {
 		bad = append(bad, FieldProblem{"name", "a job's name (lowercase letters, digits, '-' and '.', at most 253), or its start followed by *"})

@@ -263,7 +263,10 @@ type Filter struct {
 	// Name is a job's name (Job.Name) exactly, or, ending in "*", the start of one.
 	Name       string
 	ByPriority bool // highest priority first, then newest; else newest first
-	Ascending  bool // the chosen order reversed: oldest first, or lowest priority and oldest first
+	ByName     bool // by name, then newest first among equal names
+	// Ascending is oldest first, lowest priority (then oldest) first, or names a to z (then
+	// newest); else the reverse of each.
+	Ascending bool
 }
 
 // Page is one page of a listing; Next is empty on the last page.
