@@ -135,16 +135,19 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 	j.Placement = a.livePlacement(r.Context(), j)
 	v := jobView{Job: j, Workloads: jobs.Workloads(j.Manifests)}
 	v.ClusterJobs, v.ClusterJobsError = a.liveBatchJobs(r.Context(), j)
+	if !j.Status.Active() {
+		v.ClusterJobs = j.ClusterJobs
+	}
 	return writeJSON(w, http.StatusOK, v)
 }
 
-// jobView is GET /api/v1/jobs/{id}: the record, what its manifests ask of each workload, and,
-// while the job is active, its batch Jobs' live status.
+// jobView is GET /api/v1/jobs/{id}: the record, what its manifests ask of each workload, and its
+// batch Jobs' status: live while the job is active, as kept at its end after.
 type jobView struct {
 	jobs.Job
-	Workloads        []jobs.Workload  `json:"workloads"`
-	ClusterJobs      []map[string]any `json:"cluster_jobs,omitempty"`
-	ClusterJobsError string           `json:"cluster_jobs_error,omitempty"`
+	Workloads        []jobs.Workload   `json:"workloads"`
+	ClusterJobs      []jobs.ClusterJob `json:"cluster_jobs,omitempty"`
+	ClusterJobsError string            `json:"cluster_jobs_error,omitempty"`
 }
 
 func (a *api) visibleJob(r *http.Request) (jobs.Job, error) {

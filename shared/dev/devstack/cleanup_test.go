@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,6 +76,17 @@ func TestFinishedJobsGoAfterTheirTTL(t *testing.T) {
 		Status    string         `json:"status"`
 		Placement map[string]any `json:"placement"`
 		LogTail   []string       `json:"log_tail"`
+		// The batch Job's status as the beat saw it at the end.
+		ClusterJobs []struct {
+			Name           string     `json:"name"`
+			BackoffLimit   *int       `json:"backoff_limit"`
+			Completions    *int       `json:"completions"`
+			Succeeded      int        `json:"succeeded"`
+			Failed         int        `json:"failed"`
+			StartTime      *time.Time `json:"start_time"`
+			CompletionTime *time.Time `json:"completion_time"`
+			Conditions     []struct{ Type, Status string }
+		} `json:"cluster_jobs"`
 	}
 	if code != 200 || json.Unmarshal([]byte(body), &kept) != nil {
 		t.Fatalf("GET /api/v1/jobs/%s after its Job was deleted = %d %s", id, code, body)
@@ -82,5 +94,14 @@ func TestFinishedJobsGoAfterTheirTTL(t *testing.T) {
 	if kept.Status != "succeeded" || kept.Placement["node_name"] == nil || len(kept.LogTail) == 0 {
 		t.Errorf("job %s after its Job was deleted = %s, placement %v, log tail %q; want succeeded with its placement and last lines",
 			id, kept.Status, kept.Placement, kept.LogTail)
+	}
+	if len(kept.ClusterJobs) != 1 {
+		t.Fatalf("job %s's cluster_jobs after its Job was deleted = %+v, want the one Job as it ended", id, kept.ClusterJobs)
+	}
+	cj := kept.ClusterJobs[0]
+	complete := slices.ContainsFunc(cj.Conditions, func(c struct{ Type, Status string }) bool { return c.Type == "Complete" && c.Status == "True" })
+	if cj.Name != fmt.Sprintf("ttl-%d", os.Getpid()) || cj.BackoffLimit == nil || *cj.BackoffLimit != 0 || cj.Completions == nil || *cj.Completions != 1 ||
+		cj.Succeeded != 1 || cj.Failed != 0 || cj.StartTime == nil || cj.CompletionTime == nil || cj.CompletionTime.Before(*cj.StartTime) || !complete {
+		t.Errorf("job %s's kept cluster_jobs = %+v; want its Job with backoff_limit 0, completions 1, 1 succeeded, its times and Complete", id, cj)
 	}
 }
