@@ -10,12 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
 )
 
 func devCmd() *cobra.Command {
 	opt := devstack.Options{}
-	var beat, allowPrivate, registerHosts, rate, burst string
+	var beat, jobTTL, allowPrivate, registerHosts, rate, burst string
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run all of Tidegate on this machine, on local stand-ins",
@@ -28,6 +29,9 @@ Ctrl-C stops everything it started.`,
 			var err error
 			if opt.Beat, err = time.ParseDuration(beat); err != nil {
 				return fmt.Errorf("--beat %q is not a duration such as 5s", beat)
+			}
+			if opt.JobTTL, err = time.ParseDuration(jobTTL); err != nil {
+				return fmt.Errorf("--job-ttl %q is not a duration such as 30s", jobTTL)
 			}
 			if opt.RateLimit, err = strconv.ParseFloat(rate, 64); err != nil {
 				return fmt.Errorf("--rate %q is not a number of requests a second", rate)
@@ -61,6 +65,7 @@ Ctrl-C stops everything it started.`,
 	f.StringVar(&opt.APIKey, "api-key", envOr("TIDEGATE_DEV_API_KEY", ""), "the dev tenant's API key; generated and printed when empty (TIDEGATE_DEV_API_KEY)")
 	f.StringVar(&opt.Kubeconfig, "kubeconfig", "", "use this cluster instead of starting the sandbox")
 	f.StringVar(&beat, "beat", envOr("TIDEGATE_DEV_BEAT", devstack.DefaultBeat.String()), "reconcile interval (TIDEGATE_DEV_BEAT)")
+	f.StringVar(&jobTTL, "job-ttl", envOr("TIDEGATE_DEV_JOB_TTL", config.DefaultJobTTL.String()), "how long the cluster keeps a finished Job (ttlSecondsAfterFinished); at least five beats (TIDEGATE_DEV_JOB_TTL)")
 	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "active jobs per region, e.g. us-east-1=1,us-west-2=4 (TIDEGATE_DEV_REGION_CAPACITY)")
 	f.StringVar(&allowPrivate, "webhooks-allow-private", envOr("TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE", "true"), "let webhooks reach http and loopback receivers; false applies production rules (TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE)")
 	f.StringVar(&registerHosts, "register-hosts", "", "register each hosted app's host once its pod runs, in place of the app's process, which the sandbox does not run (default true with the sandbox, false with --kubeconfig)")

@@ -62,6 +62,7 @@ func jobsListCmd(s *session) *cobra.Command {
 		Example: `  tidegate jobs list --status running
   tidegate jobs list -l team=ml --sort priority --watch
   tidegate jobs list --name 'train-*' --sort created:asc
+  tidegate jobs list --sort name:desc
   tidegate jobs list -o json | jq -r '.items[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -98,28 +99,31 @@ func jobsListCmd(s *session) *cobra.Command {
 	}
 	f.add(s, cmd)
 	l.add(cmd)
-	cmd.Flags().StringVar(&sortBy, "sort", "", "created (newest first, the default) or priority (highest first); add :asc for the reverse")
+	cmd.Flags().StringVar(&sortBy, "sort", "", "created (newest first, the default), priority (highest first) or name (a to z); add :asc or :desc for either order")
 	cmd.Flags().StringVar(&name, "name", "", "only jobs with this name, or whose name starts so when it ends in *")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep listing: print each job again when it changes, until Ctrl-C")
-	_ = cmd.RegisterFlagCompletionFunc("sort", fixedCompletions("created", "created:asc", "priority", "priority:asc"))
+	_ = cmd.RegisterFlagCompletionFunc("sort", fixedCompletions("created", "created:asc", "priority", "priority:asc", "name", "name:desc"))
 	return cmd
 }
 
-// listSort turns --sort into the API's sort: created or priority, the API's own field names too,
-// with :desc (the default) or :asc.
+// listSort turns --sort into the API's sort: created, priority or name, the API's own field names
+// too, with :asc or :desc; the default direction is newest and highest first, names a to z.
 func listSort(s string) (string, error) {
 	field, dir, _ := strings.Cut(s, ":")
+	natural := "desc"
 	switch field {
 	case "", "created", "created_at":
 		field = "created_at"
 	case "priority":
+	case "name":
+		natural = "asc"
 	default:
-		return "", fmt.Errorf("--sort %q: choose created or priority, optionally with :asc or :desc", s)
+		return "", fmt.Errorf("--sort %q: choose created, priority or name, optionally with :asc or :desc", s)
 	}
 	switch dir {
-	case "", "desc":
-		dir = "desc"
-	case "asc":
+	case "":
+		dir = natural
+	case "asc", "desc":
 	default:
 		return "", fmt.Errorf("--sort %q: the order after ':' is asc or desc", s)
 	}

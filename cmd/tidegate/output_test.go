@@ -243,12 +243,13 @@ func TestListSort(t *testing.T) {
 	for in, want := range map[string]string{
 		"": "", "created": "", "created:desc": "", "created_at:desc": "", "created:asc": "created_at:asc",
 		"priority": "priority:desc", "priority:asc": "priority:asc",
+		"name": "name:asc", "name:asc": "name:asc", "name:desc": "name:desc",
 	} {
 		if got, err := listSort(in); err != nil || got != want {
 			t.Errorf("listSort(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"name", "priority:up", "age:asc"} {
+	for _, in := range []string{"names", "priority:up", "name:za", "age:asc"} {
 		if got, err := listSort(in); err == nil {
 			t.Errorf("listSort(%q) = %q; want a refusal", in, got)
 		}

@@ -184,7 +184,8 @@ type JobFilter struct {
 	LabelSelector string
 	// Name is a job's name, or its start followed by *.
 	Name string
-	// Sort is created_at:desc (the default), created_at:asc, priority:desc or priority:asc.
+	// Sort is created_at:desc (the default), created_at:asc, priority:desc, priority:asc,
+	// name:asc or name:desc.
 	Sort string
 }
 

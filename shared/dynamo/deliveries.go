@@ -111,7 +111,8 @@ func (s *WebhookStore) createDelivery(ctx context.Context, d deliveryplan.Delive
 	return true, nil
 }
 
-// Delivery reads one delivery of webhookID; records.ErrNotFound if there is none.
+// Delivery reads one delivery of webhookID; records.ErrNotFound if there is none, or if it is
+// past its retention (expires_at) and only waits for DynamoDB's TTL to delete it.
 func (s *WebhookStore) Delivery(ctx context.Context, webhookID, id string) (deliveryplan.Delivery, error) {
 	pk, sk := deliveryKey(webhookID, id)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Events, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
@@ -121,17 +122,26 @@ func (s *WebhookStore) Delivery(ctx context.Context, webhookID, id string) (deli
 	if out.Item == nil {
 		return deliveryplan.Delivery{}, records.ErrNotFound
 	}
-	return decodeDelivery(out.Item)
+	var it deliveryItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return deliveryplan.Delivery{}, fmt.Errorf("decoding delivery: %w", err)
+	}
+	if expired(it.Expires, time.Now()) {
+		return deliveryplan.Delivery{}, records.ErrNotFound
+	}
+	return it.Delivery, nil
 }
 
 // Deliveries lists webhookID's deliveries newest first, limit at most, after cursor (the last
-// delivery id returned).
+// delivery id returned), leaving out those past their retention.
 func (s *WebhookStore) Deliveries(ctx context.Context, webhookID string, limit int, cursor string) ([]deliveryplan.Delivery, string, error) {
 	pk, _ := deliveryKey(webhookID, "")
 	in := &dynamodb.QueryInput{
 		TableName: &s.tables.Events, KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :msg)"),
+		FilterExpression: aws.String(notExpired),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: pk}, ":msg": &types.AttributeValueMemberS{Value: "msg#"},
+			":now": epoch(time.Now()),
 		},
 		ScanIndexForward: aws.Bool(false), Limit: aws.Int32(int32(limit + 1)),
 	}
@@ -139,17 +149,21 @@ func (s *WebhookStore) Deliveries(ctx context.Context, webhookID string, limit i
 		_, sk := deliveryKey(webhookID, cursor)
 		in.ExclusiveStartKey = keyOf(pk, sk)
 	}
-	out, err := s.db.Query(ctx, in)
-	if err != nil {
-		return nil, "", fmt.Errorf("listing webhook %s's deliveries: %w", webhookID, err)
-	}
-	ds := make([]deliveryplan.Delivery, 0, len(out.Items))
-	for _, item := range out.Items {
-		d, err := decodeDelivery(item)
+	ds := []deliveryplan.Delivery{}
+	// The filter applies after the read: a page may hold fewer than asked with more after it.
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() && len(ds) <= limit {
+		out, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, "", err
+			return nil, "", fmt.Errorf("listing webhook %s's deliveries: %w", webhookID, err)
 		}
-		ds = append(ds, d)
+		for _, item := range out.Items {
+			d, err := decodeDelivery(item)
+			if err != nil {
+				return nil, "", err
+			}
+			ds = append(ds, d)
+		}
 	}
 	ds, next := cut(ds, limit, func(d deliveryplan.Delivery) string { return d.ID })
 	return ds, next, nil

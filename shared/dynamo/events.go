@@ -64,38 +64,55 @@ func NewOutboxStore(db *dynamodb.Client, t Tables) *OutboxStore {
 const outboxTime = "2006-01-02T15:04:05.000000000Z"
 
 // Undelivered reads up to limit events not yet fanned out, oldest first, after cursor (the last
-// position returned); the next cursor is empty at the end.
+// position returned); the next cursor is empty at the end. An event past its retention
+// (expires_at) is gone to it, as to every read, though DynamoDB's TTL has yet to delete it: its
+// deliveries would start after the retry schedule's end.
 func (s *OutboxStore) Undelivered(ctx context.Context, limit int, cursor string) ([]outbox.Event, string, error) {
 	in := &dynamodb.QueryInput{
 		TableName: &s.tables.Events, IndexName: ptr(indexGSI1), KeyConditionExpression: ptr("gsi1pk = :u"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: "undelivered"}},
-		Limit:                     ptr(int32(limit)),
+		FilterExpression: ptr(notExpired),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":u": &types.AttributeValueMemberS{Value: "undelivered"}, ":now": epoch(time.Now()),
+		},
+		Limit: ptr(int32(limit)),
 	}
 	if cursor != "" {
-		at, id, _ := strings.Cut(cursor, "#")
-		pk := "event#" + id
-		in.ExclusiveStartKey = map[string]types.AttributeValue{
-			attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: "event"},
-			attrGSI1PK: &types.AttributeValueMemberS{Value: "undelivered"}, attrGSI1SK: &types.AttributeValueMemberS{Value: at + "#" + id},
-		}
+		in.ExclusiveStartKey = undeliveredKey(cursor)
 	}
-	out, err := s.db.Query(ctx, in)
-	if err != nil {
-		return nil, "", fmt.Errorf("reading undelivered events: %w", err)
-	}
-	var items []eventItem
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
-		return nil, "", fmt.Errorf("decoding undelivered events: %w", err)
-	}
-	evs := make([]outbox.Event, 0, len(items))
-	for _, it := range items {
-		evs = append(evs, it.Event)
-	}
+	// The filter drops expired events after the read, so a page may hold fewer than limit, even
+	// none, with more after it: read on until limit or the end.
+	var evs []outbox.Event
 	next := ""
-	if len(out.LastEvaluatedKey) > 0 && len(items) > 0 {
-		next = items[len(items)-1].GSI1SK
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, "", fmt.Errorf("reading undelivered events: %w", err)
+		}
+		var items []eventItem
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+			return nil, "", fmt.Errorf("decoding undelivered events: %w", err)
+		}
+		for _, it := range items {
+			evs = append(evs, it.Event)
+		}
+		next = ""
+		if sk, ok := out.LastEvaluatedKey[attrGSI1SK].(*types.AttributeValueMemberS); ok {
+			next = sk.Value
+		}
+		if next == "" || len(evs) >= limit {
+			return evs, next, nil
+		}
+		in.ExclusiveStartKey, in.Limit = out.LastEvaluatedKey, ptr(int32(limit-len(evs)))
 	}
-	return evs, next, nil
+}
+
+// undeliveredKey is the undelivered index's position of cursor (<at>#<id>).
+func undeliveredKey(cursor string) map[string]types.AttributeValue {
+	at, id, _ := strings.Cut(cursor, "#")
+	return map[string]types.AttributeValue{
+		attrPK: &types.AttributeValueMemberS{Value: "event#" + id}, attrSK: &types.AttributeValueMemberS{Value: "event"},
+		attrGSI1PK: &types.AttributeValueMemberS{Value: "undelivered"}, attrGSI1SK: &types.AttributeValueMemberS{Value: at + "#" + id},
+	}
 }
 
 // HasUndelivered reports whether any event is waiting to be fanned out.

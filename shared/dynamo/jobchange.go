@@ -167,6 +167,9 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	if c.Cost != nil {
 		e.setTo("cost", *c.Cost)
 	}
+	if c.ClusterJobs != nil {
+		e.setTo("cluster_jobs", c.ClusterJobs)
+	}
 	if c.DispatchAttempts != 0 {
 		e.setTo("dispatch_attempts", c.DispatchAttempts)
 		e.setTo("dispatch_error", c.DispatchError)

@@ -18,13 +18,18 @@ import (
 )
 
 // List answers at most limit jobs matching f, after the cursor a previous page returned. It runs
-// one index query per namespace (gsi1 by time, gsi3 by priority; backwards when f.Ascending),
-// filtering region, status, name and labels in DynamoDB, and merges them; the cursor is the last
+// one index query per namespace (gsi1 by time, gsi3 by priority, gsi4 by name; backwards as
+// backward says),
+// filtering region, status, name and labels in DynamoDB (and records past their retention), and
+// merges them; the cursor is the last
 // sort key returned, so every namespace resumes from the same point. Manifests are not included.
 func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor string) (jobs.Page, error) {
 	index := indexGSI1
-	if f.ByPriority {
+	switch {
+	case f.ByPriority:
 		index = indexGSI3
+	case f.ByName:
+		index = indexGSI4
 	}
 	type keyed struct {
 		sk  string
@@ -38,14 +43,17 @@ func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor st
 		}
 		for _, it := range items {
 			sk := it.GSI1SK
-			if f.ByPriority {
+			switch index {
+			case indexGSI3:
 				sk = it.GSI3SK
+			case indexGSI4:
+				sk = it.GSI4SK
 			}
 			all = append(all, keyed{sk, it.Job})
 		}
 	}
 	slices.SortFunc(all, func(a, b keyed) int {
-		if f.Ascending {
+		if backward(f) {
 			return cmp.Compare(b.sk, a.sk)
 		}
 		return cmp.Compare(a.sk, b.sk)
@@ -62,6 +70,13 @@ func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor st
 	return page, nil
 }
 
+// backward reports whether f's order is its index's read backwards: gsi1 and gsi3 keep the
+// newest (or highest priority) first, so their ascending orders read backwards; gsi4 keeps names
+// a to z, so its descending order does.
+func backward(f jobs.Filter) bool {
+	return f.Ascending != f.ByName
+}
+
 // queryNamespace reads up to want matching jobs of one namespace after cursor. DynamoDB filters
 // after it reads, so a page of reads may match few; it reads on until it has want or runs out.
 func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.Filter, want int, cursor string) ([]jobItem, error) {
@@ -72,17 +87,18 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "ns#" + ns}},
 		ExpressionAttributeNames:  map[string]string{},
 	}
-	// The index keys sort newest (or highest priority, then newest) first; reading backwards
-	// gives the ascending orders.
 	after := ">"
-	if f.Ascending {
+	if backward(f) {
 		in.ScanIndexForward, after = aws.Bool(false), "<"
 	}
 	if cursor != "" {
 		*in.KeyConditionExpression += " AND " + index + "sk " + after + " :after"
 		in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: cursor}
 	}
-	var conds []string
+	// A record past its retention is gone to readers, though DynamoDB Local never deletes it
+	// and DynamoDB's TTL takes up to days.
+	conds := []string{notExpired}
+	in.ExpressionAttributeValues[":now"] = epoch(s.now())
 	add := func(cond, name, attr string, val types.AttributeValue) {
 		conds = append(conds, cond)
 		in.ExpressionAttributeNames[name] = attr
@@ -106,13 +122,7 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 		in.ExpressionAttributeNames["#"+n] = k
 		in.ExpressionAttributeValues[":"+n] = &types.AttributeValueMemberS{Value: f.Labels[k]}
 	}
-	if len(conds) > 0 {
-		expr := conds[0]
-		for _, c := range conds[1:] {
-			expr += " AND " + c
-		}
-		in.FilterExpression = &expr
-	}
+	in.FilterExpression = aws.String(strings.Join(conds, " AND "))
 	if len(in.ExpressionAttributeNames) == 0 {
 		in.ExpressionAttributeNames = nil
 	}

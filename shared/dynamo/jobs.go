@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -23,24 +24,28 @@ import (
 
 // JobStore keeps job records in the jobs table and their events in the outbox. Each job is one
 // item (pk job#<id>). gsi1 lists a namespace's jobs newest first (gsi1pk ns#<namespace>, gsi1sk
-// <inverted created_at>#<id>); gsi3 lists them by priority, highest first, then newest; gsi2 holds
-// queued jobs only, by region in dispatch order.
+// <inverted created_at>#<id>); gsi3 lists them by priority, highest first, then newest; gsi4 by
+// name, a to z, then newest; gsi2 holds queued and active jobs, by region in dispatch order.
 type JobStore struct {
 	db     *dynamodb.Client
 	tables Tables
 	// retention is how long a finished job's record is kept after its end (0: for good).
 	retention time.Duration
+	// now is the clock reads judge expires_at by.
+	now func() time.Time
 }
 
 // NewJobStore returns a store on the jobs, events and control tables that keeps finished jobs'
 // records for good; Retain sets a retention.
 func NewJobStore(db *dynamodb.Client, t Tables) *JobStore {
-	return &JobStore{db: db, tables: t}
+	return &JobStore{db: db, tables: t, now: time.Now}
 }
 
 // Retain makes the store keep a job's record for d after it finishes: the move to a terminal
 // status sets expires_at, and DynamoDB's TTL deletes the item some time after that (within days,
-// as AWS documents it; DynamoDB Local never does). 0 keeps records for good. It answers s.
+// as AWS documents it; DynamoDB Local never does). Until then the store's reads (Job, List) treat
+// a record past its expires_at as gone, as AWS advises for items TTL has yet to delete, so a
+// retention means the same on every table. 0 keeps records for good. It answers s.
 func (s *JobStore) Retain(d time.Duration) *JobStore {
 	s.retention = d
 	return s
@@ -62,8 +67,26 @@ type jobItem struct {
 	GSI2SK    string `dynamodbav:"gsi2sk,omitempty"`
 	GSI3PK    string `dynamodbav:"gsi3pk"`
 	GSI3SK    string `dynamodbav:"gsi3sk"`
+	GSI4PK    string `dynamodbav:"gsi4pk"`
+	GSI4SK    string `dynamodbav:"gsi4sk"`
 	Manifests []byte `dynamodbav:"manifests_gz,omitempty"`
+	// Expires is the TTL attribute a finished job's record gets under a retention (Retain).
+	Expires int64 `dynamodbav:"expires_at,omitempty"`
 	jobs.Job
+}
+
+// expired reports whether an item whose TTL attribute is expires (epoch seconds; 0 for none)
+// is past it at now: DynamoDB's TTL may delete it from then on, so reads no longer show it.
+func expired(expires int64, now time.Time) bool {
+	return expires != 0 && expires <= now.Unix()
+}
+
+// notExpired is the filter that keeps items not past their TTL attribute at :now, for queries.
+const notExpired = "(attribute_not_exists(expires_at) OR expires_at > :now)"
+
+// epoch is t as the TTL attribute's number.
+func epoch(t time.Time) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)}
 }
 
 func jobKey(id string) (string, string) { return "job#" + id, "job" }
@@ -73,12 +96,20 @@ func newestFirst(t time.Time, id string) string {
 	return fmt.Sprintf("%019d#%s", math.MaxInt64-t.UnixNano(), id)
 }
 
+// byName orders by name, a to z, then newest first. A job's name is a Kubernetes object name
+// (lowercase letters, digits, '-' and '.'), all of which sort after '#', so a name sorts before
+// every longer name it starts; a job with no name sorts first.
+func byName(j jobs.Job) string {
+	return j.Name + "#" + newestFirst(j.CreatedAt, j.ID)
+}
+
 func toJobItem(j jobs.Job) (jobItem, error) {
 	pk, sk := jobKey(j.ID)
 	it := jobItem{
 		PK: pk, SK: sk, Job: j,
 		GSI1PK: "ns#" + j.Namespace, GSI1SK: newestFirst(j.CreatedAt, j.ID),
 		GSI3PK: "ns#" + j.Namespace, GSI3SK: fmt.Sprintf("%03d#%s", jobs.MaxPriority-j.Priority, newestFirst(j.CreatedAt, j.ID)),
+		GSI4PK: "ns#" + j.Namespace, GSI4SK: byName(j),
 	}
 	it.GSI2PK, it.GSI2SK = queueKeys(j)
 	var err error
@@ -172,7 +203,8 @@ func unpackJSON(b []byte, v any) error {
 	return nil
 }
 
-// Job reads one job with its manifests; records.ErrNotFound if there is none.
+// Job reads one job with its manifests; records.ErrNotFound if there is none, or if its record
+// is past its retention (expires_at) and only waits for DynamoDB's TTL to delete it.
 func (s *JobStore) Job(ctx context.Context, id string) (jobs.Job, error) {
 	pk, sk := jobKey(id)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Jobs, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true)})
@@ -182,7 +214,14 @@ func (s *JobStore) Job(ctx context.Context, id string) (jobs.Job, error) {
 	if out.Item == nil {
 		return jobs.Job{}, records.ErrNotFound
 	}
-	return decodeJob(out.Item)
+	var it jobItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return jobs.Job{}, fmt.Errorf("decoding job: %w", err)
+	}
+	if expired(it.Expires, s.now()) {
+		return jobs.Job{}, records.ErrNotFound
+	}
+	return unpackJob(it)
 }
 
 func decodeJob(item map[string]types.AttributeValue) (jobs.Job, error) {
@@ -190,6 +229,11 @@ func decodeJob(item map[string]types.AttributeValue) (jobs.Job, error) {
 	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 		return jobs.Job{}, fmt.Errorf("decoding job: %w", err)
 	}
+	return unpackJob(it)
+}
+
+// unpackJob is the job of a decoded item, its manifests unpacked.
+func unpackJob(it jobItem) (jobs.Job, error) {
 	m, err := unpackManifests(it.Manifests)
 	if err != nil {
 		return jobs.Job{}, fmt.Errorf("job %s: %w", it.ID, err)

@@ -33,6 +33,7 @@ const (
 	indexGSI1   = "gsi1"
 	indexGSI2   = "gsi2"
 	indexGSI3   = "gsi3"
+	indexGSI4   = "gsi4"
 )
 
 // TableSpec is one table's key schema, as both CreateTables and the template check read it.
@@ -55,7 +56,7 @@ var QueueIndexAttributes = []string{
 // Specs lists the tables with their indexes.
 func (t Tables) Specs() []TableSpec {
 	return []TableSpec{
-		{Name: t.Jobs, Indexes: []string{indexGSI1, indexGSI2, indexGSI3}, Include: map[string][]string{indexGSI2: QueueIndexAttributes}},
+		{Name: t.Jobs, Indexes: []string{indexGSI1, indexGSI2, indexGSI3, indexGSI4}, Include: map[string][]string{indexGSI2: QueueIndexAttributes}},
 		{Name: t.Events, Indexes: []string{indexGSI1}},
 		{Name: t.Control, Indexes: []string{indexGSI1}},
 	}

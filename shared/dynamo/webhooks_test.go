@@ -38,7 +38,7 @@ func TestWebhookStore(t *testing.T) {
 	tables, db := testenv.Tables(t)
 	s := dynamo.NewWebhookStore(db, tables, testenv.Keyring(t, db, tables.Control))
 	ctx := context.Background()
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := time.Now().UTC().Truncate(time.Second)
 	a := newHook(t, "wh_a", "ml", now)
 	if err := s.CreateWebhook(ctx, a, 2); err != nil {
 		t.Fatalf("CreateWebhook: %v", err)
@@ -132,7 +132,7 @@ func TestDeliveryClaims(t *testing.T) {
 	tables, db := testenv.Tables(t)
 	s := dynamo.NewWebhookStore(db, tables, nil)
 	ctx := context.Background()
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := time.Now().UTC().Truncate(time.Second)
 	w := newHook(t, "wh_a", "ml", now)
 	ev := outbox.Event{ID: "evt_1", Type: outbox.JobQueued, Tenant: "ml", At: now}
 	d := deliveryplan.NewDelivery(w, ev, []byte(`{"type":"job.queued"}`), now)
@@ -206,7 +206,7 @@ func TestDeliveriesNewestFirst(t *testing.T) {
 	tables, db := testenv.Tables(t)
 	s := dynamo.NewWebhookStore(db, tables, nil)
 	ctx := context.Background()
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := time.Now().UTC().Truncate(time.Second)
 	w := newHook(t, "wh_a", "ml", now)
 	var ids []string
 	for i := range 3 {
@@ -244,7 +244,7 @@ func TestOutboxUndelivered(t *testing.T) {
 	jobStore := dynamo.NewJobStore(db, tables)
 	o := dynamo.NewOutboxStore(db, tables)
 	ctx := context.Background()
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := time.Now().UTC().Truncate(time.Second)
 	if has, err := o.HasUndelivered(ctx); err != nil || has {
 		t.Errorf("HasUndelivered on an empty outbox = %v, %v", has, err)
 	}
@@ -295,7 +295,7 @@ func TestFanOut(t *testing.T) {
 	o := dynamo.NewOutboxStore(db, tables)
 	jobStore := dynamo.NewJobStore(db, tables)
 	ctx := context.Background()
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := time.Now().UTC().Truncate(time.Second)
 	a, b := newHook(t, "wh_a", "ml", now), newHook(t, "wh_b", "ml", now)
 	var batch []dynamo.EventDeliveries
 	for i := range 2 {
@@ -379,7 +379,7 @@ func TestDrainLease(t *testing.T) {
 	tables, db := testenv.Tables(t)
 	s := dynamo.NewWebhookStore(db, tables, nil)
 	ctx := context.Background()
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := time.Now().UTC().Truncate(time.Second)
 	steps := []struct {
 		owner string
 		at    time.Time

@@ -161,11 +161,10 @@ func checkLogContainer(p corev1.Pod, opts *corev1.PodLogOptions) error {
 	return Invalid("fix the listed query parameters", FieldProblem{"previous", fmt.Sprintf("container %q of pod %s has not restarted, so it has no previous run", opts.Container, p.Name)})
 }
 
-// liveBatchJobs are the active job's batch Jobs in its cluster now (a CronJob's runs among them):
-// each one's counts of active, succeeded and failed pods, its start and completion times and its
-// conditions. None for a job that is not active; a failed read is the fixed text clusterProblem
-// gives, the cause logged.
-func (a *api) liveBatchJobs(ctx context.Context, j jobs.Job) ([]map[string]any, string) {
+// liveBatchJobs are the active job's batch Jobs in its cluster now (a CronJob's runs among them),
+// as jobobjects.ClusterJobs shows them. None for a job that is not active (its record keeps them
+// from its end); a failed read is the fixed text clusterProblem gives, the cause logged.
+func (a *api) liveBatchJobs(ctx context.Context, j jobs.Job) ([]jobs.ClusterJob, string) {
 	if !j.Status.Active() || a.clusters == nil {
 		return nil, ""
 	}
@@ -177,25 +176,7 @@ func (a *api) liveBatchJobs(ctx context.Context, j jobs.Job) ([]map[string]any, 
 	if err != nil {
 		return nil, a.clusterProblem(ctx, "listing the job's batch Jobs", err)
 	}
-	out := []map[string]any{}
-	for _, b := range l.Items {
-		conditions := []map[string]any{}
-		for _, c := range b.Status.Conditions {
-			conditions = append(conditions, map[string]any{"type": c.Type, "status": c.Status, "reason": c.Reason, "message": c.Message, "last_transition_time": timeOrNil(c.LastTransitionTime.Time)})
-		}
-		var start, done time.Time
-		if b.Status.StartTime != nil {
-			start = b.Status.StartTime.Time
-		}
-		if b.Status.CompletionTime != nil {
-			done = b.Status.CompletionTime.Time
-		}
-		out = append(out, map[string]any{
-			"name": b.Name, "active": b.Status.Active, "succeeded": b.Status.Succeeded, "failed": b.Status.Failed,
-			"start_time": timeOrNil(start), "completion_time": timeOrNil(done), "conditions": conditions,
-		})
-	}
-	return out, ""
+	return jobobjects.ClusterJobs(l.Items), ""
 }
 
 // podView is one pod as GET /jobs/{id}/pods shows it: where it runs, its addresses and times,

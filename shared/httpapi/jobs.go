@@ -82,8 +82,12 @@ func (a *api) jobFilter(ctx context.Context, q url.Values) (jobs.Filter, error) 
 		f.ByPriority = true
 	case "priority:asc":
 		f.ByPriority, f.Ascending = true, true
+	case "name:asc":
+		f.ByName, f.Ascending = true, true
+	case "name:desc":
+		f.ByName = true
 	default:
-		bad = append(bad, FieldProblem{"sort", "must be created_at:desc, created_at:asc, priority:desc or priority:asc"})
+		bad = append(bad, FieldProblem{"sort", "must be created_at:desc, created_at:asc, priority:desc, priority:asc, name:asc or name:desc"})
 	}
 	if f.Name = q.Get("name"); f.Name != "" && !validNameFilter(f.Name) {
 		bad = append(bad, FieldProblem{"name", "a job's name (lowercase letters, digits, '-' and '.', at most 253), or its start followed by *"})
@@ -132,18 +136,21 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 	v := jobView{Job: j, Workloads: jobs.Workloads(j.Manifests)}
 	v.ClusterJobs, v.ClusterJobsError = a.liveBatchJobs(r.Context(), j)
 	v.Serving, v.ServingError = a.liveServing(r.Context(), j) // a long-running job's (servinglive.go)
+	if !j.Status.Active() {
+		v.ClusterJobs = j.ClusterJobs
+	}
 	return writeJSON(w, http.StatusOK, v)
 }
 
-// jobView is GET /api/v1/jobs/{id}: the record, what its manifests ask of each workload, and,
-// while the job is active, its batch Jobs' live status.
+// jobView is GET /api/v1/jobs/{id}: the record, what its manifests ask of each workload, and its
+// batch Jobs' status: live while the job is active, as kept at its end after.
 type jobView struct {
 	jobs.Job
-	Workloads        []jobs.Workload  `json:"workloads"`
-	ClusterJobs      []map[string]any `json:"cluster_jobs,omitempty"`
-	ClusterJobsError string           `json:"cluster_jobs_error,omitempty"`
-	Serving          []servingView    `json:"serving,omitempty"`
-	ServingError     string           `json:"serving_error,omitempty"`
+	Workloads        []jobs.Workload   `json:"workloads"`
+	ClusterJobs      []jobs.ClusterJob `json:"cluster_jobs,omitempty"`
+	ClusterJobsError string            `json:"cluster_jobs_error,omitempty"`
+	Serving          []servingView     `json:"serving,omitempty"`
+	ServingError     string            `json:"serving_error,omitempty"`
 }
 
 func (a *api) visibleJob(r *http.Request) (jobs.Job, error) {

@@ -6,16 +6,22 @@ import (
 	"github.com/tidegate/tidegate/shared/manifest"
 )
 
-// MinJobTTL is the least ttlSecondsAfterFinished a Job Tidegate creates may have: five beats (one
-// a minute, each up to 55 s). The cluster deletes a finished Job, and its pods, that long after it
-// ends; one gone before a beat has seen its end loses its result (the beat records it failed, its
-// objects vanished), so the TTL must outlast a late or failed beat or two. config.MinJobTTL, the
-// floor of TIDEGATE_JOB_TTL_SECONDS, is the same.
-const MinJobTTL = 5 * time.Minute
+// TTLBeats is how many beats a finished Job must outlast: the cluster deletes a finished Job, and
+// its pods, ttlSecondsAfterFinished after it ends, and one gone before a beat has seen its end
+// loses its result (the beat records it failed, its objects vanished), so the TTL must outlast a
+// late or failed beat or two.
+const TTLBeats = 5
+
+// MinJobTTL is the least ttlSecondsAfterFinished a Job Tidegate creates in AWS may have: TTLBeats
+// of its beat (one a minute, each up to 55 s). config.MinJobTTL, the floor of
+// TIDEGATE_JOB_TTL_SECONDS, is the same. The dev stack, whose beat is seconds, may set a lower
+// TTL (TTLBeats of its beat), and that TTL is then its own floor.
+const MinJobTTL = TTLBeats * time.Minute
 
 // WithJobTTL answers manifests with ttlSecondsAfterFinished on each batch/v1 Job and on each
 // batch/v1 CronJob's jobTemplate: ttl where the manifest sets none (none when ttl is 0), and
-// MinJobTTL where it sets less, a tenant's own shorter TTL raised rather than refused (a few more
+// the floor where it sets less (MinJobTTL, or ttl when that is lower: a configuration made it safe
+// for a faster beat), a tenant's own shorter TTL raised rather than refused (a few more
 // minutes of a finished Job cost the cluster little; refusing would turn away manifests written
 // for clusters without Tidegate's beat). A longer one is kept. manifests are left as they are:
 // what changes is copied.
@@ -47,6 +53,9 @@ func WithJobTTL(manifests []map[string]any, ttl time.Duration) []map[string]any 
 // A value that is not a whole number is left for the API server to refuse.
 func setTTL(spec map[string]any, ttl time.Duration) bool {
 	floor := int64(MinJobTTL / time.Second)
+	if ttl > 0 && ttl < MinJobTTL {
+		floor = int64(ttl / time.Second)
+	}
 	v, set := spec["ttlSecondsAfterFinished"]
 	if !set || v == nil {
 		if ttl <= 0 {

@@ -30,6 +30,9 @@ func TestWithJobTTL(t *testing.T) {
 		{"a tenant's 0 is raised to the floor", job(map[string]any{"ttlSecondsAfterFinished": json.Number("0")}), time.Hour, floor},
 		{"a tenant's 10 s is raised even when the setting is 0", job(map[string]any{"ttlSecondsAfterFinished": float64(10)}), 0, floor},
 		{"a negative one is raised", job(map[string]any{"ttlSecondsAfterFinished": int64(-5)}), time.Hour, floor},
+		{"the dev stack's 20 s setting is its own floor", job(map[string]any{}), 20 * time.Second, int64(20)},
+		{"under a 20 s setting a tenant's 5 s is raised to it", job(map[string]any{"ttlSecondsAfterFinished": json.Number("5")}), 20 * time.Second, int64(20)},
+		{"under a 20 s setting a tenant's 60 s is kept", job(map[string]any{"ttlSecondsAfterFinished": json.Number("60")}), 20 * time.Second, json.Number("60")},
 		{"a null one is set", job(map[string]any{"ttlSecondsAfterFinished": nil}), time.Hour, int64(3600)},
 		{"not a number is left for the API server", job(map[string]any{"ttlSecondsAfterFinished": "soon"}), time.Hour, "soon"},
 	} {

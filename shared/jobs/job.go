@@ -89,6 +89,9 @@ type Job struct {
 	// Cost is the estimate of what the nodes the job's pods ran on cost while they ran there,
 	// made once when it ends (shared/costing).
 	Cost *Cost `json:"cost,omitempty" dynamodbav:"cost,omitempty"`
+	// ClusterJobs are the job's batch Jobs as the cluster last showed them, kept when it ends so
+	// they outlive the Jobs' TTL; while it is active the API shows them live instead.
+	ClusterJobs []ClusterJob `json:"cluster_jobs,omitempty" dynamodbav:"cluster_jobs,omitempty"`
 	// DispatchAttempts counts the applies the cluster answered with an error that a retry may
 	// mend (throttling, a server error, a timeout); DispatchError is the last one's message.
 	DispatchAttempts int    `json:"dispatch_attempts,omitempty" dynamodbav:"dispatch_attempts,omitempty"`
@@ -97,6 +100,30 @@ type Job struct {
 	Claim *Claim `json:"-" dynamodbav:"claim,omitempty"`
 	// Manifests are the objects the job applies, as submitted after template substitution.
 	Manifests []map[string]any `json:"manifests,omitempty" dynamodbav:"-"`
+}
+
+// ClusterJob is one batch/v1 Job of a job (a CronJob's runs among them): what its spec asked
+// (nil where the spec leaves it to the API server's default) and what its status said.
+type ClusterJob struct {
+	Name           string                `json:"name" dynamodbav:"name"`
+	Parallelism    *int32                `json:"parallelism" dynamodbav:"parallelism"`
+	Completions    *int32                `json:"completions" dynamodbav:"completions"`
+	BackoffLimit   *int32                `json:"backoff_limit" dynamodbav:"backoff_limit"`
+	Active         int32                 `json:"active" dynamodbav:"active"`
+	Succeeded      int32                 `json:"succeeded" dynamodbav:"succeeded"`
+	Failed         int32                 `json:"failed" dynamodbav:"failed"`
+	StartTime      *time.Time            `json:"start_time" dynamodbav:"start_time"`
+	CompletionTime *time.Time            `json:"completion_time" dynamodbav:"completion_time"`
+	Conditions     []ClusterJobCondition `json:"conditions" dynamodbav:"conditions"`
+}
+
+// ClusterJobCondition is one of a batch Job's status conditions (Complete, Failed, SuccessCriteriaMet, …).
+type ClusterJobCondition struct {
+	Type               string     `json:"type" dynamodbav:"type"`
+	Status             string     `json:"status" dynamodbav:"status"`
+	Reason             string     `json:"reason" dynamodbav:"reason"`
+	Message            string     `json:"message" dynamodbav:"message"`
+	LastTransitionTime *time.Time `json:"last_transition_time" dynamodbav:"last_transition_time"`
 }
 
 // Spot is a job's price cap: it is held until its instance type's spot price in its region is at
@@ -266,7 +293,10 @@ type Filter struct {
 	// Name is a job's name (Job.Name) exactly, or, ending in "*", the start of one.
 	Name       string
 	ByPriority bool // highest priority first, then newest; else newest first
-	Ascending  bool // the chosen order reversed: oldest first, or lowest priority and oldest first
+	ByName     bool // by name, then newest first among equal names
+	// Ascending is oldest first, lowest priority (then oldest) first, or names a to z (then
+	// newest); else the reverse of each.
+	Ascending bool
 }
 
 // Page is one page of a listing; Next is empty on the last page.

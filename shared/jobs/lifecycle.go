@@ -98,6 +98,8 @@ type Change struct {
 	LogTail   []string
 	Exits     []Exit
 	Cost      *Cost // the estimate made when it ends
+	// ClusterJobs keep the job's batch Jobs' status when it ends, to outlive their TTL.
+	ClusterJobs []ClusterJob
 }
 
 // Moves reports whether the change moves the job to another status.

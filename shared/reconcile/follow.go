@@ -223,9 +223,11 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 	return j.Status, nil
 }
 
-// keepEnd sets on c, the change that ends job j, what its pods were, reading them when pods is
-// empty: their placement, last log lines, failed containers and cost. It answers the pods.
+// keepEnd sets on c, the change that ends job j, its batch Jobs' last status and what its pods
+// were, reading them when pods is empty: their placement, last log lines, failed containers and
+// cost. It answers the pods.
 func (h *Handler) keepEnd(ctx context.Context, kc kubernetes.Interface, j jobs.Job, pods []corev1.Pod, c *jobs.Change) []corev1.Pod {
+	c.ClusterJobs = jobobjects.EndClusterJobs(ctx, kc.BatchV1().RESTClient(), j)
 	if len(pods) == 0 {
 		pods = jobobjects.EndPods(ctx, kc.CoreV1().RESTClient(), j)
 	}

@@ -6,11 +6,13 @@ package devstack
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/jobobjects"
 )
 
 // Options are `tidegate dev`'s settings; API.md fixes their names and defaults.
@@ -24,6 +26,11 @@ type Options struct {
 	RateLimit            float64       // --rate: a tenant's default requests a second; 0 is the API's default
 	RateBurst            int           // --burst: a tenant's default burst; 0 is the API's default
 	DefaultQuota         string        // --default-quota JOBS[:GPUS]: each tenant's default share of each region
+	// JobTTL (--job-ttl, TIDEGATE_DEV_JOB_TTL) is the ttlSecondsAfterFinished dispatch gives Jobs;
+	// 0 is config.DefaultJobTTL. Unlike TIDEGATE_JOB_TTL_SECONDS, whose floor is five of AWS's
+	// minute beats, it may be as low as five of the dev stack's own beats, so the clean-up is seen
+	// in seconds.
+	JobTTL time.Duration
 	// Dir holds the dev stack's state, logs and lock; the cache's dev folder by default.
 	Dir string
 	// RegisterHosts stands in for hosted apps' processes, which kwok's pods do not run: a host is
@@ -76,6 +83,9 @@ func (o Options) Validate() error {
 	if o.Beat < minBeat {
 		errs = append(errs, fmt.Errorf("--beat %s is shorter than %s", o.Beat, minBeat))
 	}
+	if err := o.validJobTTL(); err != nil {
+		errs = append(errs, err)
+	}
 	if capacity, err := config.ParseCapacity(o.RegionCapacity); err != nil {
 		errs = append(errs, fmt.Errorf("--region-capacity: %w", err))
 	} else {
@@ -86,6 +96,20 @@ func (o Options) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validJobTTL holds --job-ttl to whole seconds from jobobjects.TTLBeats beats of --beat: a Job the
+// cluster deletes before a beat has seen it end loses its result.
+func (o Options) validJobTTL() error {
+	if o.JobTTL == 0 {
+		return nil
+	}
+	floor := jobobjects.TTLBeats * max(o.Beat, minBeat)
+	if o.JobTTL%time.Second != 0 || o.JobTTL < floor || o.JobTTL > math.MaxInt32*time.Second {
+		return fmt.Errorf("--job-ttl %s must be whole seconds, at least %d beats (--beat %s): %s; a Job deleted before a beat has seen it end loses its result",
+			o.JobTTL, jobobjects.TTLBeats, o.Beat, floor.Round(time.Second))
+	}
+	return nil
 }
 
 func isDevRegion(r string) bool {

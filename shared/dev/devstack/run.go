@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -147,8 +148,10 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 		WebhooksAllowPrivate: opt.WebhooksAllowPrivate,
 		Isolation:            config.DefaultIsolation(),
 		JobRetention:         config.DefaultJobRetentionDays * 24 * time.Hour,
-		JobTTL:               config.DefaultJobTTL,
+		JobTTL:               cmp.Or(opt.JobTTL, config.DefaultJobTTL),
 		LongRunning:          config.LongRunningSettings{PerTenant: config.DefaultLongRunningPerTenant},
+		// The sandbox's spot and on-demand nodes carry this label.
+		CapacityTypeLabel: sandbox.CapacityTypeLabel,
 		Endpoints: config.Endpoints{
 			DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
 			KMS: sb.KMSEndpoint,
@@ -269,7 +272,7 @@ func functionEnv(cfg config.Config) map[string]string {
 		config.EnvAppsNamespace: cfg.AppsNamespace, config.EnvPublicURL: cfg.PublicURL,
 		config.EnvDynamoDBEndpoint: cfg.Endpoints.DynamoDB, config.EnvSQSEndpoint: cfg.Endpoints.SQS,
 		config.EnvS3Endpoint: cfg.Endpoints.S3, config.EnvEC2Endpoint: cfg.Endpoints.EC2,
-		config.EnvKMSKey: cfg.KMSKey, config.EnvKMSEndpoint: cfg.Endpoints.KMS,
+		config.EnvKMSKey: cfg.KMSKey, config.EnvKMSEndpoint: cfg.Endpoints.KMS, config.EnvCapacityTypeLabel: cfg.CapacityTypeLabel,
 		"AWS_REGION": DevRegions[0], "AWS_ACCESS_KEY_ID": "tidegate", "AWS_SECRET_ACCESS_KEY": "tidegate",
 	}
 }

@@ -75,7 +75,7 @@ var resourceLessActions = map[string]bool{
 // tables is the DynamoDB schema shared/dynamo writes in Go: every table is keyed pk/sk, and these
 // are its global secondary indexes, each keyed <index>pk/<index>sk and projecting all attributes.
 var tables = map[string][]string{
-	"JobsTable":    {"gsi1", "gsi2", "gsi3"},
+	"JobsTable":    {"gsi1", "gsi2", "gsi3", "gsi4"},
 	"EventsTable":  {"gsi1"},
 	"ControlTable": {"gsi1"},
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -139,6 +140,10 @@ func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, 
 		"--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig,
 		"--authorization-kubeconfig", kubeconfig, "--bind-address=127.0.0.1", "--leader-elect=false",
 	}
+	schedConfig, err := writeSchedulerConfig(dir, kubeconfig)
+	if err != nil {
+		return err
+	}
 	kwokAddr := "127.0.0.1:" + kwokPort
 	kwokArgv := []string{paths["kwok"], "--kubeconfig", kubeconfig}
 	for _, c := range kwokConfigs {
@@ -154,7 +159,7 @@ func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, 
 			"--cert-dir", filepath.Join(dir, "controller-manager"),
 			"--service-account-private-key-file", pki.saKeyFile, "--root-ca-file", pki.caFile,
 			"--controllers=*"}, common...), "https://127.0.0.1:" + cmPort + "/healthz"},
-		{"kube-scheduler", append([]string{paths["kube-scheduler"], "--secure-port", schedPort,
+		{"kube-scheduler", append([]string{paths["kube-scheduler"], "--secure-port", schedPort, "--config", schedConfig,
 			"--cert-dir", filepath.Join(dir, "scheduler")}, common...), "https://127.0.0.1:" + schedPort + "/healthz"},
 		// kwok serves logs on the port it advertises as the node's kubelet port, over both HTTP
 		// and HTTPS; the apiserver reaches it there for `kubectl logs`. It renews each node's
@@ -229,4 +234,41 @@ func statusOK(client *http.Client, url, token string) func(context.Context) erro
 		}
 		return nil
 	}
+}
+
+// schedulerConfig makes the scheduler prefer the spot node for a pod that does not choose, as
+// Karpenter launches spot capacity for a pod that allows both, it being the cheaper: the sandbox's
+// pods run on FakeNodeName, as they did when it was the only node, and only a pod selecting
+// on-demand capacity runs on OnDemandNodeName. A preference, weighted above the spreading scores,
+// never keeps a pod from a node it requires. With --config the scheduler ignores --kubeconfig, so
+// the file names it too.
+const schedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 100
+          preference:
+            matchExpressions:
+            - key: %q
+              operator: In
+              values: [spot]
+`
+
+// writeSchedulerConfig writes schedulerConfig for the cluster kubeconfig reaches into dir and
+// answers its path.
+func writeSchedulerConfig(dir, kubeconfig string) (string, error) {
+	path := filepath.Join(dir, "kube-scheduler.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(schedulerConfig, kubeconfig, CapacityTypeLabel)), 0o644); err != nil {
+		return "", fmt.Errorf("writing kube-scheduler's configuration: %w", err)
+	}
+	return path, nil
 }

@@ -15,10 +15,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tidegate/tidegate/shared/capacitytype"
 )
 
-// FakeNodeName is the one node of the sandbox cluster; kwok plays its kubelet.
+// FakeNodeName is the sandbox cluster's spot node, where pods run unless they ask for on-demand
+// capacity; kwok plays its kubelet.
 const FakeNodeName = "kwok-node-0"
+
+// OnDemandNodeName is the sandbox cluster's on-demand node, where a job sent to on-demand capacity
+// (capacitytype.OnDemand, past its spot deadline) runs; kwok plays its kubelet too.
+const OnDemandNodeName = "kwok-node-on-demand"
+
+// CapacityTypeLabel is the label telling the sandbox's spot node from its on-demand one: Karpenter's,
+// with its values. The dev stack's TIDEGATE_CAPACITY_TYPE_LABEL names it.
+const CapacityTypeLabel = capacitytype.Karpenter
 
 // GVisorRuntimeClass is the RuntimeClass Tidegate's pods name. The sandbox creates it because the
 // RuntimeClass admission plugin rejects a pod naming a missing one; nothing runs runsc here.
@@ -79,24 +90,37 @@ func EnsureNamespace(ctx context.Context, kubeconfig, name string) error {
 	return nil
 }
 
-// seedCluster gives a fresh sandbox cluster what Tidegate expects of an EKS cluster: a Ready GPU
-// node and the gvisor RuntimeClass.
+// seedCluster gives a fresh sandbox cluster what Tidegate expects of an EKS cluster: Ready GPU
+// nodes, one spot and one on-demand, and the gvisor RuntimeClass.
 func seedCluster(ctx context.Context, kubeconfig string) error {
 	cs, err := KubeClient(kubeconfig)
 	if err != nil {
 		return err
 	}
-	// A sandbox started again over its kept --dir finds its node from last time.
-	if _, err := cs.CoreV1().Nodes().Create(ctx, fakeNode(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating node %s: %w", FakeNodeName, err)
+	// A sandbox started again over its kept --dir finds its nodes from last time.
+	onDemand, _ := capacitytype.OnDemandValue(CapacityTypeLabel)
+	for _, n := range []*corev1.Node{fakeNode(FakeNodeName, "spot"), fakeNode(OnDemandNodeName, onDemand)} {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating node %s: %w", n.Name, err)
+		}
 	}
 	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: GVisorRuntimeClass}, Handler: "runsc"}
 	if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating RuntimeClass %s: %w", GVisorRuntimeClass, err)
 	}
+	for _, name := range []string{FakeNodeName, OnDemandNodeName} {
+		if err := waitSchedulable(ctx, cs, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitSchedulable waits until node name is Ready and untainted.
+func waitSchedulable(ctx context.Context, cs kubernetes.Interface, name string) error {
 	var last *corev1.Node
-	err = wait.PollUntilContextTimeout(ctx, kubePollInterval, nodeReadyTimeout, true, func(ctx context.Context) (bool, error) {
-		n, err := cs.CoreV1().Nodes().Get(ctx, FakeNodeName, metav1.GetOptions{})
+	err := wait.PollUntilContextTimeout(ctx, kubePollInterval, nodeReadyTimeout, true, func(ctx context.Context) (bool, error) {
+		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -110,7 +134,7 @@ func seedCluster(ctx context.Context, kubeconfig string) error {
 			conds, taints = last.Status.Conditions, last.Spec.Taints
 		}
 		return fmt.Errorf("node %s not Ready and untainted (conditions %v, taints %v; see kwok.log and kube-controller-manager.log): %w",
-			FakeNodeName, conds, taints, err)
+			name, conds, taints, err)
 	}
 	return nil
 }
@@ -131,9 +155,10 @@ func schedulable(n *corev1.Node) bool {
 	return false
 }
 
-// fakeNode is labelled like a node Karpenter launched on EKS, so code reading instance type,
-// topology and capacity type sees what production shows.
-func fakeNode() *corev1.Node {
+// fakeNode is node name, of capacityType (CapacityTypeLabel's value), labelled like a node
+// Karpenter launched on EKS, so code reading instance type, topology and capacity type sees what
+// production shows.
+func fakeNode(name, capacityType string) *corev1.Node {
 	// Far more than a real g5.xlarge (4 vCPU, 16 GiB, 1 GPU) so no test ever waits on capacity; a
 	// kwok pod costs only an etcd object.
 	capacity := corev1.ResourceList{
@@ -144,17 +169,17 @@ func fakeNode() *corev1.Node {
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: FakeNodeName,
+			Name: name,
 			// kwok's marker for a node it fakes; --manage-all-nodes takes it anyway.
 			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
 			Labels: map[string]string{
-				"kubernetes.io/hostname":           FakeNodeName,
+				"kubernetes.io/hostname":           name,
 				"kubernetes.io/os":                 "linux",
 				"kubernetes.io/arch":               "amd64",
 				"node.kubernetes.io/instance-type": "g5.xlarge",
 				"topology.kubernetes.io/region":    "us-east-1",
 				"topology.kubernetes.io/zone":      "us-east-1a",
-				"karpenter.sh/capacity-type":       "spot",
+				CapacityTypeLabel:                  capacityType,
 				"karpenter.sh/nodepool":            "default",
 				"type":                             "kwok",
 			},
