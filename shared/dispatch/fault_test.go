@@ -71,6 +71,9 @@ const (
 	// poisoned: the job's manifest is one the API server refuses for good (a negative
 	// backoffLimit), as a tenant's could be that the policy let through.
 	poisoned = 0.05
+	// roamingShare: the job may run in either of the suite's two regions, and both regions'
+	// drains, racing each other, choose where.
+	roamingShare = 0.3
 )
 
 // apiFault is one way a request to the API server goes wrong.
@@ -281,7 +284,7 @@ func newDispatcher(t *testing.T, r rig, f *faults) *dispatcher {
 	d := &dispatcher{faults: f, h: Handler{
 		Regions: b.Regions, Capacity: b.Capacity, GPUs: b.GPUs, Store: b.Store, Leases: b.Leases, Prices: b.Prices,
 		Clusters: b.Clusters, Log: b.Log, Now: b.Now, Tenants: b.Tenants, DefaultQuota: b.DefaultQuota, Webhooks: b.Webhooks,
-		JobTTL: b.JobTTL, CapacityLabel: b.CapacityLabel,
+		JobTTL: b.JobTTL, CapacityLabel: b.CapacityLabel, Ringer: b.Ringer,
 	}}
 	d.leases = r.dispatch.Leases
 	d.h.Leases, d.h.Clusters = &d.process, newFaultClusters(t, r.clusters, f)
@@ -363,7 +366,7 @@ func (b *beater) invoke(ev events.EventBridgeEvent) {
 func TestFaults(t *testing.T) {
 	n, seed := faultJobs(t), faultSeed(t)
 	t.Logf("fault suite seed %d (replay with %s=%d), %d jobs", seed, envFaultSeed, seed, n)
-	r := newRig(t, faultCapacity)
+	r := newRigIn(t, func(string) int { return faultCapacity }, region, west)
 	f := newFaults(seed)
 	start := time.Now()
 	ids := submitMany(t, r, f, n)
@@ -380,28 +383,25 @@ func TestFaults(t *testing.T) {
 	var drainTime, beatTime atomic.Int64
 	for time.Now().Before(deadline) {
 		rounds++
-		// The same message twice in a batch, and that batch to both workers at once; the same
-		// beat to both reconcile workers at once.
-		wake := events.SQSMessage{MessageId: fmt.Sprintf("wake-%d", rounds), Body: `{"region":"` + region + `"}`}
-		batch := events.SQSEvent{Records: []events.SQSMessage{wake, wake}}
+		// Each region's message twice in a batch, and the batch to both workers at once, one
+		// draining the regions in each order, so two regions' drains race for the roaming jobs
+		// while two drains of one region overlap; the same beat to both reconcile workers at once.
+		wakeOf := func(reg string) events.SQSMessage {
+			return events.SQSMessage{MessageId: fmt.Sprintf("wake-%s-%d", reg, rounds), Body: `{"region":"` + reg + `"}`}
+		}
+		eastWake, westWake := wakeOf(region), wakeOf(west)
+		batches := []events.SQSEvent{{Records: []events.SQSMessage{eastWake, westWake, eastWake, westWake}}, {Records: []events.SQSMessage{westWake, eastWake, westWake, eastWake}}}
 		beat := events.EventBridgeEvent{ID: fmt.Sprintf("beat-%d", rounds)}
 		var wg sync.WaitGroup
-		for _, d := range dispatchers {
-			wg.Go(func() { took(&drainTime, func() { d.invoke(batch) }) })
+		for i, d := range dispatchers {
+			wg.Go(func() { took(&drainTime, func() { d.invoke(batches[i]) }) })
 		}
 		for _, b := range beaters {
 			wg.Go(func() { took(&beatTime, func() { b.invoke(beat) }) })
 		}
 		wg.Wait()
 
-		queued, err := r.store.Queued(context.Background(), region)
-		if err != nil {
-			t.Fatalf("Queued: %v", err)
-		}
-		active, err := r.store.Active(context.Background(), region)
-		if err != nil {
-			t.Fatalf("Active: %v", err)
-		}
+		queued, active := r.left(t)
 		left := len(queued) + len(active)
 		if left == 0 {
 			break
@@ -486,7 +486,12 @@ func submitMany(t *testing.T, r rig, f *faults, n int) []string {
 				if f.chance(poisoned, "poisoned manifest (the API server refuses it)") {
 					poison = func(m map[string]any) { m["spec"].(map[string]any)["backoffLimit"] = -1 }
 				}
-				_, errs[i] = r.createWith(ids[i], fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1), nil, poison)
+				name, prio := fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1)
+				if f.chance(roamingShare, "roaming job (either region)") {
+					_, errs[i] = r.createRoamingWith(ids[i], name, prio, poison, region, west)
+				} else {
+					_, errs[i] = r.createWith(ids[i], name, prio, nil, poison)
+				}
 			}
 		})
 	}
@@ -520,8 +525,13 @@ func verify(t *testing.T, r rig, ids []string) verdict {
 	kjobs := kubeJobsByID(t, r)
 	evs := eventsByJob(t, r)
 	var v verdict
+	roamed := map[string]int{} // where the roaming jobs ran
+	defer func() { t.Logf("roaming jobs by the region chosen: %v", roamed) }()
 	for _, id := range ids {
 		j := r.job(t, id)
+		if len(j.Regions) > 1 {
+			roamed[j.Region]++
+		}
 		poison := j.Manifests[0]["spec"].(map[string]any)["backoffLimit"] != nil
 		wantSeen, wantEvs, wantKube := journey, wantEvents, 1
 		if poison {
@@ -560,6 +570,10 @@ func verify(t *testing.T, r rig, ids []string) verdict {
 			}
 		}
 		last := j.StatusHistory[len(j.StatusHistory)-1].Reason
+		if len(j.Regions) > 1 && (j.RegionChoice == nil || j.RegionChoice.Region != j.Region || !slices.Contains(j.Regions, j.Region)) {
+			v.wrong = append(v.wrong, fmt.Sprintf("%s: roaming job in %q, region_choice %+v", id, j.Region, j.RegionChoice))
+			continue
+		}
 		switch {
 		case len(lost) > 0:
 			v.lost = append(v.lost, id+": "+strings.Join(append(lost, dup...), "; "))

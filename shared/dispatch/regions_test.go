@@ -15,8 +15,21 @@ const west = "us-west-2"
 // createRoaming stores queued job id that may run in any of regions, as the API stores one
 // submitted with regions.
 func (r rig) createRoaming(id, name string, priority int, spot *jobs.Spot, regions ...string) (jobs.Job, error) {
+	return r.roamingJob(id, name, priority, spot, nil, regions)
+}
+
+// createRoamingWith is createRoaming with the Job's manifest edited first, and no cap.
+func (r rig) createRoamingWith(id, name string, priority int, edit func(map[string]any), regions ...string) (jobs.Job, error) {
+	return r.roamingJob(id, name, priority, nil, edit, regions)
+}
+
+func (r rig) roamingJob(id, name string, priority int, spot *jobs.Spot, edit func(map[string]any), regions []string) (jobs.Job, error) {
+	m := r.manifest(name)
+	if edit != nil {
+		edit(m)
+	}
 	now := r.clock.now()
-	j := jobs.New(id, "ml", r.ns, "", priority, nil, []map[string]any{r.manifest(name)}, now)
+	j := jobs.New(id, "ml", r.ns, "", priority, nil, []map[string]any{m}, now)
 	j.Spot, j.Regions = spot, regions
 	_, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now)
 	return j, err
@@ -139,4 +152,27 @@ func (r rig) submitIn(t *testing.T, id, name, reg string) jobs.Job {
 		t.Fatal(err)
 	}
 	return j
+}
+
+// left are the rig's jobs not yet finished, in every region the dispatcher knows and roaming.
+func (r rig) left(t *testing.T) (queued, active []jobs.Job) {
+	t.Helper()
+	ctx := context.Background()
+	roaming, err := r.store.Roaming(ctx)
+	if err != nil {
+		t.Fatalf("Roaming: %v", err)
+	}
+	queued = roaming
+	for reg := range r.dispatch.Regions {
+		q, err := r.store.Queued(ctx, reg)
+		if err != nil {
+			t.Fatalf("Queued(%s): %v", reg, err)
+		}
+		a, err := r.store.Active(ctx, reg)
+		if err != nil {
+			t.Fatalf("Active(%s): %v", reg, err)
+		}
+		queued, active = append(queued, q...), append(active, a...)
+	}
+	return queued, active
 }
