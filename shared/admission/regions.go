@@ -10,12 +10,17 @@ import (
 
 // RegionState is one of a roaming job's allowed regions as a drain sees it: the spot price of the
 // job's instance type there (a zero Observation for a job without a cap), whether the region has
-// room for another job, and how many jobs its own queue holds.
+// room for another job, and how many jobs its own queue holds. Unseen marks a region whose room
+// and queue are not known (its drain has said nothing lately): it is taken to have room, so that
+// a job cheaper there is sent there (whose drain then says otherwise if it must), but at equal
+// prices a region seen goes first, so two drains that each know only their own region never
+// pass a job to each other.
 type RegionState struct {
 	Region   string
 	Observed spotgate.Observation
 	Room     bool
 	Queue    int
+	Unseen   bool
 }
 
 // Why a roaming job went to a region (RegionChoice.Reason with Region set), why it waits for one
@@ -25,6 +30,7 @@ const (
 	RegionLowestPrice   = "lowest_price"
 	RegionShortestQueue = "shortest_queue_at_lowest_price"
 	RegionFirstByName   = "first_by_name_at_lowest_price_and_queue"
+	RegionSeen          = "seen_lately_at_lowest_price"
 
 	ReasonNoRegionOpen     Reason = "no_allowed_region_open"
 	ReasonNoRegionWithRoom Reason = "no_allowed_region_with_room"
@@ -33,6 +39,7 @@ const (
 	WaitHigherPrice = "higher_price"
 	WaitLongerQueue = "longer_queue"
 	WaitLaterByName = "later_by_name"
+	WaitUnseen      = "not_seen_lately"
 )
 
 // ChooseRegion picks, for a job capped by spot (nil for none), the region it should run in among
@@ -49,7 +56,7 @@ func ChooseRegion(spot *jobs.Spot, states []RegionState, onDemand bool) jobs.Reg
 	var fit []int // the open regions with room
 	anyOpen := false
 	for i, s := range states {
-		v := jobs.RegionOption{Region: s.Region, Room: s.Room, Queue: s.Queue, Open: true}
+		v := jobs.RegionOption{Region: s.Region, Room: s.Room, Queue: s.Queue, Open: true, Unseen: s.Unseen}
 		if spot != nil && s.Observed.Known {
 			p := s.Observed.Price
 			v.Price = &p
@@ -75,7 +82,8 @@ func ChooseRegion(spot *jobs.Spot, states []RegionState, onDemand bool) jobs.Reg
 		return states[i].Observed.Price
 	}
 	slices.SortFunc(fit, func(a, b int) int {
-		return cmp.Or(cmp.Compare(price(a), price(b)), cmp.Compare(states[a].Queue, states[b].Queue), cmp.Compare(states[a].Region, states[b].Region))
+		return cmp.Or(cmp.Compare(price(a), price(b)), compareBool(states[a].Unseen, states[b].Unseen),
+			cmp.Compare(states[a].Queue, states[b].Queue), cmp.Compare(states[a].Region, states[b].Region))
 	})
 	c := jobs.RegionChoice{Views: views}
 	switch {
@@ -93,13 +101,26 @@ func ChooseRegion(spot *jobs.Spot, states []RegionState, onDemand bool) jobs.Reg
 		switch {
 		case price(i) > price(best):
 			why = WaitHigherPrice
+		case states[i].Unseen && !states[best].Unseen:
+			why = WaitUnseen
 		case states[i].Queue > states[best].Queue:
 			why = WaitLongerQueue
 		}
 		views[i].Wait = why
 		if k == 0 { // the runner-up says what decided
-			c.Reason = map[string]string{WaitHigherPrice: RegionLowestPrice, WaitLongerQueue: RegionShortestQueue, WaitLaterByName: RegionFirstByName}[why]
+			c.Reason = map[string]string{WaitHigherPrice: RegionLowestPrice, WaitUnseen: RegionSeen, WaitLongerQueue: RegionShortestQueue, WaitLaterByName: RegionFirstByName}[why]
 		}
 	}
 	return c
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

@@ -89,6 +89,22 @@ func TestChooseRegion(t *testing.T) {
 			{Region: west, Price: price(0.95), Open: true, Room: true},
 		}},
 	}, {
+		name:   "equal prices: a region seen lately before one not, whatever the queues",
+		spot:   capped,
+		states: []RegionState{{Region: east, Observed: seen(0.3), Room: true, Queue: 9}, {Region: west, Observed: seen(0.3), Room: true, Unseen: true}},
+		want: jobs.RegionChoice{Region: east, Reason: RegionSeen, Views: []jobs.RegionOption{
+			{Region: east, Price: price(0.3), Open: true, Room: true, Queue: 9},
+			{Region: west, Price: price(0.3), Open: true, Room: true, Unseen: true, Wait: WaitUnseen},
+		}},
+	}, {
+		name:   "a cheaper region not seen lately is taken to have room",
+		spot:   capped,
+		states: []RegionState{{Region: east, Observed: seen(0.5), Room: true}, {Region: west, Observed: seen(0.3), Room: true, Unseen: true}},
+		want: jobs.RegionChoice{Region: west, Reason: RegionLowestPrice, Views: []jobs.RegionOption{
+			{Region: east, Price: price(0.5), Open: true, Room: true, Wait: WaitHigherPrice},
+			{Region: west, Price: price(0.3), Open: true, Room: true, Unseen: true},
+		}},
+	}, {
 		name:   "none allowed",
 		spot:   capped,
 		states: nil,

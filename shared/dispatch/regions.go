@@ -81,11 +81,11 @@ func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Jo
 			if _, ok := h.Regions[r]; !ok {
 				continue // no longer configured: no longer allowed
 			}
-			st := admission.RegionState{Region: r, Observed: observe(r, j.Spot), Room: true}
+			st := admission.RegionState{Region: r, Observed: observe(r, j.Spot), Room: true, Unseen: true}
 			if r == region {
-				st.Room, st.Queue = h.roomFor(region, len(active), activeGPUs, j.GPUs), queue
+				st.Room, st.Queue, st.Unseen = h.roomFor(region, len(active), activeGPUs, j.GPUs), queue, false
 			} else if s, ok := sums[r]; ok && now.Sub(s.At) < summaryFresh {
-				st.Room, st.Queue = s.Room, s.Queue
+				st.Room, st.Queue, st.Unseen = s.Room, s.Queue, false
 			}
 			states = append(states, st)
 		}
@@ -136,7 +136,8 @@ func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, 
 	for _, j := range rm.waiting {
 		c := rm.choices[j.ID]
 		c.At = now.UTC()
-		if j.PendingReason == c.Reason && j.RegionChoice != nil && now.Sub(j.RegionChoice.At) < gateRefresh {
+		if j.PendingReason == c.Reason && j.RegionChoice != nil && sameChoice(*j.RegionChoice, c) &&
+			(j.Spot == nil || now.Sub(j.RegionChoice.At) < gateRefresh) {
 			continue
 		}
 		w := jobs.Wait(c.Reason, 0, nil, now)
@@ -171,4 +172,14 @@ func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sameChoice says whether a and b say the same of a job's regions: the region and reason, and
+// for each region whether it is open, has room and why it was passed over. Queue lengths and
+// prices move with every drain; a capped job's are written again every gateRefresh, as its
+// spot_gate is, and an uncapped job's only when what they decide changes.
+func sameChoice(a, b jobs.RegionChoice) bool {
+	return a.Region == b.Region && a.Reason == b.Reason && slices.EqualFunc(a.Views, b.Views, func(x, y jobs.RegionOption) bool {
+		return x.Region == y.Region && x.Open == y.Open && x.Room == y.Room && x.Wait == y.Wait && x.Unseen == y.Unseen
+	})
 }

@@ -25,6 +25,9 @@ type RegionOption struct {
 	Room   bool     `json:"room" dynamodbav:"room"`
 	Queue  int      `json:"queue" dynamodbav:"queue"`
 	Wait   string   `json:"wait,omitempty" dynamodbav:"wait,omitempty"`
+	// Unseen: the region's room and queue were not known (its drain had said nothing lately), and
+	// it was taken to have room.
+	Unseen bool `json:"unseen,omitempty" dynamodbav:"unseen,omitempty"`
 }
 
 // Roaming reports whether j is a queued job that waits for a region to be chosen among its
