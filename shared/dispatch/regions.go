@@ -38,10 +38,11 @@ type roaming struct {
 // room (its capacity less its active jobs) and queue, and other regions' summaries.
 func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Job, queue int) (roaming, error) {
 	rm := roaming{choices: map[string]jobs.RegionChoice{}, ring: map[string]bool{}}
+	var list []jobs.Job
 	var others []string
 	for _, j := range all {
 		if j.Roaming() && slices.Contains(j.Regions, region) {
-			rm.mine = append(rm.mine, j) // sorted below
+			list = append(list, j)
 			for _, r := range j.Regions {
 				if _, ok := h.Regions[r]; ok && r != region && !slices.Contains(others, r) {
 					others = append(others, r)
@@ -49,7 +50,7 @@ func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Jo
 			}
 		}
 	}
-	if len(rm.mine) == 0 {
+	if len(list) == 0 {
 		return rm, nil
 	}
 	rm.seen = true
@@ -57,40 +58,14 @@ func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Jo
 	if err != nil {
 		return rm, err
 	}
-	now := h.now()
-	prices := map[[2]string]spotgate.Observation{}
-	observe := func(r string, s *jobs.Spot) spotgate.Observation {
-		if s == nil {
-			return spotgate.Observation{}
-		}
-		k := [2]string{r, s.InstanceType}
-		if _, ok := prices[k]; !ok {
-			prices[k] = h.Prices.Observe(ctx, r, s.InstanceType, now)
-		}
-		return prices[k]
-	}
-	var activeGPUs int64
+	v := view{h: h, region: region, now: h.now(), sums: sums, prices: map[[2]string]spotgate.Observation{}, active: len(active), queue: queue}
 	for _, j := range active {
-		activeGPUs += j.GPUs
+		v.activeGPUs += j.GPUs
 	}
-	list := rm.mine
-	rm.mine = nil
 	for _, j := range list {
-		var states []admission.RegionState
-		for _, r := range j.Regions {
-			if _, ok := h.Regions[r]; !ok {
-				continue // no longer configured: no longer allowed
-			}
-			st := admission.RegionState{Region: r, Observed: observe(r, j.Spot), Room: true, Unseen: true}
-			if r == region {
-				st.Room, st.Queue, st.Unseen = h.roomFor(region, len(active), activeGPUs, j.GPUs), queue, false
-			} else if s, ok := sums[r]; ok && now.Sub(s.At) < summaryFresh {
-				st.Room, st.Queue, st.Unseen = s.Room, s.Queue, false
-			}
-			states = append(states, st)
-		}
+		states := v.states(ctx, j)
 		c := admission.ChooseRegion(j.Spot, states, false)
-		if c.Reason == string(admission.ReasonNoRegionOpen) && admission.Deadline(j.Spot, observe(region, j.Spot), now) != admission.Gated {
+		if c.Reason == string(admission.ReasonNoRegionOpen) && admission.Deadline(j.Spot, v.observe(ctx, region, j.Spot), v.now) != admission.Gated {
 			// Its deadline passed with no region open: atDeadline fails it here, or it runs on
 			// demand where room is best.
 			if c = admission.ChooseRegion(j.Spot, states, true); j.Spot.OnDeadline != jobs.OnDeadlineOnDemand {
@@ -109,6 +84,50 @@ func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Jo
 		}
 	}
 	return rm, nil
+}
+
+// view is what one drain knows of the regions while it sorts roaming jobs: other regions'
+// summaries, the prices observed so far (once per region and instance type), and its own
+// region's active jobs and queue.
+type view struct {
+	h          *Handler
+	region     string
+	now        time.Time
+	sums       map[string]jobs.RegionSummary
+	prices     map[[2]string]spotgate.Observation
+	active     int
+	activeGPUs int64
+	queue      int
+}
+
+func (v *view) observe(ctx context.Context, r string, s *jobs.Spot) spotgate.Observation {
+	if s == nil {
+		return spotgate.Observation{}
+	}
+	k := [2]string{r, s.InstanceType}
+	if _, ok := v.prices[k]; !ok {
+		v.prices[k] = v.h.Prices.Observe(ctx, r, s.InstanceType, v.now)
+	}
+	return v.prices[k]
+}
+
+// states are job j's configured regions as admission.ChooseRegion takes them: this region live,
+// the others by a fresh summary, else unseen.
+func (v *view) states(ctx context.Context, j jobs.Job) []admission.RegionState {
+	var out []admission.RegionState
+	for _, r := range j.Regions {
+		if _, ok := v.h.Regions[r]; !ok {
+			continue // no longer configured: no longer allowed
+		}
+		st := admission.RegionState{Region: r, Observed: v.observe(ctx, r, j.Spot), Room: true, Unseen: true}
+		if r == v.region {
+			st.Room, st.Queue, st.Unseen = v.h.roomFor(r, v.active, v.activeGPUs, j.GPUs), v.queue, false
+		} else if s, ok := v.sums[r]; ok && v.now.Sub(s.At) < summaryFresh {
+			st.Room, st.Queue, st.Unseen = s.Room, s.Queue, false
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // roomFor says whether region has room for one more job needing gpus, with active jobs holding

@@ -15,7 +15,7 @@ func (a *api) checkRegions(s *submission) []FieldProblem {
 	case s.regions != nil && s.region != "":
 		return []FieldProblem{{"regions", "give region or regions, not both"}}
 	case s.regions == nil && s.region == "":
-		return []FieldProblem{{"region", "required (or regions); " + oneOf}}
+		return []FieldProblem{{"region", "required; " + oneOf}}
 	case s.regions == nil:
 		if !slices.Contains(a.regions, s.region) {
 			return []FieldProblem{{"region", "must be " + oneOf}}
