@@ -503,9 +503,14 @@ func submitMany(t *testing.T, r rig, f *faults, n int) []string {
 					poison = func(m map[string]any) { m["spec"].(map[string]any)["backoffLimit"] = -1 }
 				}
 				name, prio := fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1)
-				if f.chance(roamingShare, "roaming job (either region)") {
+				// The rest are split between the regions, so each is sometimes full and sometimes
+				// not, and two regions' drains that each see room of their own race for a job.
+				switch {
+				case f.chance(roamingShare, "roaming job (either region)"):
 					_, errs[i] = r.createRoamingWith(ids[i], name, prio, poison, region, west)
-				} else {
+				case f.chance(0.5, ""):
+					_, errs[i] = r.createIn(ids[i], name, prio, poison, west)
+				default:
 					_, errs[i] = r.createWith(ids[i], name, prio, nil, poison)
 				}
 			}

@@ -146,9 +146,8 @@ func TestRegionChoiceWaits(t *testing.T) {
 // submitIn stores a queued job of region reg, as submit does for the rig's own region.
 func (r rig) submitIn(t *testing.T, id, name, reg string) jobs.Job {
 	t.Helper()
-	now := r.clock.now()
-	j := jobs.New(id, "ml", r.ns, reg, 50, nil, []map[string]any{r.manifest(name)}, now)
-	if _, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now); err != nil {
+	j, err := r.createIn(id, name, 50, nil, reg)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return j
@@ -175,4 +174,16 @@ func (r rig) left(t *testing.T) (queued, active []jobs.Job) {
 		queued, active = append(queued, q...), append(active, a...)
 	}
 	return queued, active
+}
+
+// createIn is createWith for a job of region reg, without a cap.
+func (r rig) createIn(id, name string, priority int, edit func(map[string]any), reg string) (jobs.Job, error) {
+	m := r.manifest(name)
+	if edit != nil {
+		edit(m)
+	}
+	now := r.clock.now()
+	j := jobs.New(id, "ml", r.ns, reg, priority, nil, []map[string]any{m}, now)
+	_, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now)
+	return j, err
 }
