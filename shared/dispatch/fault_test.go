@@ -37,7 +37,8 @@ import (
 //	TIDEGATE_FAULT_JOBS=1000 go test -count=1 -run TestFaults -timeout 30m -v ./shared/dispatch/
 //
 // and a failing run is replayed with TIDEGATE_FAULT_SEED set to the seed it printed (the faults
-// are drawn from that seed; the interleaving of the concurrent workers is not).
+// are drawn from that seed; the interleaving of the concurrent workers is not). On a machine
+// others share, TIDEGATE_FAULT_SECONDS_PER_JOB=3 waits longer before calling a job lost.
 const (
 	envFaultJobs = "TIDEGATE_FAULT_JOBS"
 	envFaultSeed = "TIDEGATE_FAULT_SEED"
@@ -364,7 +365,10 @@ func (b *beater) invoke(ev events.EventBridgeEvent) {
 // one Kubernetes Job, one terminal status (succeeded: every injected fault is transient, so none
 // may fail a job), a history without repeats, and exactly one queued, dispatched, started and
 // completed event; a poisoned job, in no Kubernetes Job, failed with rejected_by_cluster straight
-// from dispatching, with one queued and one failed event. None is left dispatching.
+// from dispatching, with one queued and one failed event. None is left dispatching. The jobs are
+// split between two regions on the one sandbox cluster, and a share may run in either (roaming):
+// both regions' drains race for those, and each must run once, in one of its regions, with the
+// region chosen on its record.
 func TestFaults(t *testing.T) {
 	n, seed := faultJobs(t), faultSeed(t)
 	t.Logf("fault suite seed %d (replay with %s=%d), %d jobs", seed, envFaultSeed, seed, n)
