@@ -2,6 +2,8 @@ package dispatch
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,9 +68,14 @@ func TestRegionChoiceCheapest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rung := &ringLog{next: r.reconcile.Ringer}
+	r.dispatch.Ringer = rung
 	r.drainIn(t, region) // the dearer region's drain passes it on
 	if got := r.job(t, j.ID); got.Status != jobs.StatusQueued || got.Region != "" {
 		t.Fatalf("after us-east-1's drain, job = %s in %q; want queued with no region (us-west-2 is cheaper)", got.Status, got.Region)
+	}
+	if got := rung.rung(); !slices.Equal(got, []string{west}) {
+		t.Errorf("us-east-1's drain rang %v; want us-west-2, where it passed the job", got)
 	}
 	r.drainIn(t, west)
 	got := r.job(t, j.ID)
@@ -186,4 +193,24 @@ func (r rig) createIn(id, name string, priority int, edit func(map[string]any), 
 	j := jobs.New(id, "ml", r.ns, reg, priority, nil, []map[string]any{m}, now)
 	_, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now)
 	return j, err
+}
+
+// ringLog rings through next and keeps the regions it rang.
+type ringLog struct {
+	next    Ringer
+	mu      sync.Mutex
+	regions []string
+}
+
+func (l *ringLog) Ring(ctx context.Context, region string) error {
+	l.mu.Lock()
+	l.regions = append(l.regions, region)
+	l.mu.Unlock()
+	return l.next.Ring(ctx, region)
+}
+
+func (l *ringLog) rung() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.regions)
 }
