@@ -77,7 +77,8 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	own := len(queued)
 	rm, err := h.roam(ctx, region, roamers, active, own)
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		// The region's own queue goes on; the roaming jobs wait for the next drain.
+		errs, rm = append(errs, err), roaming{}
 	}
 	queued = append(queued, rm.mine...)
 	capacity, err := h.capacity(ctx, region, queued, active)
