@@ -24,6 +24,7 @@ func jobsCmd(s *session) *cobra.Command {
 // submitFlags are the settings of a job that `jobs submit` and `templates run` share.
 type submitFlags struct {
 	region, namespace string
+	regions           []string
 	priority          int
 	labels            []string
 	maxSpotPrice      float64
@@ -46,6 +47,7 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 	fl.StringVar(&f.onDeadline, "on-deadline", "", "what the job does if the price still holds it at --spot-deadline: on_demand or fail (the default)")
 	fl.StringVar(&f.idempotencyKey, "idempotency-key", "", "send the same key again to get the same job, not a second one")
 	fl.BoolVarP(&f.wait, "wait", "w", false, "follow the job until it ends; exit non-zero unless it succeeded")
+	fl.StringSliceVar(&f.regions, "regions", nil, "instead of --region, the regions it may run in (a,b): each drain sends it to the cheapest open one with room")
 	_ = cmd.RegisterFlagCompletionFunc("region", completeRegions(s))
 	_ = cmd.RegisterFlagCompletionFunc("namespace", cobra.NoFileCompletions)
 }
@@ -100,7 +102,7 @@ the job to its end and exits non-zero unless it succeeded.`,
 			if err != nil {
 				return err
 			}
-			mr := apiclient.ManifestsRequest{YAML: body, Namespace: f.namespace, Region: f.region}
+			mr := apiclient.ManifestsRequest{YAML: body, Namespace: f.namespace, Region: f.region, Regions: f.regions}
 			if dryRun {
 				return showDryRun(cmd, p, c, mr)
 			}
@@ -206,7 +208,7 @@ func (f *submitFlags) jobRequest(cmd *cobra.Command, body []byte) (apiclient.Job
 		return apiclient.JobRequest{}, err
 	}
 	return apiclient.JobRequest{
-		Manifest: docs[0], Region: f.region, Namespace: ns, Priority: f.priorityPtr(cmd), Labels: labels,
+		Manifest: docs[0], Region: f.region, Regions: f.regions, Namespace: ns, Priority: f.priorityPtr(cmd), Labels: labels,
 		MaxSpotPrice: f.spotPtr(cmd), SpotInstanceType: f.spotType, SpotDeadline: f.spotDeadline, OnDeadline: f.onDeadline,
 	}, nil
 }

@@ -246,7 +246,7 @@ func templatesRunCmd(s *session) *cobra.Command {
 				return err
 			}
 			tr := apiclient.TemplateRun{
-				Name: jobName, Namespace: f.namespace, Region: f.region, Parameters: values, Labels: labels,
+				Name: jobName, Namespace: f.namespace, Region: f.region, Regions: f.regions, Parameters: values, Labels: labels,
 				Priority: f.priorityPtr(cmd), MaxSpotPrice: f.spotPtr(cmd), SpotInstanceType: f.spotType,
 				SpotDeadline: f.spotDeadline, OnDeadline: f.onDeadline,
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -18,6 +19,8 @@ type Job struct {
 	Tenant        string            `json:"tenant"`
 	Namespace     string            `json:"namespace"`
 	Region        string            `json:"region"`
+	Regions       []string          `json:"regions,omitempty"`
+	RegionChoice  map[string]any    `json:"region_choice,omitempty"`
 	Priority      int               `json:"priority"`
 	Labels        map[string]string `json:"labels"`
 	Status        string            `json:"status"`
@@ -92,6 +95,7 @@ type SpotGate struct {
 type JobRequest struct {
 	Manifest         json.RawMessage   `json:"manifest"`
 	Region           string            `json:"region,omitempty"`
+	Regions          []string          `json:"regions,omitempty"`
 	Namespace        string            `json:"namespace,omitempty"`
 	Priority         *int              `json:"priority,omitempty"`
 	Labels           map[string]string `json:"labels,omitempty"`
@@ -123,6 +127,7 @@ type ManifestsRequest struct {
 	YAML      []byte
 	Namespace string
 	Region    string
+	Regions   []string // instead of Region: the regions it may run in
 }
 
 // DryRun is what a dry run decides: valid, the violations, and the manifests as they would be stored.
@@ -149,6 +154,9 @@ func (mr ManifestsRequest) request(dryRun bool) request {
 	}
 	if mr.Region != "" {
 		q.Set("region", mr.Region)
+	}
+	if len(mr.Regions) > 0 {
+		q.Set("regions", strings.Join(mr.Regions, ","))
 	}
 	if dryRun {
 		q.Set("dry_run", "true")

@@ -70,6 +70,7 @@ type TemplateRun struct {
 	Name             string            `json:"name"`
 	Namespace        string            `json:"namespace"`
 	Region           string            `json:"region,omitempty"`
+	Regions          []string          `json:"regions,omitempty"`
 	Parameters       map[string]any    `json:"parameters,omitempty"`
 	Labels           map[string]string `json:"labels,omitempty"`
 	Priority         *int              `json:"priority,omitempty"`

@@ -63,10 +63,20 @@ type rig struct {
 const region = "us-east-1"
 
 func newRig(t *testing.T, capacity int) rig {
+	return newRigIn(t, func(string) int { return capacity }, region)
+}
+
+// newRigIn is newRig with regions (the first the rig's own), each on the sandbox cluster, each
+// with the capacity given.
+func newRigIn(t *testing.T, capacity func(string) int, regions ...string) rig {
 	tables, db := testenv.Tables(t)
 	ns, kst := testenv.Namespace(t)
 	queueURL, q := testenv.Queue(t, "dispatch")
-	kc, err := kube.New(config.Config{Regions: map[string]string{region: "sandbox"}, Kubeconfig: kst.Kubeconfig}, aws.Config{})
+	clusterOf := map[string]string{}
+	for _, r := range regions {
+		clusterOf[r] = "sandbox"
+	}
+	kc, err := kube.New(config.Config{Regions: clusterOf, Kubeconfig: kst.Kubeconfig}, aws.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +94,11 @@ func newRig(t *testing.T, capacity int) rig {
 	return rig{
 		store: store, db: db, tables: tables, clusters: clusters, ns: ns, book: book, clock: c,
 		dispatch: &Handler{
-			Regions: map[string]string{region: "sandbox"}, Capacity: func(string) int { return capacity },
+			Regions: clusterOf, Capacity: capacity,
 			Store: store, Leases: leases, Prices: prices, Clusters: clusters, Log: log, Now: c.now,
 		},
 		reconcile: &reconcile.Handler{
-			Regions: []string{region}, Queues: store, Ringer: wake.New(q, queueURL), Jobs: store,
+			Regions: regions, Queues: store, Ringer: wake.New(q, queueURL), Jobs: store,
 			Clusters: clusters, Leases: leases, Log: log, Now: c.now, Prices: prices,
 		},
 	}

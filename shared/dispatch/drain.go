@@ -56,25 +56,31 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 		}
 	}()
 
-	// The active jobs (capacity in use, dead claims) and the queue are read at once.
-	var queued []jobs.Job
-	var queuedErr error
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		queued, queuedErr = h.Store.Queued(ctx, region)
-	}()
+	// The active jobs (capacity in use, dead claims), the queue and the roaming jobs (those that
+	// may run in several regions) are read at once.
+	var queued, roamers []jobs.Job
+	var queuedErr, roamErr error
+	var reads sync.WaitGroup
+	reads.Go(func() { queued, queuedErr = h.Store.Queued(ctx, region) })
+	reads.Go(func() { roamers, roamErr = h.Store.Roaming(ctx) })
 	active, err := h.Store.Active(ctx, region)
-	<-read
-	if err = errors.Join(err, queuedErr); err != nil {
+	reads.Wait()
+	if err = errors.Join(err, queuedErr, roamErr); err != nil {
 		return err
 	}
 	var errs []error
 	for _, j := range active {
 		if j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now()) {
-			errs = append(errs, h.dispatch(ctx, region, j.ID, h.adoptedOnDemand(ctx, region, j)))
+			errs = append(errs, h.dispatch(ctx, region, j.ID, h.adoptedOnDemand(ctx, region, j), nil))
 		}
 	}
+	own := len(queued)
+	rm, err := h.roam(ctx, region, roamers, active, own)
+	if err != nil {
+		// The region's own queue goes on; the roaming jobs wait for the next drain.
+		errs, rm = append(errs, err), roaming{}
+	}
+	queued = append(queued, rm.mine...)
 	capacity, err := h.capacity(ctx, region, queued, active)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
@@ -83,8 +89,9 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	queued, onDemand, err := h.atDeadline(ctx, queued, observed)
 	errs = append(errs, err)
 	decision := admission.Decide(candidates(queued, onDemand, h.LongRunningHoldsSlot), capacity, observed)
-	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, onDemand)...)
+	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, onDemand, rm.choices)...)
 	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
+	errs = append(errs, h.settleRoaming(ctx, region, rm, capacity, own, decision))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
 		// A lost ring costs a beat: the sweep rings for any event left undelivered.
 		if err := h.Webhooks.RingDrain(ctx); err != nil {
@@ -233,9 +240,18 @@ func (h *Handler) observe(ctx context.Context, region string, queued []jobs.Job)
 // A job onDemand (its spot deadline passed with the price above its cap) has its pods sent to
 // on-demand capacity (capacitytype.OnDemand, by the label CapacityLabel names), and its dispatch
 // says so in its status history.
-func (h *Handler) dispatch(ctx context.Context, region, id string, onDemand bool) error {
+//
+// A roaming job (choice set: why region was chosen among its regions) is claimed with ClaimIn,
+// which gives it region in the same conditional write.
+func (h *Handler) dispatch(ctx context.Context, region, id string, onDemand bool, choice *jobs.RegionChoice) error {
 	token := ids.New("claim-", h.now())
-	j, err := h.Store.Claim(ctx, id, region, token, h.now(), h.now().Add(claimLease))
+	var j jobs.Job
+	var err error
+	if choice != nil {
+		j, err = h.Store.ClaimIn(ctx, id, region, *choice, token, h.now(), h.now().Add(claimLease))
+	} else {
+		j, err = h.Store.Claim(ctx, id, region, token, h.now(), h.now().Add(claimLease))
+	}
 	if errors.Is(err, records.ErrStale) {
 		return nil
 	}
@@ -361,7 +377,7 @@ func (h *Handler) ended(ctx context.Context, id string) (bool, error) {
 // each one's error in that order. A panic in one dispatch (a fault hook's crash, say) stops the
 // rest from starting and is raised again here once those under way have finished, so it ends the
 // drain on the drain's own goroutine, as it did when jobs were dispatched one at a time.
-func (h *Handler) dispatchAll(ctx context.Context, region string, ids []string, onDemand map[string]bool) []error {
+func (h *Handler) dispatchAll(ctx context.Context, region string, ids []string, onDemand map[string]bool, choices map[string]jobs.RegionChoice) []error {
 	errs := make([]error, len(ids))
 	next, stop := make(chan int), make(chan struct{})
 	var (
@@ -382,7 +398,11 @@ func (h *Handler) dispatchAll(ctx context.Context, region string, ids []string, 
 					continue // a crash: start nothing more
 				default:
 				}
-				errs[i] = h.dispatch(ctx, region, ids[i], onDemand[ids[i]])
+				var choice *jobs.RegionChoice
+				if c, ok := choices[ids[i]]; ok {
+					choice = &c
+				}
+				errs[i] = h.dispatch(ctx, region, ids[i], onDemand[ids[i]], choice)
 			}
 		})
 	}

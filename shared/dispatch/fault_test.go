@@ -37,10 +37,13 @@ import (
 //	TIDEGATE_FAULT_JOBS=1000 go test -count=1 -run TestFaults -timeout 30m -v ./shared/dispatch/
 //
 // and a failing run is replayed with TIDEGATE_FAULT_SEED set to the seed it printed (the faults
-// are drawn from that seed; the interleaving of the concurrent workers is not).
+// are drawn from that seed; the interleaving of the concurrent workers is not). On a machine
+// others share, TIDEGATE_FAULT_SECONDS_PER_JOB=3 waits longer before calling a job lost.
 const (
 	envFaultJobs = "TIDEGATE_FAULT_JOBS"
 	envFaultSeed = "TIDEGATE_FAULT_SEED"
+	// envFaultPatience is the seconds the suite waits for each job (one by default).
+	envFaultPatience = "TIDEGATE_FAULT_SECONDS_PER_JOB"
 	// 60 jobs finish in about half a minute on the stand-ins.
 	defaultFaultJobs = 60
 	// faultCapacity lets 50 jobs run at once. A lone Job completes about a second after it is
@@ -71,6 +74,9 @@ const (
 	// poisoned: the job's manifest is one the API server refuses for good (a negative
 	// backoffLimit), as a tenant's could be that the policy let through.
 	poisoned = 0.05
+	// roamingShare: the job may run in either of the suite's two regions, and both regions'
+	// drains, racing each other, choose where.
+	roamingShare = 0.3
 )
 
 // apiFault is one way a request to the API server goes wrong.
@@ -282,6 +288,7 @@ func newDispatcher(t *testing.T, r rig, f *faults) *dispatcher {
 		Regions: b.Regions, Capacity: b.Capacity, GPUs: b.GPUs, Store: b.Store, Leases: b.Leases, Prices: b.Prices,
 		Clusters: b.Clusters, Log: b.Log, Now: b.Now, Tenants: b.Tenants, DefaultQuota: b.DefaultQuota, Webhooks: b.Webhooks,
 		JobTTL: b.JobTTL, CapacityLabel: b.CapacityLabel, LongRunningHoldsSlot: b.LongRunningHoldsSlot, LongRunningPerTenant: b.LongRunningPerTenant,
+		Ringer: b.Ringer,
 	}}
 	d.leases = r.dispatch.Leases
 	d.h.Leases, d.h.Clusters = &d.process, newFaultClusters(t, r.clusters, f)
@@ -359,11 +366,14 @@ func (b *beater) invoke(ev events.EventBridgeEvent) {
 // one Kubernetes Job, one terminal status (succeeded: every injected fault is transient, so none
 // may fail a job), a history without repeats, and exactly one queued, dispatched, started and
 // completed event; a poisoned job, in no Kubernetes Job, failed with rejected_by_cluster straight
-// from dispatching, with one queued and one failed event. None is left dispatching.
+// from dispatching, with one queued and one failed event. None is left dispatching. The jobs are
+// split between two regions on the one sandbox cluster, and a share may run in either (roaming):
+// both regions' drains race for those, and each must run once, in one of its regions, with the
+// region chosen on its record.
 func TestFaults(t *testing.T) {
 	n, seed := faultJobs(t), faultSeed(t)
 	t.Logf("fault suite seed %d (replay with %s=%d), %d jobs", seed, envFaultSeed, seed, n)
-	r := newRig(t, faultCapacity)
+	r := newRigIn(t, func(string) int { return faultCapacity }, region, west)
 	f := newFaults(seed)
 	start := time.Now()
 	ids := submitMany(t, r, f, n)
@@ -372,7 +382,8 @@ func TestFaults(t *testing.T) {
 	dispatchers := []*dispatcher{newDispatcher(t, r, f), newDispatcher(t, r, f)}
 	beaters := []*beater{newBeater(t, r, f), newBeater(t, r, f)}
 	// A second a job is three times what the sandbox needs (above); only a failing run waits it out.
-	deadline := time.Now().Add(time.Minute + time.Duration(n)*time.Second)
+	// On a machine others share, TIDEGATE_FAULT_SECONDS_PER_JOB gives it longer.
+	deadline := time.Now().Add(time.Minute + time.Duration(n)*faultPatience(t))
 	if d, ok := t.Deadline(); ok && d.Add(-time.Minute).Before(deadline) {
 		deadline = d.Add(-time.Minute)
 	}
@@ -380,28 +391,25 @@ func TestFaults(t *testing.T) {
 	var drainTime, beatTime atomic.Int64
 	for time.Now().Before(deadline) {
 		rounds++
-		// The same message twice in a batch, and that batch to both workers at once; the same
-		// beat to both reconcile workers at once.
-		wake := events.SQSMessage{MessageId: fmt.Sprintf("wake-%d", rounds), Body: `{"region":"` + region + `"}`}
-		batch := events.SQSEvent{Records: []events.SQSMessage{wake, wake}}
+		// Each region's message twice in a batch, and the batch to both workers at once, one
+		// draining the regions in each order, so two regions' drains race for the roaming jobs
+		// while two drains of one region overlap; the same beat to both reconcile workers at once.
+		wakeOf := func(reg string) events.SQSMessage {
+			return events.SQSMessage{MessageId: fmt.Sprintf("wake-%s-%d", reg, rounds), Body: `{"region":"` + reg + `"}`}
+		}
+		eastWake, westWake := wakeOf(region), wakeOf(west)
+		batches := []events.SQSEvent{{Records: []events.SQSMessage{eastWake, westWake, eastWake, westWake}}, {Records: []events.SQSMessage{westWake, eastWake, westWake, eastWake}}}
 		beat := events.EventBridgeEvent{ID: fmt.Sprintf("beat-%d", rounds)}
 		var wg sync.WaitGroup
-		for _, d := range dispatchers {
-			wg.Go(func() { took(&drainTime, func() { d.invoke(batch) }) })
+		for i, d := range dispatchers {
+			wg.Go(func() { took(&drainTime, func() { d.invoke(batches[i]) }) })
 		}
 		for _, b := range beaters {
 			wg.Go(func() { took(&beatTime, func() { b.invoke(beat) }) })
 		}
 		wg.Wait()
 
-		queued, err := r.store.Queued(context.Background(), region)
-		if err != nil {
-			t.Fatalf("Queued: %v", err)
-		}
-		active, err := r.store.Active(context.Background(), region)
-		if err != nil {
-			t.Fatalf("Active: %v", err)
-		}
+		queued, active := r.left(t)
 		left := len(queued) + len(active)
 		if left == 0 {
 			break
@@ -447,6 +455,19 @@ func took(sum *atomic.Int64, do func()) {
 	sum.Add(int64(time.Since(start)))
 }
 
+// faultPatience is how long the suite waits for each job, a second unless envFaultPatience says.
+func faultPatience(t *testing.T) time.Duration {
+	s := os.Getenv(envFaultPatience)
+	if s == "" {
+		return time.Second
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q, want a positive number of seconds", envFaultPatience, s)
+	}
+	return time.Duration(n) * time.Second
+}
+
 func faultJobs(t *testing.T) int {
 	s := os.Getenv(envFaultJobs)
 	if s == "" {
@@ -486,7 +507,17 @@ func submitMany(t *testing.T, r rig, f *faults, n int) []string {
 				if f.chance(poisoned, "poisoned manifest (the API server refuses it)") {
 					poison = func(m map[string]any) { m["spec"].(map[string]any)["backoffLimit"] = -1 }
 				}
-				_, errs[i] = r.createWith(ids[i], fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1), nil, poison)
+				name, prio := fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1)
+				// The rest are split between the regions, so each is sometimes full and sometimes
+				// not, and two regions' drains that each see room of their own race for a job.
+				switch {
+				case f.chance(roamingShare, "roaming job (either region)"):
+					_, errs[i] = r.createRoamingWith(ids[i], name, prio, poison, region, west)
+				case f.chance(0.5, ""):
+					_, errs[i] = r.createIn(ids[i], name, prio, poison, west)
+				default:
+					_, errs[i] = r.createWith(ids[i], name, prio, nil, poison)
+				}
 			}
 		})
 	}
@@ -520,8 +551,13 @@ func verify(t *testing.T, r rig, ids []string) verdict {
 	kjobs := kubeJobsByID(t, r)
 	evs := eventsByJob(t, r)
 	var v verdict
+	roamed := map[string]int{} // where the roaming jobs ran
+	defer func() { t.Logf("roaming jobs by the region chosen: %v", roamed) }()
 	for _, id := range ids {
 		j := r.job(t, id)
+		if len(j.Regions) > 1 {
+			roamed[j.Region]++
+		}
 		poison := j.Manifests[0]["spec"].(map[string]any)["backoffLimit"] != nil
 		wantSeen, wantEvs, wantKube := journey, wantEvents, 1
 		if poison {
@@ -560,6 +596,10 @@ func verify(t *testing.T, r rig, ids []string) verdict {
 			}
 		}
 		last := j.StatusHistory[len(j.StatusHistory)-1].Reason
+		if len(j.Regions) > 1 && j.Status.Terminal() && (j.RegionChoice == nil || j.RegionChoice.Region != j.Region || !slices.Contains(j.Regions, j.Region)) {
+			v.wrong = append(v.wrong, fmt.Sprintf("%s: roaming job in %q, region_choice %+v", id, j.Region, j.RegionChoice))
+			continue
+		}
 		switch {
 		case len(lost) > 0:
 			v.lost = append(v.lost, id+": "+strings.Join(append(lost, dup...), "; "))

@@ -28,6 +28,11 @@ type Store interface {
 	Queued(ctx context.Context, region string) ([]jobs.Job, error)
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 	Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error)
+	// Roaming, ClaimIn and the region summaries serve jobs that may run in several regions.
+	Roaming(ctx context.Context) ([]jobs.Job, error)
+	ClaimIn(ctx context.Context, id, region string, why jobs.RegionChoice, token string, now, until time.Time) (jobs.Job, error)
+	PutRegionSummary(ctx context.Context, s jobs.RegionSummary) error
+	RegionSummaries(ctx context.Context, regions []string) (map[string]jobs.RegionSummary, error)
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Job(ctx context.Context, id string) (jobs.Job, error)
 }
@@ -93,12 +98,21 @@ type Handler struct {
 	LongRunningHoldsSlot bool
 	LongRunningPerTenant int
 
+	// Ringer, when set, wakes the drains of other regions: those this drain chose for roaming
+	// jobs, and the other regions of a roaming job that waits here for room.
+	Ringer Ringer
+
 	// quotas keeps tenants' quotas for quotaTTL.
 	quotas quotaCache
 
 	// hooks let the fault tests stop a drain at the moments a crash would: after a claim, after
 	// the apply, before the record. nil in production.
 	afterClaim, afterApply func(jobs.Job)
+}
+
+// Ringer wakes the dispatch function for a region; wake.Ringer is the real one.
+type Ringer interface {
+	Ring(ctx context.Context, region string) error
 }
 
 // Bell wakes the webhook function to deliver what the outbox holds; delivery.Queue is the real one.

@@ -127,6 +127,9 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 			e.value(":hist", []jobs.Transition{{Status: c.To, At: c.At.UTC(), Reason: c.Reason}})+")")
 		moved := j
 		moved.Status = c.To
+		if c.Region != "" {
+			moved.Region = c.Region
+		}
 		if qpk, qsk := queueKeys(moved); qpk != "" {
 			e.setTo("gsi2pk", qpk)
 			e.setTo("gsi2sk", qsk)
@@ -174,9 +177,17 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 		e.setTo("dispatch_attempts", c.DispatchAttempts)
 		e.setTo("dispatch_error", c.DispatchError)
 	}
+	if c.RegionChoice != nil {
+		e.setTo("region_choice", *c.RegionChoice)
+	}
 	cond := e.name("status") + " = " + e.value(":from", c.From)
 	if c.Claim != "" {
 		cond += " AND " + e.name("claim") + "." + e.name("token") + " = " + e.value(":claim", c.Claim)
+	}
+	if c.Region != "" {
+		// Only a job still without a region, and only into one it allows.
+		e.setTo("region", c.Region)
+		cond += " AND " + e.name("region") + " = " + e.value(":roaming", "") + " AND contains(" + e.name("regions") + ", " + e.value(":region", c.Region) + ")"
 	}
 	if e.err != nil {
 		return jobUpdate{}, e.err

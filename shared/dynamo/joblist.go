@@ -145,17 +145,16 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 	return out, nil
 }
 
-// HasQueued reports whether region has any queued job, reading one item of the queue index.
+// HasQueued reports whether region has any queued job, its own or one that may run in several
+// regions (which any region's drain may take), reading one item of each queue.
 func (s *JobStore) HasQueued(ctx context.Context, region string) (bool, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 &s.tables.Jobs,
-		IndexName:                 aws.String(indexGSI2),
-		KeyConditionExpression:    aws.String("gsi2pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "queue#" + region}},
-		Limit:                     aws.Int32(1),
-	})
-	if err != nil {
-		return false, fmt.Errorf("looking for queued jobs in %s: %w", region, err)
+	for _, pk := range []string{"queue#" + region, roamingQueue} {
+		if ok, err := s.hasAny(ctx, pk); err != nil || ok {
+			if err != nil {
+				return false, fmt.Errorf("looking for queued jobs in %s: %w", region, err)
+			}
+			return true, nil
+		}
 	}
-	return len(out.Items) > 0, nil
+	return false, nil
 }

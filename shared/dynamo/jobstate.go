@@ -114,6 +114,12 @@ func (s *JobStore) States(ctx context.Context, ids []string) ([]jobs.Job, error)
 // states reads one batch, asking again for the keys DynamoDB left unprocessed (it does so under
 // throttling), with a short backoff.
 func (s *JobStore) states(ctx context.Context, ids []string) ([]jobs.Job, error) {
+	return s.readJobs(ctx, ids, stateAttrs, map[string]string{"#status": "status", "#region": "region"})
+}
+
+// readJobs reads the records of ids (at most statesPerRead) projected to attrs, whose #names
+// are names, with consistent reads; an id without a record is left out.
+func (s *JobStore) readJobs(ctx context.Context, ids []string, attrs string, names map[string]string) ([]jobs.Job, error) {
 	keys := make([]map[string]types.AttributeValue, len(ids))
 	for i, id := range ids {
 		keys[i] = keyOf(jobKey(id))
@@ -128,8 +134,8 @@ func (s *JobStore) states(ctx context.Context, ids []string) ([]jobs.Job, error)
 			}
 		}
 		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-			s.tables.Jobs: {Keys: keys, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(stateAttrs),
-				ExpressionAttributeNames: map[string]string{"#status": "status", "#region": "region"}},
+			s.tables.Jobs: {Keys: keys, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(attrs),
+				ExpressionAttributeNames: names},
 		}})
 		if err != nil {
 			return nil, fmt.Errorf("reading %d jobs' states: %w", len(ids), err)
@@ -151,9 +157,12 @@ func (s *JobStore) byQueueKey(ctx context.Context, pk, attrs string) ([]jobs.Job
 // query reads every page of gsi2's partition pk, projected to attrs; with below set, only the
 // items whose sort key is less.
 func (s *JobStore) query(ctx context.Context, pk, below, attrs string) ([]jobs.Job, error) {
-	names := map[string]string{}
+	var names map[string]string // DynamoDB refuses an empty one
 	for k, v := range summaryNames {
 		if strings.Contains(attrs, k) {
+			if names == nil {
+				names = map[string]string{}
+			}
 			names[k] = v
 		}
 	}

@@ -27,6 +27,9 @@ func (a *api) livePods(ctx context.Context, j jobs.Job) (kubernetes.Interface, [
 	if a.clusters == nil {
 		return nil, nil, Errorf(CodeUnavailable, "no cluster access is configured")
 	}
+	if j.Roaming() {
+		return nil, nil, Errorf(CodeConflict, "job %s waits for a region among %s and has nothing in any cluster yet; its pending_reason says why", j.ID, strings.Join(j.Regions, ", "))
+	}
 	kc, err := a.clusters.Client(ctx, j.Region)
 	if err != nil {
 		return nil, nil, a.clusterError(ctx, "reaching the cluster", err)

@@ -194,6 +194,9 @@ func (a *api) retryJob(w http.ResponseWriter, r *http.Request) error {
 		manifests: j.Manifests, namespace: j.Namespace, region: j.Region, priority: j.Priority, labels: j.Labels,
 		template: j.Template, retryOf: j.ID, idempotencyKey: key, body: []byte("retry " + j.ID),
 	}
+	if len(j.Regions) > 1 { // the retry chooses among the same regions afresh
+		s.region, s.regions = "", j.Regions
+	}
 	if j.Spot != nil {
 		s.maxSpotPrice, s.spotType = &j.Spot.MaxPrice, j.Spot.InstanceType
 		if j.Spot.Deadline != nil {

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/manifest"
@@ -18,6 +19,7 @@ type manifestsRequest struct {
 	Manifests json.RawMessage `json:"manifests"`
 	Namespace string          `json:"namespace"`
 	Region    string          `json:"region"`
+	Regions   []string        `json:"regions"`
 	DryRun    bool            `json:"dry_run"`
 	// Validate is accepted for GCO clients. The admission policy applies whatever it says: it is
 	// the security boundary, not a lint.
@@ -41,6 +43,9 @@ func (a *api) readManifestsRequest(w http.ResponseWriter, r *http.Request) (mani
 		}
 		q := r.URL.Query()
 		req.Namespace, req.Region = q.Get("namespace"), q.Get("region")
+		if q.Has("regions") {
+			req.Regions = strings.Split(q.Get("regions"), ",")
+		}
 		if s := q.Get("dry_run"); s != "" {
 			if req.DryRun, err = strconv.ParseBool(s); err != nil {
 				return req, nil, nil, Invalid("dry_run must be true or false", FieldProblem{"dry_run", "true or false"})
@@ -64,7 +69,7 @@ func (a *api) submitManifests(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if req.Region == "" && len(a.regions) > 0 {
+	if req.Region == "" && req.Regions == nil && len(a.regions) > 0 {
 		req.Region = a.regions[0]
 	}
 	if req.DryRun {
@@ -75,7 +80,7 @@ func (a *api) submitManifests(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s := submission{manifests: ms, namespace: req.Namespace, region: req.Region, priority: jobs.DefaultPriority, priorityDefaulted: true, idempotencyKey: key, body: body}
+	s := submission{manifests: ms, namespace: req.Namespace, region: req.Region, regions: req.Regions, priority: jobs.DefaultPriority, priorityDefaulted: true, idempotencyKey: key, body: body}
 	if err := a.admit(r.Context(), &s); err != nil {
 		return err
 	}
@@ -106,6 +111,7 @@ func violationsOrEmpty(vs []policy.Violation) []policy.Violation {
 // jobSettings are the fields every route that makes one job takes besides its manifest.
 type jobSettings struct {
 	Region           string            `json:"region"`
+	Regions          []string          `json:"regions"`
 	Namespace        string            `json:"namespace"`
 	Priority         *int              `json:"priority"`
 	Labels           map[string]string `json:"labels"`
@@ -118,7 +124,7 @@ type jobSettings struct {
 // submission starts a job's submission from the settings, the rest to be filled by the route.
 func (js jobSettings) submission(ms []map[string]any, idempotencyKey string, body []byte) submission {
 	s := submission{
-		manifests: ms, namespace: js.Namespace, region: js.Region, priority: jobs.DefaultPriority, labels: js.Labels,
+		manifests: ms, namespace: js.Namespace, region: js.Region, regions: js.Regions, priority: jobs.DefaultPriority, labels: js.Labels,
 		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, spotDeadline: js.SpotDeadline, onDeadline: js.OnDeadline,
 		idempotencyKey: idempotencyKey, body: body,
 		priorityDefaulted: js.Priority == nil,

@@ -10,7 +10,6 @@ import (
 	"math"
 	"net/http"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +35,7 @@ type submission struct {
 	manifests      []map[string]any
 	namespace      string
 	region         string
+	regions        []string // instead of region: where it may run, one chosen at dispatch
 	priority       int
 	labels         map[string]string
 	maxSpotPrice   *float64
@@ -59,11 +59,7 @@ type submission struct {
 func (a *api) admit(ctx context.Context, s *submission) error {
 	tenant := principalOf(ctx).Tenant
 	var bad []FieldProblem
-	if s.region == "" {
-		bad = append(bad, FieldProblem{"region", "required; one of " + strings.Join(a.regions, ", ")})
-	} else if !slices.Contains(a.regions, s.region) {
-		bad = append(bad, FieldProblem{"region", "must be one of " + strings.Join(a.regions, ", ")})
-	}
+	bad = append(bad, a.checkRegions(s)...)
 	if s.priority < jobs.MinPriority || s.priority > jobs.MaxPriority {
 		bad = append(bad, FieldProblem{"priority", "must be a whole number from 0 to 100"})
 	}
@@ -191,6 +187,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	now := a.now()
 	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
 	j.Template, j.RetryOf, j.GPUs, j.Podless = s.template, s.retryOf, s.gpus, s.podless
+	j.Regions = s.regions
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
 		if s.deadline != nil {
@@ -217,9 +214,11 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	// Both rings at once: a submission waits for the slower, not the sum.
 	webhooksRung := make(chan struct{})
 	go func() { a.ringWebhooks(r.Context()); close(webhooksRung) }()
-	if err := a.ringer.Ring(r.Context(), j.Region); err != nil {
-		// The job is stored and queued; the reconcile sweep rings every region with queued jobs.
-		a.logger(r.Context()).WarnContext(r.Context(), "dispatch not rung; the sweep will", "job_id", j.ID, "err", err)
+	for _, region := range wakeRegions(s) {
+		if err := a.ringer.Ring(r.Context(), region); err != nil {
+			// The job is stored and queued; the reconcile sweep rings every region with queued jobs.
+			a.logger(r.Context()).WarnContext(r.Context(), "dispatch not rung; the sweep will", "job_id", j.ID, "region", region, "err", err)
+		}
 	}
 	<-webhooksRung
 	return writeJSON(w, http.StatusAccepted, map[string]any{"job": stored})

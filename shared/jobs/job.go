@@ -51,10 +51,14 @@ const (
 type Job struct {
 	ID string `json:"id" dynamodbav:"id"`
 	// Name is its workload's own name (NameOf its manifests), to find it by.
-	Name          string            `json:"name" dynamodbav:"name,omitempty"`
-	Tenant        string            `json:"tenant" dynamodbav:"tenant"`
-	Namespace     string            `json:"namespace" dynamodbav:"namespace"`
-	Region        string            `json:"region" dynamodbav:"region"`
+	Name      string `json:"name" dynamodbav:"name,omitempty"`
+	Tenant    string `json:"tenant" dynamodbav:"tenant"`
+	Namespace string `json:"namespace" dynamodbav:"namespace"`
+	Region    string `json:"region" dynamodbav:"region"`
+	// Regions, when set, are the regions the job may run in; a drain chooses one (Region, "" until
+	// then) and says why in RegionChoice.
+	Regions       []string          `json:"regions,omitempty" dynamodbav:"regions,omitempty"`
+	RegionChoice  *RegionChoice     `json:"region_choice,omitempty" dynamodbav:"region_choice,omitempty"`
 	Priority      int               `json:"priority" dynamodbav:"priority"`
 	Labels        map[string]string `json:"labels" dynamodbav:"labels"`
 	Status        Status            `json:"status" dynamodbav:"status"`

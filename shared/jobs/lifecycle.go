@@ -100,6 +100,10 @@ type Change struct {
 	Cost      *Cost // the estimate made when it ends
 	// ClusterJobs keep the job's batch Jobs' status when it ends, to outlive their TTL.
 	ClusterJobs []ClusterJob
+	// Region, when set, is the region a roaming job's claim chooses: the write sets it, and holds
+	// only while the job has no region yet and lists this one among its Regions.
+	Region       string
+	RegionChoice *RegionChoice // why a roaming job was sent where it was, or waits
 }
 
 // Moves reports whether the change moves the job to another status.
@@ -189,6 +193,9 @@ func Event(t outbox.Type, j Job, reason string, at time.Time) outbox.Event {
 	}
 	if reason != "" {
 		data["reason"] = reason
+	}
+	if len(j.Regions) > 0 {
+		data["regions"] = j.Regions
 	}
 	return outbox.Event{ID: ids.New("evt_", at), Type: t, At: at.UTC(), Tenant: j.Tenant, Namespace: j.Namespace, Data: data}
 }

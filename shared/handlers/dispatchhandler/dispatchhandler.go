@@ -14,6 +14,7 @@ import (
 	"github.com/tidegate/tidegate/shared/ec2spot"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/wake"
 )
 
 // New is the dispatch queue's handler.
@@ -31,6 +32,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		Clusters:      clusters,
 		Log:           log,
 		Webhooks:      delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		Ringer:        wake.New(c.SQS, cfg.DispatchQueueURL),
 		CapacityLabel: cfg.CapacityTypeLabel,
 		JobTTL:        cfg.JobTTL,
 		// A long-running job's slot, and how many slot-free ones a tenant may run in a region.

@@ -1,0 +1,158 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+)
+
+// roamingQueue is gsi2's partition of the queued jobs that may run in several regions and have
+// not been given one: every region's drain reads it beside its own queue. "*" is in no region's
+// name, so it is no region's queue.
+const roamingQueue = "queue#*"
+
+// Roaming reads every queued job that waits for a region among several, in dispatch order,
+// without manifests. gsi2 does not project a job's regions (adding an attribute to an index's
+// projection means building the index again), so its ids are read there and the jobs themselves
+// by BatchGetItem, statesPerRead at a time, a few calls at once; a job claimed since the index
+// was read is left out.
+func (s *JobStore) Roaming(ctx context.Context) ([]jobs.Job, error) {
+	listed, err := s.byQueueKey(ctx, roamingQueue, "id")
+	if err != nil {
+		return nil, err
+	}
+	order := make(map[string]int, len(listed))
+	for i, j := range listed {
+		order[j.ID] = i
+	}
+	batches := slices.Collect(slices.Chunk(slices.Collect(maps.Keys(order)), statesPerRead))
+	parts := make([][]jobs.Job, len(batches))
+	errs := make([]error, len(batches))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, 4)
+	names := maps.Clone(summaryNames)
+	names["#regions"] = "regions"
+	for i, batch := range batches {
+		wg.Go(func() {
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			parts[i], errs[i] = s.readJobs(ctx, batch, summaryAttrs+", #regions, region_choice", names)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := slices.DeleteFunc(slices.Concat(parts...), func(j jobs.Job) bool { return j.Status != jobs.StatusQueued || !j.Roaming() })
+	slices.SortFunc(out, func(a, b jobs.Job) int { return order[a.ID] - order[b.ID] })
+	return out, nil
+}
+
+// ClaimIn takes roaming job id for dispatch in region, as Claim takes a queued job, recording the
+// region and why it was chosen in the same conditional update: it holds only while the job is
+// queued, still has no region and allows this one, so of two regions' drains one wins.
+// records.ErrStale when another took it or it has moved on.
+func (s *JobStore) ClaimIn(ctx context.Context, id, region string, why jobs.RegionChoice, token string, now, until time.Time) (jobs.Job, error) {
+	claim := jobs.Claim{Token: token, Until: until.UTC()}
+	queued := jobs.Job{ID: id, Status: jobs.StatusQueued}
+	_, c, err := jobs.Move(queued, jobs.StatusDispatching, "", now)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	why.Region, why.At = region, now.UTC()
+	c.NewClaim, c.Region, c.RegionChoice = &claim, region, &why
+	item, err := s.apply(ctx, queued, c, types.ReturnValueAllNew)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	return decodeJob(item)
+}
+
+// regionSummaryKey is where region's summary is kept in the control table.
+func regionSummaryKey(region string) (string, string) { return "regionsummary#" + region, "summary" }
+
+type regionSummaryItem struct {
+	PK string `dynamodbav:"pk"`
+	SK string `dynamodbav:"sk"`
+	jobs.RegionSummary
+}
+
+// PutRegionSummary keeps what a region's drain saw of it, for other regions' drains.
+func (s *JobStore) PutRegionSummary(ctx context.Context, sum jobs.RegionSummary) error {
+	pk, sk := regionSummaryKey(sum.Region)
+	sum.At = sum.At.UTC()
+	item, err := attributevalue.MarshalMap(regionSummaryItem{PK: pk, SK: sk, RegionSummary: sum})
+	if err != nil {
+		return fmt.Errorf("encoding %s's summary: %w", sum.Region, err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.tables.Control, Item: item}); err != nil {
+		return fmt.Errorf("keeping %s's summary: %w", sum.Region, err)
+	}
+	return nil
+}
+
+// RegionSummaries reads the summaries of regions (at most statesPerRead) in one BatchGetItem, by
+// region; a region whose drain never kept one is left out.
+func (s *JobStore) RegionSummaries(ctx context.Context, regions []string) (map[string]jobs.RegionSummary, error) {
+	out := map[string]jobs.RegionSummary{}
+	if len(regions) == 0 {
+		return out, nil
+	}
+	if len(regions) > statesPerRead {
+		return nil, fmt.Errorf("reading %d regions' summaries: at most %d a call", len(regions), statesPerRead)
+	}
+	keys := make([]map[string]types.AttributeValue, len(regions))
+	for i, r := range regions {
+		keys[i] = keyOf(regionSummaryKey(r))
+	}
+	for try := 0; len(keys) > 0; try++ {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(try*try) * 20 * time.Millisecond):
+			}
+		}
+		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			s.tables.Control: {Keys: keys},
+		}})
+		if err != nil {
+			return nil, fmt.Errorf("reading regions' summaries: %w", err)
+		}
+		var items []regionSummaryItem
+		if err := attributevalue.UnmarshalListOfMaps(res.Responses[s.tables.Control], &items); err != nil {
+			return nil, fmt.Errorf("decoding regions' summaries: %w", err)
+		}
+		for _, it := range items {
+			out[it.Region] = it.RegionSummary
+		}
+		keys = res.UnprocessedKeys[s.tables.Control].Keys
+	}
+	return out, nil
+}
+
+// hasAny reports whether gsi2's partition pk holds any item, reading one.
+func (s *JobStore) hasAny(ctx context.Context, pk string) (bool, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 &s.tables.Jobs,
+		IndexName:                 aws.String(indexGSI2),
+		KeyConditionExpression:    aws.String("gsi2pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		Limit:                     aws.Int32(1),
+	})
+	if err != nil {
+		return false, err
+	}
+	return len(out.Items) > 0, nil
+}
