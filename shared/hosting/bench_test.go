@@ -131,10 +131,11 @@ func (s *stack) live(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.kc.CoreV1().Pods(s.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	created, err := s.kc.CoreV1().Pods(s.ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
 		return err
 	}
-	if _, _, err := s.apps.Register(ctx, host, token, s.now); err != nil {
+	if _, _, err := s.apps.Register(ctx, host, string(created.UID), token, s.now); err != nil {
 		return err
 	}
 	return s.apps.MarkLive(ctx, "acme", name, host, r.Number, s.now)

@@ -235,10 +235,11 @@ func (w *world) addApps(all []apps.App) {
 			continue // its pods are nobody's now: the plan stops them
 		}
 		wanted := apps.HostName(a.Org, a.Name, a.Release, a.SHA256, w.digests[a.Org])
-		w.plan = append(w.plan, hostplan.App{
-			Key: key, Host: wanted, LiveHost: a.LiveHost,
-			Registered: a.Registered == wanted, Failed: a.Failed(),
-		})
+		p := hostplan.App{Key: key, Host: wanted, LiveHost: a.LiveHost, Failed: a.Failed()}
+		if a.Registered == wanted {
+			p.RegisteredPod = a.RegisteredPod // the plan counts it only for the pod of that UID
+		}
+		w.plan = append(w.plan, p)
 	}
 }
 

@@ -108,14 +108,25 @@ func (s *stack) pods(t *testing.T) map[string]corev1.Pod {
 	return out
 }
 
-// register does what the hosted process does: POST its token, here straight to the store.
+// register does what the hosted process does: POST its token and its pod's UID, here straight to
+// the store.
 func (s *stack) register(t *testing.T, host string) {
+	t.Helper()
+	p, err := s.kc.CoreV1().Pods(s.ns).Get(context.Background(), host, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading host %s's pod: %v", host, err)
+	}
+	s.registerAs(t, host, p.UID)
+}
+
+// registerAs registers host with the token in its Secret, from the pod of UID pod.
+func (s *stack) registerAs(t *testing.T, host string, pod types.UID) {
 	t.Helper()
 	sec, err := s.kc.CoreV1().Secrets(s.ns).Get(context.Background(), podspec.SecretName(host), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("reading host %s's Secret: %v", host, err)
 	}
-	if _, _, err := s.apps.Register(context.Background(), host, string(sec.Data[podspec.EnvHostToken]), s.now); err != nil {
+	if _, _, err := s.apps.Register(context.Background(), host, string(pod), string(sec.Data[podspec.EnvHostToken]), s.now); err != nil {
 		t.Fatalf("registering %s with the token in its Secret: %v", host, err)
 	}
 }
@@ -501,5 +512,71 @@ func TestCrashes(t *testing.T) {
 	}
 	if _, ok := s.pods(t)[h2]; ok {
 		t.Errorf("release 2's failed host %s was not removed", h2)
+	}
+}
+
+// TestRegistrationBelongsToItsPod is the story: the wanted host's pod is killed right
+// after its process registered. The beat starts it again and the live host keeps serving; the new
+// pod is not live on the earlier pod's registration, nor on one that names the earlier pod's UID
+// with the new token; it goes live when its own process registers, and only then is the old host
+// stopped. No beat leaves the app without its live host running.
+func TestRegistrationBelongsToItsPod(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	h1 := s.goLive(t, "web", 'a')
+	serving := func(when string) {
+		t.Helper()
+		if a := s.app(t, "web"); a.LiveHost != h1 {
+			t.Fatalf("%s: live host %q, want %s still", when, a.LiveHost, h1)
+		}
+		if _, ok := s.pods(t)[h1]; !ok {
+			t.Fatalf("%s: the live host %s has no pod: the app has no serving host", when, h1)
+		}
+	}
+
+	s.release(t, "web", 'b')
+	s.beat(t)
+	h2 := s.hostOf(t, s.app(t, "web"))
+	s.running(t, h2)
+	first, err := s.kc.CoreV1().Pods(s.ns).Get(ctx, h2, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.register(t, h2)
+	zero := int64(0)
+	if err := s.kc.CoreV1().Pods(s.ns).Delete(ctx, h2, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, s, h2)
+
+	s.beat(t) // the wanted pod is gone: started again
+	serving("the beat after the registered pod vanished")
+	s.running(t, h2)
+	second, err := s.kc.CoreV1().Pods(s.ns).Get(ctx, h2, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the wanted host %s was not started again: %v", h2, err)
+	}
+	if second.UID == first.UID {
+		t.Fatalf("the wanted host's pod has the vanished pod's UID %s", first.UID)
+	}
+	s.beat(t)
+	serving("the next beat, the new pod not registered")
+
+	// A registration naming the vanished pod, even with the new pod's token, is not the new pod's.
+	s.registerAs(t, h2, first.UID)
+	s.beat(t)
+	serving("a beat after a registration from the vanished pod")
+
+	s.register(t, h2)
+	s.beat(t) // went live
+	if a := s.app(t, "web"); a.LiveHost != h2 {
+		t.Fatalf("after the new pod's own process registered: live host %q, want %s", a.LiveHost, h2)
+	}
+	if _, ok := s.pods(t)[h2]; !ok {
+		t.Fatalf("the new live host %s has no pod", h2)
+	}
+	s.beat(t)
+	if _, ok := s.pods(t)[h1]; ok {
+		t.Errorf("the old host %s still runs after %s went live", h1, h2)
 	}
 }
