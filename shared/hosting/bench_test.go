@@ -60,7 +60,7 @@ func BenchmarkNoopBeatVsRawList(b *testing.B) {
 	}
 	rawList := func() time.Duration {
 		t := time.Now()
-		opts := metav1.ListOptions{LabelSelector: podspec.Selector(), Limit: 500}
+		opts := metav1.ListOptions{LabelSelector: podspec.StackSelector(podspec.Selector(), podspec.StackValue(s.h.Stack)), Limit: 500}
 		n := 0
 		for {
 			l, err := s.kc.CoreV1().Pods(s.ns).List(ctx, opts)
@@ -125,7 +125,7 @@ func (s *stack) live(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	l := podspec.Launch{Org: "acme", App: name, Host: host, Release: r.Number, Namespace: s.ns,
+	l := podspec.Launch{Org: "acme", App: name, Host: host, Release: r.Number, Namespace: s.ns, Stack: podspec.StackValue(s.h.Stack),
 		SourcesURL: "https://sources.invalid/x", SourcesSHA256: sha, HostToken: token, RegisterURL: "https://api.invalid/register"}
 	pod, err := podspec.Pod(l)
 	if err != nil {
