@@ -36,8 +36,11 @@ type App struct {
 	// deploys.
 	LiveRelease int    `dynamodbav:"live_release,omitempty"`
 	LiveHost    string `dynamodbav:"live_host,omitempty"`
-	// Registered is the host that last registered with its token.
-	Registered string `dynamodbav:"registered,omitempty"`
+	// Registered is the host that last registered with its token, and RegisteredPod the UID of
+	// the pod whose process registered it: the registration counts for that pod alone, not for a
+	// pod of the same name started again.
+	Registered    string `dynamodbav:"registered,omitempty"`
+	RegisteredPod string `dynamodbav:"registered_pod,omitempty"`
 	// FailedRelease is the release that failed, with why and its host's last lines; an upload or a
 	// start clears them.
 	FailedRelease int    `dynamodbav:"failed_release,omitempty"`
@@ -88,7 +91,15 @@ const (
 // ReleaseDigits is the width release numbers are zero-padded to where they must sort as text.
 const ReleaseDigits = maxReleaseDigits
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var (
+	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	// podUID is a Kubernetes object UID as the API server makes them: a lowercase UUID.
+	podUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+)
+
+// IsPodUID says s is a pod's UID as the API server makes them, what a registering host gives as
+// the pod its process runs in.
+func IsPodUID(s string) bool { return podUID.MatchString(s) }
 
 // CheckName reports what is wrong with an app name, or nil.
 func CheckName(name string) error {

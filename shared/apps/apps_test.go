@@ -129,3 +129,18 @@ func TestSecretsDigest(t *testing.T) {
 		}
 	}
 }
+
+func TestIsPodUID(t *testing.T) {
+	for s, want := range map[string]bool{
+		"6f1c2a9e-0b7d-4c1e-9a52-3d8e4f1b2c3a":   true,
+		"6F1C2A9E-0B7D-4C1E-9A52-3D8E4F1B2C3A":   false, // the API server writes them lowercase
+		"6f1c2a9e0b7d4c1e9a523d8e4f1b2c3a":       false,
+		"$(TIDEGATE_POD_UID)":                    false, // a URL the kubelet did not expand
+		"":                                       false,
+		"6f1c2a9e-0b7d-4c1e-9a52-3d8e4f1b2c3a\n": false,
+	} {
+		if got := IsPodUID(s); got != want {
+			t.Errorf("IsPodUID(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

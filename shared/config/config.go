@@ -37,6 +37,10 @@ type Config struct {
 	HostingRegion string
 	// AppsNamespace is the namespace of the hosting cluster that holds hosts' pods and Secrets.
 	AppsNamespace string
+	// Stack names the deployment (template.yaml: the CloudFormation stack's name; the control
+	// table's name when unset): its hosts carry it, so deployments sharing AppsNamespace leave
+	// each other's hosts alone.
+	Stack string
 	// PublicURL is the API's base URL as a hosted app reaches it, to register its host.
 	PublicURL string
 	// RegionCapacity caps concurrently active jobs per region; a region not named has DefaultCapacity.
@@ -177,6 +181,7 @@ const (
 	EnvRegions              = "TIDEGATE_REGIONS"
 	EnvHostingRegion        = "TIDEGATE_HOSTING_REGION"
 	EnvAppsNamespace        = "TIDEGATE_APPS_NAMESPACE"
+	EnvStack                = "TIDEGATE_STACK"
 	EnvPublicURL            = "TIDEGATE_PUBLIC_URL"
 	EnvRegionCapacity       = "TIDEGATE_REGION_CAPACITY"
 	EnvRegionGPUs           = "TIDEGATE_REGION_GPUS"
@@ -246,6 +251,7 @@ func Parse(getenv func(string) string) (Config, error) {
 		Kubeconfig:       r.get(EnvKubeconfig),
 		Endpoints:        r.endpoints(),
 	}
+	c.Stack = cmp.Or(r.get(EnvStack), c.ControlTable)
 	c.Regions, c.HostingRegion = r.regions()
 	c.RegionCapacity = r.capacity(EnvRegionCapacity)
 	c.RegionGPUs = r.capacity(EnvRegionGPUs)

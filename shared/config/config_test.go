@@ -81,6 +81,16 @@ func TestParsePolicySettings(t *testing.T) {
 	}
 }
 
+func TestParseStack(t *testing.T) {
+	for _, tt := range []struct{ stack, want string }{{"", "c"}, {"tidegate-prod", "tidegate-prod"}} {
+		e := full()
+		e[EnvStack] = tt.stack
+		if c, err := Parse(env(e)); err != nil || c.Stack != tt.want {
+			t.Errorf("Parse with %s=%q: Stack %q, %v; want %q (the control table's name when unset)", EnvStack, tt.stack, c.Stack, err, tt.want)
+		}
+	}
+}
+
 func TestParseRegions(t *testing.T) {
 	for _, bad := range []string{"", "us-east-1", "us-east-1=", "=c", "a=b,a=c"} {
 		if _, err := ParseRegions(bad); err == nil {

@@ -178,6 +178,12 @@ func undeliveredEvents(t *testing.T, db *dynamodb.Client, tables dynamo.Tables) 
 	return evs
 }
 
+// Two pods' UIDs, as the API server makes them: two incarnations of one host.
+const (
+	podA = "6f1c2a9e-0b7d-4c1e-9a52-3d8e4f1b2c3a"
+	podB = "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a"
+)
+
 // TestHostLifecycle walks a host from its token to live, then a newer release's host to failed.
 func TestHostLifecycle(t *testing.T) {
 	tables, db := testenv.Tables(t)
@@ -186,21 +192,28 @@ func TestHostLifecycle(t *testing.T) {
 	upload(t, s, "acme", "web", 'a')
 	h1 := apps.HostName("acme", "web", 1, sha('a'), "")
 
-	if _, _, err := s.Register(ctx, h1, "tgh_x", appNow); !errors.Is(err, records.ErrNotFound) {
+	if _, _, err := s.Register(ctx, h1, podA, "tgh_x", appNow); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Register before any token = %v, want ErrNotFound", err)
 	}
 	tok1, err := s.MintHostToken(ctx, "acme", "web", h1)
 	if err != nil || !strings.HasPrefix(tok1, "tgh_") {
 		t.Fatalf("MintHostToken = %q, %v", tok1, err)
 	}
-	if _, _, err := s.Register(ctx, h1, tok1+"x", appNow); !errors.Is(err, dynamo.ErrBadHostToken) {
+	if _, _, err := s.Register(ctx, h1, podA, tok1+"x", appNow); !errors.Is(err, dynamo.ErrBadHostToken) {
 		t.Errorf("Register(wrong token) = %v, want ErrBadHostToken", err)
 	}
-	if org, app, err := s.Register(ctx, h1, tok1, appNow); err != nil || org != "acme" || app != "web" {
+	if org, app, err := s.Register(ctx, h1, podA, tok1, appNow); err != nil || org != "acme" || app != "web" {
 		t.Fatalf("Register(right token) = %s, %s, %v; want acme, web", org, app, err)
 	}
-	if a := mustApp(t, s, "acme", "web"); a.Registered != h1 || a.TokenHost != h1 {
-		t.Errorf("after Register: registered %q, token host %q; want both %s", a.Registered, a.TokenHost, h1)
+	if a := mustApp(t, s, "acme", "web"); a.Registered != h1 || a.RegisteredPod != podA || a.TokenHost != h1 {
+		t.Errorf("after Register: registered %q by pod %q, token host %q; want %s by %s, token host %s", a.Registered, a.RegisteredPod, a.TokenHost, h1, podA, h1)
+	}
+	// The same host's process in another pod (the host started again) registers that pod instead.
+	if _, _, err := s.Register(ctx, h1, podB, tok1, appNow); err != nil {
+		t.Fatalf("Register(another pod of the host) = %v", err)
+	}
+	if a := mustApp(t, s, "acme", "web"); a.RegisteredPod != podB {
+		t.Errorf("after the host's next pod registered: registered pod %q, want %s", a.RegisteredPod, podB)
 	}
 	if err := s.MarkLive(ctx, "acme", "web", h1, 1, appNow); err != nil {
 		t.Fatalf("MarkLive: %v", err)
@@ -221,7 +234,7 @@ func TestHostLifecycle(t *testing.T) {
 	if _, err := s.MintHostToken(ctx, "acme", "web", h2); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Register(ctx, h1, tok1, appNow); !errors.Is(err, dynamo.ErrHostNotWanted) {
+	if _, _, err := s.Register(ctx, h1, podA, tok1, appNow); !errors.Is(err, dynamo.ErrHostNotWanted) {
 		t.Errorf("Register(the old host, once the app wants another) = %v, want ErrHostNotWanted", err)
 	}
 	if err := s.MarkLive(ctx, "acme", "web", h1, 1, appNow); !errors.Is(err, records.ErrStale) {
@@ -239,7 +252,7 @@ func TestHostLifecycle(t *testing.T) {
 		t.Errorf("failed_why = %d bytes %q…, want the reason then the last lines within 4 KiB", len(a.FailedWhy), a.FailedWhy[:60])
 	}
 	tok2, _ := s.MintHostToken(ctx, "acme", "web", h2)
-	if _, _, err := s.Register(ctx, h2, tok2, appNow); !errors.Is(err, dynamo.ErrHostNotWanted) {
+	if _, _, err := s.Register(ctx, h2, podA, tok2, appNow); !errors.Is(err, dynamo.ErrHostNotWanted) {
 		t.Errorf("Register(the failed release's host) = %v, want ErrHostNotWanted", err)
 	}
 	if err := s.MarkFailed(ctx, "ghost", "web", 1, "h", "r", "", appNow); !errors.Is(err, records.ErrNotFound) {
@@ -256,7 +269,7 @@ func TestHostLifecycle(t *testing.T) {
 	}
 
 	stopped, err := s.SetStopped(ctx, "acme", "web", true, appNow)
-	if err != nil || stopped.State != apps.StateStopped || stopped.LiveHost != "" || stopped.Registered != "" || stopped.TokenHost != "" {
+	if err != nil || stopped.State != apps.StateStopped || stopped.LiveHost != "" || stopped.Registered != "" || stopped.RegisteredPod != "" || stopped.TokenHost != "" {
 		t.Errorf("SetStopped(true) = %+v, %v; want stopped with nothing live, registered or tokened", stopped, err)
 	}
 	if err := s.MarkLive(ctx, "acme", "web", h2, 2, appNow); !errors.Is(err, records.ErrStale) {
@@ -325,7 +338,7 @@ func TestAppDelete(t *testing.T) {
 	if rs, _, err := s.Releases(ctx, "acme", "web", 10, ""); err != nil || len(rs) != 0 {
 		t.Errorf("Releases(web) after Delete = %d, %v; want none", len(rs), err)
 	}
-	if _, _, err := s.Register(ctx, host, tok, appNow); !errors.Is(err, records.ErrNotFound) {
+	if _, _, err := s.Register(ctx, host, podA, tok, appNow); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("Register after Delete = %v, want ErrNotFound: the host's token went with the app", err)
 	}
 	if hosting, err := s.Hosting(ctx, ""); err != nil || len(hosting) != 1 || hosting[0].Name != "keep" {

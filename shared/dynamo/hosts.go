@@ -81,12 +81,14 @@ func hashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Register records that host, presenting token, registered, and answers whose host it is. The
-// host item is one GetItem; the token's hash is compared in constant time; then the app records
-// host as registered, conditional on it still wanting that host (its current token is host's and
-// it is neither stopped nor failed). records.ErrNotFound for a host no token was minted for,
-// ErrBadHostToken for the wrong token, ErrHostNotWanted when the app moved on or is gone.
-func (s *AppStore) Register(ctx context.Context, host, token string, now time.Time) (org, app string, err error) {
+// Register records that host, presenting token, registered from the pod whose UID is pod, and
+// answers whose host it is. The host item is one GetItem; the token's hash is compared in constant
+// time; then the app records host as registered by pod, conditional on it still wanting that host
+// (its current token is host's and it is neither stopped nor failed). The registration counts for
+// that pod only: the beat makes host live only while the pod running under its name has that UID.
+// records.ErrNotFound for a host no token was minted for, ErrBadHostToken for the wrong token,
+// ErrHostNotWanted when the app moved on or is gone.
+func (s *AppStore) Register(ctx context.Context, host, pod, token string, now time.Time) (org, app string, err error) {
 	hpk, hsk := hostKey(host)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Control, Key: keyOf(hpk, hsk), ConsistentRead: aws.Bool(true)})
 	if err != nil {
@@ -102,13 +104,13 @@ func (s *AppStore) Register(ctx context.Context, host, token string, now time.Ti
 	if subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(h.TokenHash)) != 1 {
 		return h.Org, h.App, ErrBadHostToken
 	}
-	vals, err := marshalValues(map[string]any{":host": host, ":now": now.UTC(), ":deploying": apps.StateDeploying, ":live": apps.StateLive})
+	vals, err := marshalValues(map[string]any{":host": host, ":pod": pod, ":now": now.UTC(), ":deploying": apps.StateDeploying, ":live": apps.StateLive})
 	if err != nil {
 		return "", "", err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.tables.Control, Key: keyOf(appPK(h.Org, h.App), "app"),
-		UpdateExpression:          aws.String("SET registered = :host, updated_at = :now"),
+		UpdateExpression:          aws.String("SET registered = :host, registered_pod = :pod, updated_at = :now"),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND token_host = :host AND #state IN (:deploying, :live)"),
 		ExpressionAttributeNames:  pick(appNames, "#state"),
 		ExpressionAttributeValues: vals,

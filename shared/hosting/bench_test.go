@@ -60,7 +60,7 @@ func BenchmarkNoopBeatVsRawList(b *testing.B) {
 	}
 	rawList := func() time.Duration {
 		t := time.Now()
-		opts := metav1.ListOptions{LabelSelector: podspec.Selector(), Limit: 500}
+		opts := metav1.ListOptions{LabelSelector: podspec.StackSelector(podspec.Selector(), podspec.StackValue(s.h.Stack)), Limit: 500}
 		n := 0
 		for {
 			l, err := s.kc.CoreV1().Pods(s.ns).List(ctx, opts)
@@ -125,16 +125,17 @@ func (s *stack) live(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	l := podspec.Launch{Org: "acme", App: name, Host: host, Release: r.Number, Namespace: s.ns,
+	l := podspec.Launch{Org: "acme", App: name, Host: host, Release: r.Number, Namespace: s.ns, Stack: podspec.StackValue(s.h.Stack),
 		SourcesURL: "https://sources.invalid/x", SourcesSHA256: sha, HostToken: token, RegisterURL: "https://api.invalid/register"}
 	pod, err := podspec.Pod(l)
 	if err != nil {
 		return err
 	}
-	if _, err := s.kc.CoreV1().Pods(s.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	created, err := s.kc.CoreV1().Pods(s.ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
 		return err
 	}
-	if _, _, err := s.apps.Register(ctx, host, token, s.now); err != nil {
+	if _, _, err := s.apps.Register(ctx, host, string(created.UID), token, s.now); err != nil {
 		return err
 	}
 	return s.apps.MarkLive(ctx, "acme", name, host, r.Number, s.now)

@@ -31,10 +31,12 @@ const (
 	goneWithin = 30 * time.Second
 )
 
-// cluster carries out steps on the hosting cluster's namespace.
+// cluster carries out steps on the hosting cluster's namespace, for the deployment whose hosts
+// carry stack (podspec.StackLabel).
 type cluster struct {
 	kc        kubernetes.Interface
 	namespace string
+	stack     string
 }
 
 // hosts LISTs every pod of ours in the namespace, page by page.
@@ -65,10 +67,16 @@ func (c cluster) labelOrg(ctx context.Context, pod, org string) error {
 }
 
 // putSecret creates the host's Secret, replacing one of the same name (a Start after a crash
-// between the Secret and the pod, or a token minted again).
+// between the Secret and the pod, or a token minted again) unless another deployment's.
 func (c cluster) putSecret(ctx context.Context, s *corev1.Secret) error {
 	_, err := c.kc.CoreV1().Secrets(c.namespace).Create(ctx, s, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
+		old, gerr := c.kc.CoreV1().Secrets(c.namespace).Get(ctx, s.Name, metav1.GetOptions{})
+		if gerr == nil {
+			if err := c.notOthers(&old.ObjectMeta, "Secret"); err != nil {
+				return err
+			}
+		}
 		// An immutable Secret cannot be updated: delete it and create it again.
 		if err = c.kc.CoreV1().Secrets(c.namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
 			_, err = c.kc.CoreV1().Secrets(c.namespace).Create(ctx, s, metav1.CreateOptions{})
@@ -80,15 +88,44 @@ func (c cluster) putSecret(ctx context.Context, s *corev1.Secret) error {
 	return nil
 }
 
-// startPod creates the host's pod; one already there under the name is the same host, started by
-// an earlier beat that did not finish recording it.
+// startPod creates the host's pod. One already there under the name is the same host, started by
+// an earlier beat that did not finish recording it, or by this deployment before hosts carried
+// its label, which it is given so that the next LIST sees it; another deployment's is refused.
 func (c cluster) startPod(ctx context.Context, p *corev1.Pod) error {
 	_, err := c.kc.CoreV1().Pods(c.namespace).Create(ctx, p, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating pod %s: %w", p.Name, err)
+	}
+	old, err := c.kc.CoreV1().Pods(c.namespace).Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading pod %s, which is already there: %w", p.Name, err)
+	}
+	if err := c.notOthers(&old.ObjectMeta, "pod"); err != nil || old.Labels[podspec.StackLabel] == c.stack {
+		return err
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q},"resourceVersion":%q}}`, podspec.StackLabel, c.stack, old.ResourceVersion)
+	if _, err := c.kc.CoreV1().Pods(c.namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("labelling pod %s, started before hosts carried their deployment, with it: %w", p.Name, err)
 	}
 	return nil
 }
+
+// notOthers answers ErrHostOfAnotherStack for an object that another deployment's label claims:
+// two deployments sharing a namespace that want a host of the same name (the same org, app,
+// release, sources and secrets digest) cannot both run it, and the second leaves the first's be.
+func (c cluster) notOthers(m *metav1.ObjectMeta, kind string) error {
+	if other := m.Labels[podspec.StackLabel]; other != "" && other != c.stack {
+		return fmt.Errorf("%s %s in namespace %s belongs to deployment %s: %w", kind, m.Name, c.namespace, other, ErrHostOfAnotherStack)
+	}
+	return nil
+}
+
+// ErrHostOfAnotherStack is a host this deployment wants whose name another deployment sharing
+// the namespace has taken: the step is refused, and the other's host left running.
+var ErrHostOfAnotherStack = errors.New("the host is another deployment's")
 
 // stop deletes a host's pod with a grace period to drain, and its Secret. Either being gone
 // already is no error: a stop may be repeated by the next beat.

@@ -58,6 +58,10 @@ type Clusters interface {
 type Hoster struct {
 	Region    string // the hosting region
 	Namespace string // where hosts' pods and Secrets live
+	// Stack is the deployment's name (config.Config.Stack). Its hosts carry it in their
+	// podspec.StackLabel and the beat lists, plans and touches only those: two deployments sharing
+	// Namespace leave each other's hosts alone.
+	Stack string
 	// PublicURL is the API's base URL as hosts reach it; a host registers at
 	// <PublicURL>/api/v1/hosts/<host>/register.
 	PublicURL string
@@ -158,10 +162,10 @@ func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
 		}
 		return w, nil
 	}
-	w.cluster = cluster{kc: kc, namespace: h.Namespace}
+	w.cluster = cluster{kc: kc, namespace: h.Namespace, stack: h.stack()}
 
 	// The apps and the pods are read at the same time: a beat costs the slower of the two.
-	podsCh := listHosts(ctx, w.cluster, hostSelector(org, app))
+	podsCh := listHosts(ctx, w.cluster, podspec.StackSelector(hostSelector(org, app), h.stack()))
 	all, err := h.Apps.Hosting(ctx, org)
 	l := <-podsCh
 	if err != nil {
@@ -237,10 +241,11 @@ func (w *world) addApps(all []apps.App) {
 			continue // its pods are nobody's now: the plan stops them
 		}
 		wanted := apps.HostName(a.Org, a.Name, a.Release, a.SHA256, w.digests[a.Org])
-		w.plan = append(w.plan, hostplan.App{
-			Key: key, Host: wanted, LiveHost: a.LiveHost,
-			Registered: a.Registered == wanted, Failed: a.Failed(),
-		})
+		p := hostplan.App{Key: key, Host: wanted, LiveHost: a.LiveHost, Failed: a.Failed()}
+		if a.Registered == wanted {
+			p.RegisteredPod = a.RegisteredPod // the plan counts it only for the pod of that UID
+		}
+		w.plan = append(w.plan, p)
 	}
 }
 
@@ -346,7 +351,7 @@ func (h *Hoster) start(ctx context.Context, w *world, a apps.App, host string) e
 		return err
 	}
 	l := podspec.Launch{
-		Org: a.Org, App: a.Name, Host: host, Release: a.Release, Namespace: h.Namespace, Image: image, Command: command,
+		Org: a.Org, App: a.Name, Host: host, Release: a.Release, Namespace: h.Namespace, Stack: h.stack(), Image: image, Command: command,
 		SourcesURL: url, SourcesSHA256: a.SHA256, Env: env, HostToken: token, RegisterURL: h.registerURL(host),
 	}
 	secret, err := podspec.Secret(l)
@@ -433,6 +438,9 @@ func (h *Hoster) environment(ctx context.Context, org string) (map[string]string
 	}
 	return env, nil
 }
+
+// stack is the label value of the Hoster's deployment.
+func (h *Hoster) stack() string { return podspec.StackValue(h.Stack) }
 
 func (h *Hoster) registerURL(host string) string {
 	return h.PublicURL + "/api/v1/hosts/" + host + "/register"

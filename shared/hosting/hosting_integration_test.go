@@ -46,20 +46,27 @@ type stack struct {
 
 func newStack(t testing.TB) *stack {
 	t.Helper()
-	tables, db := testenv.Tables(t)
-	bucket, prefix, s3c := testenv.Bucket(t)
 	ns, st := testenv.Namespace(t)
 	kc, err := sandbox.KubeClient(st.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newStackOn(t, kc, ns)
+}
+
+// newStackOn is a stack of its own tables and bucket, named for its control table as
+// config.Parse names one by default, whose hosts live in namespace ns of kc.
+func newStackOn(t testing.TB, kc kubernetes.Interface, ns string) *stack {
+	t.Helper()
+	tables, db := testenv.Tables(t)
+	bucket, prefix, s3c := testenv.Bucket(t)
 	box := testenv.Keyring(t, db, tables.Control)
 	s := &stack{
 		apps: dynamo.NewAppStore(db, tables), secrets: dynamo.NewSecretStore(db, tables.Control), box: box,
 		kc: kc, ns: ns, outbox: dynamo.NewOutboxStore(db, tables), now: time.Now().UTC().Truncate(time.Second),
 	}
 	s.h = &hosting.Hoster{
-		Region: "us-east-1", Namespace: ns, PublicURL: "http://127.0.0.1:1",
+		Region: "us-east-1", Namespace: ns, Stack: tables.Control, PublicURL: "http://127.0.0.1:1",
 		Apps: s.apps, Secrets: s.secrets, Box: box, Clusters: oneCluster{kc},
 		Sources: hosting.S3Sources{Presign: s3.NewPresignClient(s3c), Bucket: bucket, Prefix: prefix},
 		Now:     func() time.Time { return s.now },
@@ -108,14 +115,25 @@ func (s *stack) pods(t *testing.T) map[string]corev1.Pod {
 	return out
 }
 
-// register does what the hosted process does: POST its token, here straight to the store.
+// register does what the hosted process does: POST its token and its pod's UID, here straight to
+// the store.
 func (s *stack) register(t *testing.T, host string) {
+	t.Helper()
+	p, err := s.kc.CoreV1().Pods(s.ns).Get(context.Background(), host, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading host %s's pod: %v", host, err)
+	}
+	s.registerAs(t, host, p.UID)
+}
+
+// registerAs registers host with the token in its Secret, from the pod of UID pod.
+func (s *stack) registerAs(t *testing.T, host string, pod types.UID) {
 	t.Helper()
 	sec, err := s.kc.CoreV1().Secrets(s.ns).Get(context.Background(), podspec.SecretName(host), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("reading host %s's Secret: %v", host, err)
 	}
-	if _, _, err := s.apps.Register(context.Background(), host, string(sec.Data[podspec.EnvHostToken]), s.now); err != nil {
+	if _, _, err := s.apps.Register(context.Background(), host, string(pod), string(sec.Data[podspec.EnvHostToken]), s.now); err != nil {
 		t.Fatalf("registering %s with the token in its Secret: %v", host, err)
 	}
 }
@@ -501,5 +519,152 @@ func TestCrashes(t *testing.T) {
 	}
 	if _, ok := s.pods(t)[h2]; ok {
 		t.Errorf("release 2's failed host %s was not removed", h2)
+	}
+}
+
+// TestRegistrationBelongsToItsPod is the issue's story: the wanted host's pod is killed right
+// after its process registered. The beat starts it again and the live host keeps serving; the new
+// pod is not live on the earlier pod's registration, nor on one that names the earlier pod's UID
+// with the new token; it goes live when its own process registers, and only then is the old host
+// stopped. No beat leaves the app without its live host running.
+func TestRegistrationBelongsToItsPod(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	h1 := s.goLive(t, "web", 'a')
+	serving := func(when string) {
+		t.Helper()
+		if a := s.app(t, "web"); a.LiveHost != h1 {
+			t.Fatalf("%s: live host %q, want %s still", when, a.LiveHost, h1)
+		}
+		if _, ok := s.pods(t)[h1]; !ok {
+			t.Fatalf("%s: the live host %s has no pod: the app has no serving host", when, h1)
+		}
+	}
+
+	s.release(t, "web", 'b')
+	s.beat(t)
+	h2 := s.hostOf(t, s.app(t, "web"))
+	s.running(t, h2)
+	first, err := s.kc.CoreV1().Pods(s.ns).Get(ctx, h2, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.register(t, h2)
+	zero := int64(0)
+	if err := s.kc.CoreV1().Pods(s.ns).Delete(ctx, h2, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, s, h2)
+
+	s.beat(t) // the wanted pod is gone: started again
+	serving("the beat after the registered pod vanished")
+	s.running(t, h2)
+	second, err := s.kc.CoreV1().Pods(s.ns).Get(ctx, h2, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the wanted host %s was not started again: %v", h2, err)
+	}
+	if second.UID == first.UID {
+		t.Fatalf("the wanted host's pod has the vanished pod's UID %s", first.UID)
+	}
+	s.beat(t)
+	serving("the next beat, the new pod not registered")
+
+	// A registration naming the vanished pod, even with the new pod's token, is not the new pod's.
+	s.registerAs(t, h2, first.UID)
+	s.beat(t)
+	serving("a beat after a registration from the vanished pod")
+
+	s.register(t, h2)
+	s.beat(t) // went live
+	if a := s.app(t, "web"); a.LiveHost != h2 {
+		t.Fatalf("after the new pod's own process registered: live host %q, want %s", a.LiveHost, h2)
+	}
+	if _, ok := s.pods(t)[h2]; !ok {
+		t.Fatalf("the new live host %s has no pod", h2)
+	}
+	s.beat(t)
+	if _, ok := s.pods(t)[h1]; ok {
+		t.Errorf("the old host %s still runs after %s went live", h1, h2)
+	}
+}
+
+// TestStacksShareANamespace: two deployments' beats on one namespace each list, plan and touch
+// only their own hosts. Neither stops the other's host as a pod of an app it does not know; one
+// that wants a host of the same name as the other's (same org, app, release, sources and secrets)
+// is refused and leaves the other's Secret and pod be.
+func TestStacksShareANamespace(t *testing.T) {
+	a := newStack(t)
+	b := newStackOn(t, a.kc, a.ns)
+	ctx := context.Background()
+	if podspec.StackValue(a.h.Stack) == podspec.StackValue(b.h.Stack) {
+		t.Fatalf("two stacks with one label value %q", podspec.StackValue(a.h.Stack))
+	}
+	ha := a.goLive(t, "web", 'a')
+	hb := b.goLive(t, "api", 'b')
+	for range 2 {
+		a.beat(t)
+		b.beat(t)
+	}
+	pods := a.pods(t)
+	for _, host := range []string{ha, hb} {
+		if _, ok := pods[host]; !ok {
+			t.Errorf("host %s was stopped by the other stack's beat; pods: %v", host, keys(pods))
+		}
+	}
+	if got := pods[ha].Labels[podspec.StackLabel]; got != podspec.StackValue(a.h.Stack) {
+		t.Errorf("stack a's host %s carries stack %q, want %q", ha, got, podspec.StackValue(a.h.Stack))
+	}
+	if plan, err := b.h.Plan(ctx, "acme"); err != nil || len(plan) != 1 || plan[0].App != "api" || len(plan[0].Steps) != 0 {
+		t.Errorf("stack b's preview = %+v, %v; want api alone, with nothing to do", plan, err)
+	}
+
+	// Stack b releases web with stack a's sources: it wants stack a's host name.
+	secretBefore, err := a.kc.CoreV1().Secrets(a.ns).Get(ctx, podspec.SecretName(ha), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.release(t, "web", 'a')
+	if got := b.hostOf(t, b.app(t, "web")); got != ha {
+		t.Fatalf("stack b's web host = %s, want the same name as stack a's %s for this test", got, ha)
+	}
+	if err := b.h.Beat(ctx); !errors.Is(err, hosting.ErrHostOfAnotherStack) {
+		t.Errorf("stack b's beat wanting stack a's host = %v, want ErrHostOfAnotherStack", err)
+	}
+	secretAfter, err := a.kc.CoreV1().Secrets(a.ns).Get(ctx, podspec.SecretName(ha), metav1.GetOptions{})
+	if err != nil || secretAfter.UID != secretBefore.UID || string(secretAfter.Data[podspec.EnvHostToken]) != string(secretBefore.Data[podspec.EnvHostToken]) {
+		t.Errorf("stack a's Secret for %s after stack b wanted the name: %v; want it untouched", ha, err)
+	}
+	a.beat(t)
+	if p, ok := a.pods(t)[ha]; !ok || p.UID != pods[ha].UID || p.Labels[podspec.StackLabel] != podspec.StackValue(a.h.Stack) {
+		t.Errorf("stack a's pod %s after stack b wanted the name: %v; want it untouched", ha, p.ObjectMeta)
+	}
+	if got := a.app(t, "web"); got.LiveHost != ha {
+		t.Errorf("stack a's web is live on %q, want %s", got.LiveHost, ha)
+	}
+}
+
+// TestHostsBeforeTheStackLabel: a host started before hosts carried their deployment's label is
+// not in the LIST; when the plan starts it again, the Secret is replaced and the pod, already
+// there, is labelled and kept, not run twice.
+func TestHostsBeforeTheStackLabel(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	host := s.goLive(t, "web", 'a')
+	before := s.pods(t)[host]
+	unlabel := []byte(`{"metadata":{"labels":{"` + podspec.StackLabel + `":null}}}`)
+	if _, err := s.kc.CoreV1().Pods(s.ns).Patch(ctx, host, types.MergePatchType, unlabel, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.kc.CoreV1().Secrets(s.ns).Patch(ctx, podspec.SecretName(host), types.MergePatchType, unlabel, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.beat(t)
+	after, ok := s.pods(t)[host]
+	if !ok || after.UID != before.UID || after.Labels[podspec.StackLabel] != podspec.StackValue(s.h.Stack) {
+		t.Fatalf("the unlabelled host %s after a beat: %+v; want the same pod, labelled", host, after.ObjectMeta)
+	}
+	s.beat(t)
+	if a := s.app(t, "web"); a.LiveHost != host || a.State != apps.StateLive {
+		t.Errorf("web after its host was labelled: %s on %q, want live on %s", a.State, a.LiveHost, host)
 	}
 }

@@ -24,7 +24,7 @@ type podRef struct{ p *corev1.Pod }
 func (r podRef) container() (hostplan.Container, podInfo) {
 	p := r.p
 	key, ours := podspec.AppOf(p)
-	c := hostplan.Container{Name: p.Name, App: key, Ours: ours, CreatedAt: p.CreationTimestamp.Time}
+	c := hostplan.Container{Name: p.Name, UID: string(p.UID), App: key, Ours: ours, CreatedAt: p.CreationTimestamp.Time}
 	info := podInfo{spec: r}
 	for _, ic := range p.Spec.InitContainers {
 		if ic.Name != podspec.InstallContainer {

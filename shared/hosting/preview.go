@@ -60,7 +60,7 @@ func (h *Hoster) Plan(ctx context.Context, org string) ([]AppPlan, error) {
 			p.Steps = append(p.Steps, explain(st, a, known, want, w))
 		}
 		if len(p.Steps) == 0 {
-			p.Note = idle(a, want)
+			p.Note = idle(a, want, w.registered(want))
 		}
 		out = append(out, p)
 	}
@@ -82,7 +82,7 @@ func explain(st hostplan.Step, a apps.App, known bool, want hostplan.App, w *wor
 			"it served and its process exited; it runs again (crash %d of the %d allowed within %.0f minutes)",
 			n, hostplan.MostCrashes, hostplan.CrashWindow.Minutes())}
 	case hostplan.Stop:
-		return PlannedStep{Step: "stop", Host: s.Pod.Name, Why: whyStop(s.Pod.Name, a, known, want)}
+		return PlannedStep{Step: "stop", Host: s.Pod.Name, Why: whyStop(s.Pod.Name, a, known, w.registered(want), want)}
 	case hostplan.WentLive:
 		why := "it registered: it becomes the live host"
 		if a.LiveHost != "" && a.LiveHost != s.App.Host {
@@ -95,7 +95,7 @@ func explain(st hostplan.Step, a apps.App, known bool, want hostplan.App, w *wor
 	return PlannedStep{Step: fmt.Sprintf("%T", st)}
 }
 
-func whyStop(pod string, a apps.App, known bool, want hostplan.App) string {
+func whyStop(pod string, a apps.App, known, registered bool, want hostplan.App) string {
 	switch {
 	case !known:
 		return "its app was deleted"
@@ -103,14 +103,25 @@ func whyStop(pod string, a apps.App, known bool, want hostplan.App) string {
 		return "its app is stopped"
 	case (a.Failed() && pod == a.FailedHost) || pod == want.Host:
 		return fmt.Sprintf("release %d failed; its host is removed and the live one kept", a.Release)
-	case want.Registered && pod == a.LiveHost:
+	case registered && pod == a.LiveHost:
 		return fmt.Sprintf("%s registered and replaces it", want.Host)
 	}
 	return "no release wants it any more"
 }
 
+// registered says want's host is registered by the pod now running under its name, as the plan
+// counts it.
+func (w *world) registered(want hostplan.App) bool {
+	info, ok := w.podsByName[want.Host]
+	if !ok {
+		return false
+	}
+	c, _ := info.spec.container()
+	return c.Ours && want.Registered(&c)
+}
+
 // idle says why an app has nothing to do this beat.
-func idle(a apps.App, want hostplan.App) string {
+func idle(a apps.App, want hostplan.App, registered bool) string {
 	switch {
 	case a.Stopped():
 		return "stopped: no host runs"
@@ -119,7 +130,7 @@ func idle(a apps.App, want hostplan.App) string {
 			return fmt.Sprintf("release %d failed; %s keeps serving", a.Release, a.LiveHost)
 		}
 		return fmt.Sprintf("release %d failed; upload a new release or start the app again", a.Release)
-	case want.Registered && a.LiveHost == want.Host:
+	case registered && a.LiveHost == want.Host:
 		return fmt.Sprintf("live on %s", want.Host)
 	}
 	return fmt.Sprintf("waiting for %s to register", want.Host)

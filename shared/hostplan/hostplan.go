@@ -10,6 +10,9 @@
 //
 //   - The host that last went live serves until the wanted host registers, whatever becomes of
 //     the wanted one.
+//   - A registration belongs to the pod incarnation whose process made it (App.RegisteredPod is
+//     that pod's UID): a wanted host whose pod disappeared and was started again, or was revived,
+//     is not registered until the new pod's own process registers.
 //   - A wanted host that exits before it ever served fails its release at once, even one that
 //     had registered before the beat saw it go live: the live host keeps serving.
 //   - A host that served and exits is revived, at most MostCrashes times in CrashWindow; the next
@@ -53,8 +56,9 @@ type App struct {
 	Host string
 	// LiveHost is the host that last went live, empty while the app has never been live.
 	LiveHost string
-	// Registered says the wanted host has registered with the gateway.
-	Registered bool
+	// RegisteredPod is the UID of the pod whose process registered the wanted host, empty while
+	// none has. The wanted host counts as registered only while its pod is that one (Registered).
+	RegisteredPod string
 	// Failed says the wanted release has already failed: its host is not started again.
 	Failed bool
 }
@@ -63,6 +67,9 @@ type App struct {
 type Container struct {
 	// Name is the pod's name, the host.
 	Name string
+	// UID is the pod's UID: one incarnation of the host, which a pod of the same name started
+	// again does not share.
+	UID string
 	// App is the key of the app the pod says it belongs to.
 	App string
 	// Ours says the pod carries our labels. One that does not is never touched.
@@ -81,6 +88,12 @@ type Container struct {
 	StartedAt time.Time
 	// CreatedAt is when the pod was created; it times a host whose app process never started.
 	CreatedAt time.Time
+}
+
+// Registered says c is the pod of app's wanted host whose own process registered it: a pod of
+// the same name that is another incarnation (started again, revived) is not.
+func (a *App) Registered(c *Container) bool {
+	return c != nil && a.Host != "" && c.Name == a.Host && a.RegisteredPod != "" && c.UID == a.RegisteredPod
 }
 
 // ended says the pod's process is over, or never got to run because its install failed.

@@ -77,8 +77,10 @@ func (p *planner) app(steps []Step, app *App, i int) []Step {
 		}
 	}
 
-	// The live host is kept apart from the wanted one only while they differ.
+	// The live host is kept apart from the wanted one only while they differ. The wanted host is
+	// registered only by its present pod's own process.
 	served := app.Host == app.LiveHost
+	registered := app.Registered(wanted)
 	keepWanted := app.Host != "" && !app.Failed
 	keepLive := app.LiveHost != "" && !served
 	switch {
@@ -94,15 +96,15 @@ func (p *planner) app(steps []Step, app *App, i int) []Step {
 		keepWanted = false
 	case wanted.ended():
 		steps = append(steps, Revive{Pod: wanted})
-	case app.Registered && !served:
+	case registered && !served:
 		steps = append(steps, WentLive{App: app})
-	case !app.Registered && !served && wanted.overdue(p.now):
+	case !registered && !served && wanted.overdue(p.now):
 		steps = append(steps, Failed{Pod: wanted, Reason: ReasonNeverRegistered})
 		keepWanted = false
 	}
 	// Once the wanted host has registered, the live one has been replaced; unless the wanted
 	// release has just failed, when the live host is all the app has.
-	if app.Registered && keepWanted {
+	if registered && keepWanted {
 		keepLive = false
 	}
 

@@ -25,9 +25,18 @@ const (
 // deploying is shop while release 2 is on its way and release 1 serves.
 var deploying = hostplan.App{Key: shop, Host: wanted, LiveHost: live}
 
-// pod is one of our pods of shop whose app process started 10 s ago.
+// pod is one of our pods of shop whose app process started 10 s ago; its UID is uid(name).
 func pod(name string) hostplan.Container {
-	return hostplan.Container{Name: name, App: shop, Ours: true, StartedAt: ago(10 * time.Second), CreatedAt: ago(time.Minute)}
+	return hostplan.Container{Name: name, UID: uid(name), App: shop, Ours: true, StartedAt: ago(10 * time.Second), CreatedAt: ago(time.Minute)}
+}
+
+// uid is the UID of pod(name): the incarnation whose process registers in these tests.
+func uid(name string) string { return "uid-" + name }
+
+// again is c as a new incarnation: a pod of the same name started again, with its own UID.
+func again(c hostplan.Container) hostplan.Container {
+	c.UID += "-again"
+	return c
 }
 
 func exited(c hostplan.Container, code int32) hostplan.Container {
@@ -54,7 +63,8 @@ func crashesAgo(ds ...time.Duration) []time.Time {
 }
 
 func TestPlan(t *testing.T) {
-	served := hostplan.App{Key: shop, Host: wanted, LiveHost: wanted, Registered: true}
+	served := hostplan.App{Key: shop, Host: wanted, LiveHost: wanted, RegisteredPod: uid(wanted)}
+	registered := hostplan.App{Key: shop, Host: wanted, LiveHost: live, RegisteredPod: uid(wanted)}
 	tests := []struct {
 		name    string
 		apps    []hostplan.App
@@ -81,7 +91,7 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "a wanted host that registered goes live and the old live host stops",
-			apps: []hostplan.App{{Key: shop, Host: wanted, LiveHost: live, Registered: true}},
+			apps: []hostplan.App{registered},
 			pods: []hostplan.Container{pod(live), pod(wanted), pod(oldest)},
 			want: map[string][]string{shop: {"went_live " + wanted, "stop " + live, "stop " + oldest}},
 		},
@@ -127,7 +137,7 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "a wanted host that registered and then exited before going live fails; the live host stays",
-			apps: []hostplan.App{{Key: shop, Host: wanted, LiveHost: live, Registered: true}},
+			apps: []hostplan.App{registered},
 			pods: []hostplan.Container{exited(pod(wanted), 1), pod(live)},
 			want: map[string][]string{shop: {"failed " + wanted + " exited", "stop " + wanted}},
 		},
@@ -239,10 +249,34 @@ func TestPlan(t *testing.T) {
 			want: map[string][]string{shop: {"start " + wanted}},
 		},
 		{
-			name: "a registered host whose pod is gone is started again and the old live one stopped",
-			apps: []hostplan.App{{Key: shop, Host: wanted, LiveHost: live, Registered: true}},
+			name: "a registered host whose pod is gone is started again and the live one keeps serving",
+			apps: []hostplan.App{registered},
 			pods: []hostplan.Container{pod(live)},
-			want: map[string][]string{shop: {"start " + wanted, "stop " + live}},
+			want: map[string][]string{shop: {"start " + wanted}},
+		},
+		{
+			name: "a wanted host started again is not registered by its earlier pod's process",
+			apps: []hostplan.App{registered},
+			pods: []hostplan.Container{pod(live), again(pod(wanted))},
+			want: map[string][]string{},
+		},
+		{
+			name: "a wanted host started again whose own process registered goes live",
+			apps: []hostplan.App{{Key: shop, Host: wanted, LiveHost: live, RegisteredPod: uid(wanted) + "-again"}},
+			pods: []hostplan.Container{pod(live), again(pod(wanted))},
+			want: map[string][]string{shop: {"went_live " + wanted, "stop " + live}},
+		},
+		{
+			name: "a registration of another host's pod does not register the wanted one",
+			apps: []hostplan.App{{Key: shop, Host: wanted, LiveHost: live, RegisteredPod: uid(live)}},
+			pods: []hostplan.Container{pod(live), pod(wanted)},
+			want: map[string][]string{},
+		},
+		{
+			name: "a wanted host started again that has not registered in time fails; the live one stays",
+			apps: []hostplan.App{registered},
+			pods: []hostplan.Container{pod(live), startedAgo(again(pod(wanted)), 121*time.Second)},
+			want: map[string][]string{shop: {"failed " + wanted + " never_registered", "stop " + wanted}},
 		},
 		{
 			name: "an app with no wanted host keeps its live one and starts nothing",
@@ -258,9 +292,9 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "apps are planned each on its own",
-			apps: []hostplan.App{{Key: "acme/a", Host: "a-r1-00000000"}, {Key: "acme/b", Host: "b-r1-00000000", LiveHost: "b-r1-00000000", Registered: true}},
+			apps: []hostplan.App{{Key: "acme/a", Host: "a-r1-00000000"}, {Key: "acme/b", Host: "b-r1-00000000", LiveHost: "b-r1-00000000", RegisteredPod: "uid-b"}},
 			pods: []hostplan.Container{
-				{Name: "b-r1-00000000", App: "acme/b", Ours: true, Exited: true},
+				{Name: "b-r1-00000000", UID: "uid-b", App: "acme/b", Ours: true, Exited: true},
 				{Name: "a-r0-00000000", App: "acme/a", Ours: true},
 			},
 			want: map[string][]string{

@@ -33,7 +33,9 @@ func randomCluster(r *rand.Rand) cluster {
 		key, name := fmt.Sprintf("org%d/a%d", i%2, i), fmt.Sprintf("a%d", i)
 		hosts := []string{name + "-r2-00000000", name + "-r1-00000000", name + "-r0-00000000"}
 		if r.IntN(3) > 0 {
-			app := hostplan.App{Key: key, Host: hosts[0], Registered: r.IntN(3) == 0, Failed: r.IntN(4) == 0}
+			app := hostplan.App{Key: key, Host: hosts[0], Failed: r.IntN(4) == 0}
+			// Registered by one of the wanted host's two incarnations, or not at all.
+			app.RegisteredPod = pick(r, "", "", hosts[0]+"#0", hosts[0]+"#1")
 			app.LiveHost = pick(r, "", hosts[0], hosts[1], hosts[1])
 			if r.IntN(12) == 0 {
 				app.Host = ""
@@ -62,7 +64,7 @@ func randomCluster(r *rand.Rand) cluster {
 }
 
 func randomPod(r *rand.Rand, name, app string, ours bool) hostplan.Container {
-	p := hostplan.Container{Name: name, App: app, Ours: ours, CreatedAt: now.Add(-pick(r, ages...))}
+	p := hostplan.Container{Name: name, UID: fmt.Sprintf("%s#%d", name, r.IntN(2)), App: app, Ours: ours, CreatedAt: now.Add(-pick(r, ages...))}
 	switch r.IntN(6) {
 	case 0:
 		p.Installing = true
@@ -206,9 +208,9 @@ func checkFixpoint(t *testing.T, name string, c cluster) {
 
 // apply carries one step out on the model: start adds a running pod, stop removes one, revive
 // replaces one with a running one and records a crash, went_live makes the host live and failed
-// fails the release.
+// fails the release. A pod started or revived is a new incarnation, with a UID of its own.
 func (c *cluster) apply(key, kind, host string) {
-	running := hostplan.Container{Name: host, App: key, Ours: true, StartedAt: now, CreatedAt: now}
+	running := hostplan.Container{Name: host, UID: host + "#new", App: key, Ours: true, StartedAt: now, CreatedAt: now}
 	isIt := func(p hostplan.Container) bool { return p.Ours && p.App == key && p.Name == host }
 	at := slices.IndexFunc(c.apps, func(a hostplan.App) bool { return a.Key == key })
 	switch kind {

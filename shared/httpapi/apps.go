@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/podspec"
 	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -32,7 +33,7 @@ type AppStore interface {
 	Rollback(ctx context.Context, org, name string, from int, now time.Time) (apps.Release, error)
 	SetStopped(ctx context.Context, org, name string, stopped bool, now time.Time) (apps.App, error)
 	Delete(ctx context.Context, org, name string) error
-	Register(ctx context.Context, host, token string, now time.Time) (org, app string, err error)
+	Register(ctx context.Context, host, pod, token string, now time.Time) (org, app string, err error)
 }
 
 var _ AppStore = (*dynamo.AppStore)(nil)
@@ -312,10 +313,17 @@ const (
 	detailBadHostTok  = "the host token is not %s's; a host registers with the token it was started with"
 	detailNoHost      = "no host %q is known; a host registers under the name it was started with"
 	detailNotWanted   = "app %s no longer wants host %s (a newer release or secret replaced it, or the app was stopped or failed); stop this host"
+	detailNoPodUID    = "a host registers from its pod: POST to the URL in its TIDEGATE_REGISTER_URL, which names the pod"
+	problemPodUID     = "must be the UID of the pod the process runs in, as %s holds it"
 )
 
-// registerHost is called by a hosted app's host with its own token, not an API key: it makes the
-// host the app's registered one, which the beat then makes live.
+// podUIDParam names, on a registration, the pod the registering process runs in: the registration
+// counts for that pod alone, not for a pod of the same host started again.
+const podUIDParam = podspec.PodUIDParam
+
+// registerHost is called by a hosted app's host with its own token, not an API key, and the UID of
+// the pod it runs in: it makes that pod of the host the app's registered one, which the beat then
+// makes live.
 func (a *api) registerHost(w http.ResponseWriter, r *http.Request) error {
 	host := r.PathValue("host")
 	if !tenancy.IsDNSLabel(host) {
@@ -325,7 +333,11 @@ func (a *api) registerHost(w http.ResponseWriter, r *http.Request) error {
 	if token = strings.TrimSpace(token); !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return Errorf(CodeUnauthenticated, detailNoHostToken)
 	}
-	_, app, err := a.apps.Register(r.Context(), host, token, a.now())
+	pod := r.URL.Query().Get(podUIDParam)
+	if !apps.IsPodUID(pod) {
+		return Invalid(detailNoPodUID, FieldProblem{podUIDParam, fmt.Sprintf(problemPodUID, podspec.EnvPodUID)})
+	}
+	_, app, err := a.apps.Register(r.Context(), host, pod, token, a.now())
 	switch {
 	case errors.Is(err, records.ErrNotFound):
 		return Errorf(CodeNotFound, detailNoHost, host)

@@ -417,29 +417,54 @@ func TestRegisterHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	register := "/api/v1/hosts/" + host + "/register"
+	// Another org's host, with its own token: neither token registers the other org's host.
+	if status, out := st.send(t, "POST", "/api/v1/apps/site/releases", st.beta, "application/gzip", v1); status != 201 {
+		t.Fatalf("beta's upload = %d %v", status, out)
+	}
+	rivalHost := apps.HostName("beta", "site", 1, digest(v1), apps.SecretsDigest(nil))
+	rivalToken, err := st.store.MintHostToken(ctx, "beta", "site", rivalHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pod = "6f1c2a9e-0b7d-4c1e-9a52-3d8e4f1b2c3a"
+	register := "/api/v1/hosts/" + host + "/register?pod_uid=" + pod
 	tests := []struct {
 		name, path, auth string
 		wantStatus       int
+		wantField        string
 	}{
-		{"no token", register, "", 401},
-		{"wrong token", register, token + "x", 401},
-		{"an API key", register, st.admin, 401},
-		{"unknown host", "/api/v1/hosts/web-r9-00000000/register", token, 404},
-		{"not a host name", "/api/v1/hosts/Not_A_Host/register", token, 404},
+		{"no token", register, "", 401, ""},
+		{"wrong token", register, token + "x", 401, ""},
+		{"an API key", register, st.admin, 401, ""},
+		{"another org's host token", register, rivalToken, 401, ""},
+		{"its token on another org's host", "/api/v1/hosts/" + rivalHost + "/register?pod_uid=" + pod, token, 401, ""},
+		{"unknown host", "/api/v1/hosts/web-r9-00000000/register?pod_uid=" + pod, token, 404, ""},
+		{"not a host name", "/api/v1/hosts/Not_A_Host/register?pod_uid=" + pod, token, 404, ""},
+		{"no pod", "/api/v1/hosts/" + host + "/register", token, 400, "pod_uid"},
+		{"a pod that is no UID", "/api/v1/hosts/" + host + "/register?pod_uid=$(TIDEGATE_POD_UID)", token, 400, "pod_uid"},
+		{"an uppercase UID", "/api/v1/hosts/" + host + "/register?pod_uid=" + strings.ToUpper(pod), token, 400, "pod_uid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if status, out := st.send(t, "POST", tt.path, tt.auth, "", nil); status != tt.wantStatus {
+			status, out := st.send(t, "POST", tt.path, tt.auth, "", nil)
+			if status != tt.wantStatus {
 				t.Errorf("POST %s = %d %v, want %d", tt.path, status, out, tt.wantStatus)
 			}
+			if fields, _ := out["fields"].([]any); tt.wantField != "" && !slices.ContainsFunc(fields, func(f any) bool { return f.(map[string]any)["field"] == tt.wantField }) {
+				t.Errorf("POST %s = %v, want it to name the field %s", tt.path, out, tt.wantField)
+			}
 		})
+	}
+	for _, a := range []struct{ org, app string }{{"acme", "web"}, {"beta", "site"}} {
+		if got, _ := st.store.App(ctx, a.org, a.app); got.Registered != "" || got.RegisteredPod != "" {
+			t.Errorf("%s/%s after the refused registrations: registered %q by %q, want none", a.org, a.app, got.Registered, got.RegisteredPod)
+		}
 	}
 	if status, out := st.send(t, "POST", register, token, "", nil); status != 200 || out["app"] != "web" {
 		t.Fatalf("register with the host's token = %d %v, want 200", status, out)
 	}
-	if a, _ := st.store.App(ctx, "acme", "web"); a.Registered != host {
-		t.Errorf("registered host = %q, want %s", a.Registered, host)
+	if a, _ := st.store.App(ctx, "acme", "web"); a.Registered != host || a.RegisteredPod != pod {
+		t.Errorf("registered host = %q by pod %q, want %s by %s", a.Registered, a.RegisteredPod, host, pod)
 	}
 
 	v2 := sources(t, map[string]string{"index.js": "2"})

@@ -14,6 +14,7 @@ func fixture() Launch {
 		Host:          "support-bot-r7-0a1b2c3d",
 		Release:       7,
 		Namespace:     "tidegate-apps",
+		Stack:         "tidegate-prod",
 		SourcesURL:    "https://sources.example/acme/support-bot/7.tar.gz?X-Amz-Expires=900&X-Amz-Signature=0f0f",
 		SourcesSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 		Env: map[string]string{

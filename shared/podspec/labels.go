@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tidegate/tidegate/shared/jobs"
 )
@@ -21,6 +22,10 @@ const (
 	// OrgLabel holds the app's org (a DNS label, so a valid label value): one org's hosts are
 	// listed alone with OrgSelector.
 	OrgLabel = "tidegate.io/org"
+	// StackLabel holds the deployment the host belongs to (StackValue of its name): each
+	// deployment's beat lists only its own hosts (StackSelector), so two sharing a namespace
+	// leave each other's alone.
+	StackLabel = "tidegate.io/stack"
 	// ReleaseLabel holds the release the host runs, in decimal.
 	ReleaseLabel = "tidegate.io/release"
 	// ManagedByLabel is ManagedBy on every host.
@@ -42,6 +47,22 @@ func Selector() string {
 // OrgSelector is Selector narrowed to org's hosts.
 func OrgSelector(org string) string {
 	return Selector() + "," + OrgLabel + "=" + org
+}
+
+// StackSelector narrows selector (Selector or OrgSelector) to the hosts of the deployment whose
+// label value (StackValue) is stack.
+func StackSelector(selector, stack string) string {
+	return selector + "," + StackLabel + "=" + stack
+}
+
+// StackValue is the label value of the deployment named stack: the name itself where it is a
+// label value (a CloudFormation stack name of at most 63 characters is), else its stamp as
+// AppStamp makes one.
+func StackValue(stack string) string {
+	if stack != "" && len(validation.IsValidLabelValue(stack)) == 0 {
+		return stack
+	}
+	return AppStamp(stack)
 }
 
 // AppKey is an app's key: <org>/<app>.
@@ -91,6 +112,7 @@ func objectMeta(l Launch, name string) metav1.ObjectMeta {
 		Labels: map[string]string{
 			AppLabel:       AppStamp(key),
 			OrgLabel:       l.Org,
+			StackLabel:     l.Stack,
 			ReleaseLabel:   strconv.Itoa(l.Release),
 			ManagedByLabel: ManagedBy,
 		},

@@ -1,6 +1,7 @@
 package podspec
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -95,5 +96,35 @@ func TestAppStampIsALabelValue(t *testing.T) {
 	}
 	if AppStamp("acme/a") == AppStamp("acme/b") {
 		t.Errorf("AppStamp gives acme/a and acme/b the same stamp %q", AppStamp("acme/a"))
+	}
+}
+
+func TestStackValueAndSelector(t *testing.T) {
+	long := strings.Repeat("s", 64)
+	for _, tt := range []struct{ stack, want string }{
+		{"tidegate-prod", "tidegate-prod"},
+		{"", AppStamp("")},
+		{long, AppStamp(long)},
+		{"prod/eu", AppStamp("prod/eu")},
+	} {
+		if got := StackValue(tt.stack); got != tt.want {
+			t.Errorf("StackValue(%q) = %q, want %q", tt.stack, got, tt.want)
+		}
+	}
+	pod, err := Pod(fixture())
+	if err != nil {
+		t.Fatalf("Pod: %v", err)
+	}
+	for _, tt := range []struct {
+		stack string
+		want  bool
+	}{{"tidegate-prod", true}, {"tidegate-staging", false}} {
+		sel, err := labels.Parse(StackSelector(OrgSelector("acme"), tt.stack))
+		if err != nil {
+			t.Fatalf("StackSelector: %v", err)
+		}
+		if got := sel.Matches(labels.Set(pod.Labels)); got != tt.want {
+			t.Errorf("StackSelector(_, %q) matches stack tidegate-prod's host = %v, want %v", tt.stack, got, tt.want)
+		}
 	}
 }

@@ -30,6 +30,9 @@ type Launch struct {
 	Release int
 	// Namespace is the hosting cluster's namespace for apps.
 	Namespace string
+	// Stack is the deployment the host belongs to, as its label holds it (StackValue): two
+	// deployments sharing Namespace each see and touch only their own hosts.
+	Stack string
 	// Image runs both containers; "" is DefaultImage. It needs sh, tar, sha256sum, timeout
 	// and the release's package manager (node and npm for DefaultImage).
 	Image string
@@ -86,6 +89,9 @@ func (l Launch) check() error {
 	}
 	if errs := validation.IsDNS1123Label(l.Namespace); len(errs) > 0 {
 		add("Namespace %q is not a DNS label: %s", l.Namespace, strings.Join(errs, "; "))
+	}
+	if l.Stack == "" || len(validation.IsValidLabelValue(l.Stack)) > 0 {
+		add("Stack %q must be a non-empty label value: pass the deployment's name through StackValue", l.Stack)
 	}
 	if err := checkURL(l.SourcesURL); err != nil {
 		add("SourcesURL: %v", err)

@@ -144,10 +144,16 @@ func appContainer(l Launch, image string) corev1.Container {
 			LocalObjectReference: corev1.LocalObjectReference{Name: SecretName(l.Host)},
 		}}},
 		// Env wins over EnvFrom, so an org's secret cannot move HOME or TMPDIR off the scratch.
+		// The register URL names this pod's UID (the kubelet expands $(TIDEGATE_POD_UID)), so
+		// the process registers this pod and a pod of the host started again is not live until
+		// its own process registers.
 		Env: []corev1.EnvVar{
 			{Name: "HOME", Value: scratchDir},
 			{Name: "TMPDIR", Value: scratchDir},
 			{Name: "NO_COLOR", Value: "1"},
+			{Name: EnvPodUID, ValueFrom: &corev1.EnvVarSource{
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.uid"}}},
+			{Name: EnvRegisterURL, Value: RegisterURLOf(l.RegisterURL, "$("+EnvPodUID+")")},
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "app", MountPath: appDir, ReadOnly: true},

@@ -1,6 +1,8 @@
 package podspec
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -12,9 +14,25 @@ const (
 	EnvHost = "TIDEGATE_HOST"
 	// EnvHostToken is the token the host registers with.
 	EnvHostToken = "TIDEGATE_HOST_TOKEN"
-	// EnvRegisterURL is where the host registers to go live.
+	// EnvRegisterURL is where the host registers to go live. The Secret holds the bare URL; the
+	// app container's own environment, which wins, has it name the pod (RegisterURLOf).
 	EnvRegisterURL = "TIDEGATE_REGISTER_URL"
+	// EnvPodUID is the UID of the pod the process runs in, from the downward API.
+	EnvPodUID = "TIDEGATE_POD_UID"
 )
+
+// PodUIDParam is the register URL's query parameter naming the pod whose process registers: a
+// registration counts for that pod alone, not for the same host's pod started again.
+const PodUIDParam = "pod_uid"
+
+// RegisterURLOf is the register URL base as the process in the pod of UID uid posts to.
+func RegisterURLOf(base, uid string) string {
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + PodUIDParam + "=" + uid
+}
 
 // SecretName is the name of the Secret that holds host's environment.
 func SecretName(host string) string { return host + "-env" }

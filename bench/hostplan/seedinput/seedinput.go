@@ -40,7 +40,11 @@ func Build(n int) Input {
 		key := fmt.Sprintf("org%d/%s", i%97, name)
 		host := fmt.Sprintf("%s-r2-abcd%04x", name, i)
 		live := fmt.Sprintf("%s-r1-abcd%04x", name, i)
-		in.Apps = append(in.Apps, hostplan.App{Key: key, Host: host, LiveHost: live, Registered: i%3 == 0, Failed: i%50 == 0})
+		a := hostplan.App{Key: key, Host: host, LiveHost: live, Failed: i%50 == 0}
+		if i%3 == 0 {
+			a.RegisteredPod = uid(host) // registered by the wanted host's own pod
+		}
+		in.Apps = append(in.Apps, a)
 		for k := range podsPerApp {
 			var pod string
 			switch k {
@@ -65,7 +69,7 @@ func Build(n int) Input {
 // not started its app: the seed reads such a pod's start as its creation plus the install's
 // time, so its creation is that much earlier here.
 func container(name, app string, k int, at time.Time) hostplan.Container {
-	c := hostplan.Container{Name: name, App: app, Ours: true, StartedAt: at, CreatedAt: at}
+	c := hostplan.Container{Name: name, UID: uid(name), App: app, Ours: true, StartedAt: at, CreatedAt: at}
 	switch k {
 	case 2: // Failed
 		c.Exited, c.ExitCode = true, 1
@@ -76,3 +80,6 @@ func container(name, app string, k int, at time.Time) hostplan.Container {
 	}
 	return c
 }
+
+// uid is the UID of the pod named name: one incarnation each, as the seed has no others.
+func uid(name string) string { return "uid-" + name }

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidegate/tidegate/shared/podspec"
@@ -17,7 +18,8 @@ import (
 
 // registrar stands in for the hosted processes of the kwok sandbox, whose pods run no code: once a
 // host's pod is Running it registers the host, with the token the host finds in its Secret, at
-// the URL it finds there, as the process would. Hosts of apps named in never (every release of
+// the URL it finds there naming the pod's UID, as the process would. A pod started again under
+// the same name is another pod, registered afresh. Hosts of apps named in never (every release of
 // `web`, or only release 2 as `web-r2`) are left unregistered, to see a release fail with
 // never_registered.
 type registrar struct {
@@ -26,11 +28,11 @@ type registrar struct {
 	never     map[string]bool
 	client    *http.Client
 	log       *slog.Logger
-	done      map[string]bool // hosts registered or no longer wanted
+	done      map[types.UID]bool // pods registered or whose host is no longer wanted
 }
 
 func newRegistrar(kc kubernetes.Interface, namespace string, never []string, log *slog.Logger) *registrar {
-	r := &registrar{kc: kc, namespace: namespace, never: map[string]bool{}, client: &http.Client{Timeout: 10 * time.Second}, log: log, done: map[string]bool{}}
+	r := &registrar{kc: kc, namespace: namespace, never: map[string]bool{}, client: &http.Client{Timeout: 10 * time.Second}, log: log, done: map[types.UID]bool{}}
 	for _, app := range never {
 		r.never[app] = true
 	}
@@ -61,7 +63,7 @@ func (r *registrar) pass(ctx context.Context) error {
 	}
 	for _, p := range pods.Items {
 		key, ours := podspec.AppOf(&p)
-		if !ours || p.Status.Phase != corev1.PodRunning || r.done[p.Name] || p.DeletionTimestamp != nil {
+		if !ours || p.Status.Phase != corev1.PodRunning || r.done[p.UID] || p.DeletionTimestamp != nil {
 			continue
 		}
 		_, app, _ := strings.Cut(key, "/")
@@ -69,22 +71,23 @@ func (r *registrar) pass(ctx context.Context) error {
 		if r.never[app] || r.never[fmt.Sprintf("%s-r%d", app, release)] {
 			continue
 		}
-		if err := r.register(ctx, p.Name); err != nil {
+		if err := r.register(ctx, p.Name, p.UID); err != nil {
 			r.log.WarnContext(ctx, "registering a host", "host", p.Name, "error", err)
 		}
 	}
 	return nil
 }
 
-func (r *registrar) register(ctx context.Context, host string) error {
+func (r *registrar) register(ctx context.Context, host string, pod types.UID) error {
 	s, err := r.kc.CoreV1().Secrets(r.namespace).Get(ctx, podspec.SecretName(host), metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading the host's Secret: %w", err)
 	}
-	url, token := string(s.Data[podspec.EnvRegisterURL]), string(s.Data[podspec.EnvHostToken])
-	if url == "" || token == "" {
+	base, token := string(s.Data[podspec.EnvRegisterURL]), string(s.Data[podspec.EnvHostToken])
+	if base == "" || token == "" {
 		return fmt.Errorf("the host's Secret has no %s or %s", podspec.EnvRegisterURL, podspec.EnvHostToken)
 	}
+	url := podspec.RegisterURLOf(base, string(pod))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
 		return err
@@ -98,7 +101,7 @@ func (r *registrar) register(ctx context.Context, host string) error {
 	switch resp.StatusCode {
 	case http.StatusOK, http.StatusNoContent, http.StatusNotFound, http.StatusConflict:
 		// Registered, or a host the app no longer wants: either way nothing more to do for it.
-		r.done[host] = true
+		r.done[pod] = true
 		r.log.InfoContext(ctx, "registered a host in place of its process", "host", host, "status", resp.StatusCode)
 		return nil
 	default:

@@ -143,6 +143,7 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 		Regions:              map[string]string{},
 		HostingRegion:        DevRegions[0],
 		AppsNamespace:        appsNamespace,
+		Stack:                n.tables.Control, // as config.Parse names a deployment by default
 		PublicURL:            publicURL,
 		Kubeconfig:           kubeconfig,
 		WebhooksAllowPrivate: opt.WebhooksAllowPrivate,
@@ -269,7 +270,7 @@ func functionEnv(cfg config.Config) map[string]string {
 		config.EnvDispatchQueueURL: cfg.DispatchQueueURL, config.EnvWebhookQueueURL: cfg.WebhookQueueURL,
 		config.EnvSourcesBucket: cfg.SourcesBucket, config.EnvRegions: strings.Join(regions, ","),
 		config.EnvHostingRegion: cfg.HostingRegion, config.EnvRegionCapacity: capacityString(cfg.RegionCapacity), config.EnvKubeconfig: cfg.Kubeconfig,
-		config.EnvAppsNamespace: cfg.AppsNamespace, config.EnvPublicURL: cfg.PublicURL,
+		config.EnvAppsNamespace: cfg.AppsNamespace, config.EnvStack: cfg.Stack, config.EnvPublicURL: cfg.PublicURL,
 		config.EnvDynamoDBEndpoint: cfg.Endpoints.DynamoDB, config.EnvSQSEndpoint: cfg.Endpoints.SQS,
 		config.EnvS3Endpoint: cfg.Endpoints.S3, config.EnvEC2Endpoint: cfg.Endpoints.EC2,
 		config.EnvKMSKey: cfg.KMSKey, config.EnvKMSEndpoint: cfg.Endpoints.KMS, config.EnvCapacityTypeLabel: cfg.CapacityTypeLabel,

@@ -111,6 +111,7 @@ var env = map[string]string{
 	config.EnvSourcesBucket:    refString(sourcesBucket),
 	config.EnvRegions:          refString("Regions"),
 	config.EnvHostingRegion:    refString("HostingRegion"),
+	config.EnvStack:            refString("AWS::StackName"), // hosts carry it: see config.Stack
 	config.EnvRegionCapacity:   refString("RegionCapacity"),
 	// The API's queue stats and the drain must agree on whether a long-running job holds a slot.
 	config.EnvLongRunningHoldsSlot: refString("LongRunningHoldsSlot"),

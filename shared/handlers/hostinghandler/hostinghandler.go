@@ -19,7 +19,7 @@ import (
 // that have no secrets, and says, for each that has, why its host cannot start.
 func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *slog.Logger) *hosting.Hoster {
 	h := &hosting.Hoster{
-		Region: cfg.HostingRegion, Namespace: cfg.AppsNamespace, PublicURL: cfg.PublicURL, Runtimes: cfg.AppRuntimes,
+		Region: cfg.HostingRegion, Namespace: cfg.AppsNamespace, Stack: cfg.Stack, PublicURL: cfg.PublicURL, Runtimes: cfg.AppRuntimes,
 		Apps:     dynamo.NewAppStore(c.DynamoDB, handlers.Tables(cfg)),
 		Secrets:  dynamo.NewSecretStore(c.DynamoDB, cfg.ControlTable),
 		Sources:  hosting.S3Sources{Presign: s3.NewPresignClient(c.S3), Bucket: cfg.SourcesBucket, Prefix: cfg.SourcesPrefix},
