@@ -91,6 +91,7 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	decision := admission.Decide(candidates(queued, onDemand, h.LongRunningHoldsSlot), capacity, observed)
 	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, onDemand, rm.choices)...)
 	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
+	h.gauge(ctx, region, queued, len(active)+len(decision.Admit), decision.Waiting)
 	errs = append(errs, h.settleRoaming(ctx, region, rm, capacity, own, decision))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
 		// A lost ring costs a beat: the sweep rings for any event left undelivered.
@@ -299,6 +300,7 @@ func (h *Handler) record(ctx context.Context, j jobs.Job, token string, to jobs.
 	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, records.ErrStale) {
 		return err
 	}
+	h.counted(ctx, j, to, reason)
 	h.Log.InfoContext(ctx, "dispatched", "job_id", j.ID, "region", j.Region, "status", to, "reason", reason)
 	return nil
 }
@@ -343,6 +345,7 @@ func (h *Handler) retryLater(ctx context.Context, dc dynamic.Interface, j jobs.J
 	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, records.ErrStale) {
 		return err
 	}
+	h.counted(ctx, j, jobs.StatusDispatching, msg)
 	h.Log.WarnContext(ctx, "dispatch failed; trying again later", "job_id", j.ID, "attempt", c.DispatchAttempts,
 		"until", c.NewClaim.Until, "err", why)
 	return nil
@@ -359,6 +362,7 @@ func (h *Handler) requeue(ctx context.Context, j jobs.Job, token string, why err
 	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, records.ErrStale) {
 		return err
 	}
+	h.counted(ctx, j, jobs.StatusQueued, why.Error())
 	h.Log.InfoContext(ctx, "back in the queue", "job_id", j.ID, "why", why.Error())
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/spotgate"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -77,6 +78,8 @@ type Handler struct {
 	Clusters Clusters
 	Log      *slog.Logger
 	Now      func() time.Time
+	// Metrics takes each drain's view of its region and each dispatch's outcome; nil records none.
+	Metrics *metrics.Recorder
 	// Tenants, when set, gives each tenant's share of a region (its record's quota, else
 	// DefaultQuota): a drain then shares each region among its tenants (admission's quotas).
 	Tenants      Tenants

@@ -21,6 +21,7 @@ import (
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/hostplan"
 	"github.com/tidegate/tidegate/shared/keyring"
+	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/podspec"
 )
 
@@ -76,6 +77,8 @@ type Hoster struct {
 	Clusters Clusters
 	Log      *slog.Logger
 	Now      func() time.Time
+	// Metrics counts the plan's steps carried out and the releases that failed; nil records none.
+	Metrics *metrics.Recorder
 }
 
 // appWorkers bounds how many apps' steps run at once: enough that a beat with many apps to start
@@ -327,8 +330,33 @@ func (h *Hoster) carryOut(ctx context.Context, w *world, key string, steps []hos
 		if err != nil {
 			return err
 		}
+		h.countStep(ctx, st)
 	}
 	return nil
+}
+
+// countStep adds a step carried out to metrics.HostPlanSteps by its kind, and a failed release to
+// metrics.FailedReleases by its reason.
+func (h *Hoster) countStep(ctx context.Context, st hostplan.Step) {
+	kind := ""
+	switch s := st.(type) {
+	case hostplan.Start:
+		kind = "start"
+	case hostplan.Revive:
+		kind = "revive"
+	case hostplan.Stop:
+		kind = "stop"
+	case hostplan.WentLive:
+		kind = "went_live"
+	case hostplan.Failed:
+		kind = "failed"
+		if err := h.Metrics.Put(metrics.FailedReleases, []string{string(s.Reason)}, 1); err != nil {
+			h.log().WarnContext(ctx, "recording a failed release's metric", "error", err)
+		}
+	}
+	if err := h.Metrics.Put(metrics.HostPlanSteps, []string{kind}, 1); err != nil {
+		h.log().WarnContext(ctx, "recording a plan step's metric", "error", err)
+	}
 }
 
 // start mints the host's token, writes its Secret (the org's secrets opened, and how to

@@ -31,6 +31,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		Prices:        prices,
 		Clusters:      clusters,
 		Log:           log,
+		Metrics:       c.Metrics,
 		Webhooks:      delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
 		Ringer:        wake.New(c.SQS, cfg.DispatchQueueURL),
 		CapacityLabel: cfg.CapacityTypeLabel,

@@ -25,6 +25,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Sources:  hosting.S3Sources{Presign: s3.NewPresignClient(c.S3), Bucket: cfg.SourcesBucket, Prefix: cfg.SourcesPrefix},
 		Clusters: clusters,
 		Log:      log,
+		Metrics:  c.Metrics,
 	}
 	if ring, err := sealing.Keyring(cfg, c); err == nil {
 		h.Box = ring

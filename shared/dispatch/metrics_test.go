@@ -1,0 +1,58 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/metrics"
+)
+
+// TestDrainRecordsMetrics: a drain records what it left waiting (the gated job among them), what
+// is active, the oldest waiting job's age, and each dispatch's outcome with its time from
+// submission.
+func TestDrainRecordsMetrics(t *testing.T) {
+	r := newRig(t, 1)
+	var log bytes.Buffer
+	r.dispatch.Metrics = metrics.NewRecorder(&log, time.Now)
+	if err := r.book.Set(region, "g5.xlarge", 0.55, r.clock.now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	r.submit(t, "first", 90, nil)
+	r.submit(t, "second", 50, nil)
+	r.submit(t, "gated", 100, &jobs.Spot{InstanceType: "g5.xlarge", MaxPrice: 0.40})
+	r.clock.skip(30 * time.Second)
+	if err := r.dispatch.Drain(context.Background(), region); err != nil {
+		t.Fatal(err)
+	}
+	points, err := metrics.Read(log.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, p := range points {
+		key := p.Metric.Name
+		if o := p.Dimensions[metrics.DimOutcome]; o != "" {
+			key += " " + o
+		}
+		if p.Dimensions[metrics.DimRegion] != region {
+			t.Errorf("%s recorded for region %q, want %s", p.Metric.Name, p.Dimensions[metrics.DimRegion], region)
+		}
+		got[key] = p.Values[0]
+	}
+	for name, want := range map[string]float64{
+		"QueuedJobs": 2, "GatedJobs": 1, "ActiveJobs": 1, "DispatchOutcomes dispatched": 1,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", name, got[name], want, got)
+		}
+	}
+	if age := got["OldestQueuedAge"]; age < 29 || age > 120 {
+		t.Errorf("OldestQueuedAge = %v s, want about 30", age)
+	}
+	if ms := got["SubmitToDispatched"]; ms < 29_000 || ms > 120_000 {
+		t.Errorf("SubmitToDispatched = %v ms, want about 30,000", ms)
+	}
+}
