@@ -82,9 +82,10 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	observed := h.observe(ctx, region, queued)
 	queued, onDemand, err := h.atDeadline(ctx, queued, observed)
 	errs = append(errs, err)
-	decision := admission.Decide(candidates(queued, onDemand), capacity, observed)
+	ready, backoff := backingOff(queued, h.now())
+	decision := admission.Decide(candidates(ready, onDemand), capacity, observed)
 	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, onDemand)...)
-	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
+	errs = append(errs, h.recordWaits(ctx, queued, append(decision.Waiting, backoff...), observed))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
 		// A lost ring costs a beat: the sweep rings for any event left undelivered.
 		if err := h.Webhooks.RingDrain(ctx); err != nil {
