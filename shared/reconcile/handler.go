@@ -78,6 +78,9 @@ type Handler struct {
 	Prices SpotPrices
 	// OnDemand is each instance type's on-demand price per hour (TIDEGATE_ON_DEMAND_PRICES).
 	OnDemand map[string]float64
+	// CapacityLabel is the node label telling spot nodes from on-demand ones
+	// (TIDEGATE_CAPACITY_TYPE_LABEL): a pod lost with its spot node is a spot interruption.
+	CapacityLabel string
 
 	mu     sync.Mutex
 	memory map[string]memory // by region: what the last beat saw

@@ -39,6 +39,8 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Isolation: k,
 		Prices:    prices(cfg, c),
 		OnDemand:  cfg.OnDemandPrices,
+		// A pod lost with its spot node is a spot interruption, told by this label.
+		CapacityLabel: cfg.CapacityTypeLabel,
 	}, nil
 }
 
