@@ -148,3 +148,81 @@ func TestRetry(t *testing.T) {
 		t.Errorf("job-exit: %s on attempt %d, attempts kept %+v; want failed on attempt 2 after one retry for exit:3, its exits kept", got.Status, got.Attempt, got.Attempts)
 	}
 }
+
+// interruptRetried gives the running first-attempt pod of each retried job of the fault suite
+// that has not had one a DisruptionTarget condition, counting them in interrupted. It goes
+// through the rig's own client, not a faulty one: the interruption is the cluster's doing.
+func interruptRetried(t *testing.T, r rig, interrupted map[string]int) {
+	t.Helper()
+	kc, err := r.clusters.Client(context.Background(), region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := kc.CoreV1().Pods(r.ns).List(context.Background(), metav1.ListOptions{LabelSelector: jobobjects.WatchKey})
+	if err != nil {
+		t.Fatalf("listing the retried jobs' pods: %v", err)
+	}
+	for _, p := range pods.Items {
+		id := p.Labels[jobs.IDKey]
+		if interrupted[id] > 0 || p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || jobobjects.AttemptOf(p.Annotations) != 1 {
+			continue
+		}
+		interrupted[id] += interrupt(t, kc, r.ns, id)
+	}
+}
+
+// verifyRetried judges a retried job of the fault suite, interrupted n times (0 or 1): it must
+// have succeeded on attempt 1+n, with one Kubernetes Job (of that attempt), one terminal status,
+// n retrying entries and job.retrying events, 1+n job.dispatched, and one each of job.queued and
+// job.completed. It answers what is lost and what is duplicated.
+func verifyRetried(j jobs.Job, kube int, evs map[outbox.Type]int, n int) (lost, dup []string) {
+	if !j.Status.Terminal() {
+		lost = append(lost, "status "+string(j.Status))
+	} else if j.Status != jobs.StatusSucceeded {
+		lost = append(lost, fmt.Sprintf("%s, not succeeded (%q)", j.Status, j.StatusHistory[len(j.StatusHistory)-1].Reason))
+	}
+	switch {
+	case kube < 1:
+		lost = append(lost, "no Kubernetes Job")
+	case kube > 1:
+		dup = append(dup, fmt.Sprintf("%d Kubernetes Jobs, want 1", kube))
+	}
+	terminal, retrying := 0, 0
+	for _, h := range j.StatusHistory {
+		if h.Status.Terminal() {
+			terminal++
+		}
+		if strings.HasPrefix(h.Reason, jobs.ReasonRetrying+": ") {
+			retrying++
+		}
+	}
+	if terminal > 1 || retrying > n || j.AttemptOf() > 1+n {
+		dup = append(dup, fmt.Sprintf("%d terminal entries, %d retries, attempt %d after %d interruptions", terminal, retrying, j.AttemptOf(), n))
+	}
+	if retrying < n || j.AttemptOf() < 1+n {
+		lost = append(lost, fmt.Sprintf("%d retries, attempt %d after %d interruptions", retrying, j.AttemptOf(), n))
+	}
+	want := map[outbox.Type]int{outbox.JobQueued: 1, outbox.JobDispatched: 1 + n, outbox.JobRetrying: n, outbox.JobCompleted: 1}
+	for typ, k := range want {
+		switch {
+		case evs[typ] > k:
+			dup = append(dup, fmt.Sprintf("%d %s events, want %d", evs[typ], typ, k))
+		case evs[typ] < k && j.Status == jobs.StatusSucceeded:
+			lost = append(lost, fmt.Sprintf("%d %s events, want %d", evs[typ], typ, k))
+		}
+	}
+	if evs[outbox.JobStarted] > 1+n || evs[outbox.JobFailed] > 0 {
+		dup = append(dup, fmt.Sprintf("%d job.started and %d job.failed events", evs[outbox.JobStarted], evs[outbox.JobFailed]))
+	}
+	return lost, dup
+}
+
+// add files job id under lost or duplicated, as verify does.
+func (v *verdict) add(id string, lost, dup []string) {
+	switch {
+	case len(lost) > 0:
+		v.lost = append(v.lost, id+": "+strings.Join(append(lost, dup...), "; "))
+	case len(dup) > 0:
+		v.duplicated = append(v.duplicated, id+": "+strings.Join(dup, "; "))
+	}
+}

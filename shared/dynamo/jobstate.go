@@ -70,8 +70,8 @@ func (s *JobStore) byActive(ctx context.Context, region, below, attrs string) ([
 // stateAttrs are what following a job needs to decide whether it changed.
 const stateAttrs = "id, #region, #status, claim, podless, attempt"
 
-// ActiveStates reads region's active jobs with only their id, region, status, claim and podless
-// flag. Read the whole job (Job) to change one.
+// ActiveStates reads region's active jobs with only their id, region, status, claim, podless
+// flag and attempt. Read the whole job (Job) to change one.
 func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
 	return s.byActive(ctx, region, "", stateAttrs)
 }

@@ -174,7 +174,7 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 	if s, done, err := h.retryInterrupted(ctx, kc, j, l); done {
 		return s, s != "", err
 	}
-	s, err = h.followOne(ctx, kc, j, l.jobs[j.ID], l.pods[j.ID])
+	s, err = h.followOne(ctx, kc, j, ofAttempt(l.jobs[j.ID], j.AttemptOf()), ofAttempt(l.pods[j.ID], j.AttemptOf()))
 	return s, s != "", err
 }
 

@@ -192,3 +192,18 @@ func (h *Handler) clearAttempt(ctx context.Context, j jobs.Job) error {
 	}
 	return errors.Join(errs...)
 }
+
+// ofAttempt are the objects of objs that attempt made: what an earlier attempt left while it is
+// deleted says nothing of this one.
+func ofAttempt[T any, P interface {
+	*T
+	GetAnnotations() map[string]string
+}](objs []T, attempt int) []T {
+	out := objs[:0:0]
+	for i := range objs {
+		if jobobjects.AttemptOf(P(&objs[i]).GetAnnotations()) == attempt {
+			out = append(out, objs[i])
+		}
+	}
+	return out
+}
