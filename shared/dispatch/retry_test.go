@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
@@ -97,12 +98,31 @@ func TestRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	interrupted := 0
-	r.run(t, []string{spot.ID, plain.ID, exit.ID}, func(js map[string]jobs.Job) bool {
-		if j := js[spot.ID]; interrupted == 0 && j.Status == jobs.StatusRunning && j.AttemptOf() == 1 {
+	ids := []string{spot.ID, plain.ID, exit.ID}
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(300 * time.Millisecond) {
+		if err := r.dispatch.Drain(context.Background(), region); err != nil {
+			t.Logf("Drain: %v", err)
+		}
+		if err := r.reconcile.HandleBeat(context.Background(), events.EventBridgeEvent{ID: "beat"}); err != nil {
+			t.Logf("HandleBeat: %v", err)
+		}
+		if j := r.job(t, spot.ID); interrupted == 0 && j.Status == jobs.StatusRunning && j.AttemptOf() == 1 {
 			interrupted = interrupt(t, kc, r.ns, spot.ID)
 		}
-		return allEnded(spot.ID, plain.ID, exit.ID)(js)
-	})
+		ended := true
+		var states []string
+		for _, id := range ids {
+			j := r.job(t, id)
+			ended = ended && j.Status.Terminal()
+			states = append(states, fmt.Sprintf("%s %s attempt %d (%s)", id, j.Status, j.AttemptOf(), j.PendingReason))
+		}
+		if ended {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ended within 4 minutes: %s", strings.Join(states, "; "))
+		}
+	}
 	if interrupted != 1 {
 		t.Fatalf("interrupted %d pods of job-spot, want 1", interrupted)
 	}
