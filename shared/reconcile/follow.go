@@ -171,11 +171,11 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 	case !following(j.Status):
 		return j.Status, true, nil
 	}
-	if s, done, err := h.retryInterrupted(ctx, kc, j, l); done {
-		return s, s != "", err
+	if _, done, err := h.retryInterrupted(ctx, kc, j, l); done {
+		return "", false, err // retried (queued again): read afresh until its next attempt runs
 	}
 	s, err = h.followOne(ctx, kc, j, ofAttempt(l.jobs[j.ID], j.AttemptOf()), ofAttempt(l.pods[j.ID], j.AttemptOf()))
-	return s, s != "", err
+	return s, s != "" && s != jobs.StatusQueued, err
 }
 
 // followOne records state's steps, if its objects show any, and answers the status its record
