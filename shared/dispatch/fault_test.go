@@ -431,6 +431,11 @@ func TestFaults(t *testing.T) {
 	elapsed := time.Since(start)
 
 	v := verify(t, r, ids, interrupted)
+	hit := 0
+	for _, n := range interrupted {
+		hit += n
+	}
+	t.Logf("%d retried jobs had their first attempt interrupted", hit)
 	t.Logf("fault suite: %d jobs, %d lost, %d duplicated, seed %d", n, len(v.lost), len(v.duplicated), seed)
 	perInvocation := func(sum *atomic.Int64, k int) time.Duration {
 		return (time.Duration(sum.Load()) / time.Duration(max(rounds*k, 1))).Round(time.Millisecond)

@@ -103,15 +103,22 @@ func TestRetryOnSpotInterruption(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &raw); err != nil {
 		t.Fatal(err)
 	}
+	// The retrying entry starts attempt 2: it and every entry after it but the claim's carry it.
 	var first, second []string
+	var retrying struct{ Reason string }
 	for _, h := range raw.StatusHistory {
-		if h.Attempt >= 2 {
-			second = append(second, h.Status)
-		} else {
+		if strings.HasPrefix(h.Reason, "retrying") {
+			retrying.Reason = h.Reason
+		}
+		if retrying.Reason == "" {
 			first = append(first, h.Status)
+			continue
+		}
+		second = append(second, h.Status)
+		if h.Attempt != 2 && h.Status != "dispatching" {
+			t.Errorf("job %s: history entry %+v of the second attempt does not say so", spot, h)
 		}
 	}
-	retrying := raw.StatusHistory[len(first)]
 	if raw.Attempt != 2 || len(raw.Attempts) != 1 || !strings.HasPrefix(retrying.Reason, "retrying: spot_interrupted") ||
 		strings.Join(first, ",") != "queued,dispatching,pending,running" || strings.Join(second, ",") != "queued,dispatching,pending,running,succeeded" {
 		t.Errorf("job %s: attempt %d, attempts %+v, history %+v (%v); want attempt 1 queued..running, a retrying entry for spot_interrupted, then attempt 2 to succeeded",
