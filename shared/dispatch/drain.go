@@ -88,10 +88,12 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	observed := h.observe(ctx, region, queued)
 	queued, onDemand, err := h.atDeadline(ctx, queued, observed)
 	errs = append(errs, err)
-	decision := admission.Decide(candidates(queued, onDemand, h.LongRunningHoldsSlot), capacity, observed)
+	ready, backoff := backingOff(queued, h.now())
+	decision := admission.Decide(candidates(ready, onDemand, h.LongRunningHoldsSlot), capacity, observed)
 	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, onDemand, rm.choices)...)
-	errs = append(errs, h.recordWaits(ctx, queued, decision.Waiting, observed))
-	h.gauge(ctx, region, queued, len(active)+len(decision.Admit), decision.Waiting)
+	waiting := slices.Concat(decision.Waiting, backoff)
+	errs = append(errs, h.recordWaits(ctx, queued, waiting, observed))
+	h.gauge(ctx, region, queued, len(active)+len(decision.Admit), waiting)
 	errs = append(errs, h.settleRoaming(ctx, region, rm, capacity, own, decision))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
 		// A lost ring costs a beat: the sweep rings for any event left undelivered.

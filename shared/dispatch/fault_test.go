@@ -77,6 +77,11 @@ const (
 	// roamingShare: the job may run in either of the suite's two regions, and both regions'
 	// drains, racing each other, choose where.
 	roamingShare = 0.3
+	// retried: the job has retry {attempts: 2, on: [spot_interruption]} and a pod that runs for
+	// retriedRun; the suite gives its first attempt's running pod a DisruptionTarget condition, as
+	// a spot reclaim would, so it is retried under the same faults as everything else.
+	retried    = 0.08
+	retriedRun = "20s"
 )
 
 // apiFault is one way a request to the API server goes wrong.
@@ -388,6 +393,7 @@ func TestFaults(t *testing.T) {
 		deadline = d.Add(-time.Minute)
 	}
 	rounds, skips, last, idle := 0, 0, -1, 0
+	interrupted := map[string]int{}
 	var drainTime, beatTime atomic.Int64
 	for time.Now().Before(deadline) {
 		rounds++
@@ -408,6 +414,7 @@ func TestFaults(t *testing.T) {
 			wg.Go(func() { took(&beatTime, func() { b.invoke(beat) }) })
 		}
 		wg.Wait()
+		interruptRetried(t, r, interrupted)
 
 		queued, active := r.left(t)
 		left := len(queued) + len(active)
@@ -431,7 +438,12 @@ func TestFaults(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 
-	v := verify(t, r, ids)
+	v := verify(t, r, ids, interrupted)
+	hit := 0
+	for _, n := range interrupted {
+		hit += n
+	}
+	t.Logf("%d retried jobs had their first attempt interrupted", hit)
 	t.Logf("fault suite: %d jobs, %d lost, %d duplicated, seed %d", n, len(v.lost), len(v.duplicated), seed)
 	perInvocation := func(sum *atomic.Int64, k int) time.Duration {
 		return (time.Duration(sum.Load()) / time.Duration(max(rounds*k, 1))).Round(time.Millisecond)
@@ -504,8 +516,13 @@ func submitMany(t *testing.T, r rig, f *faults, n int) []string {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				ids[i] = fmt.Sprintf("fault-%05d", i)
 				var poison func(map[string]any)
-				if f.chance(poisoned, "poisoned manifest (the API server refuses it)") {
+				switch {
+				case f.chance(poisoned, "poisoned manifest (the API server refuses it)"):
 					poison = func(m map[string]any) { m["spec"].(map[string]any)["backoffLimit"] = -1 }
+				case f.chance(retried, "retried on spot interruption"):
+					_, errs[i] = r.createRetried(ids[i], fmt.Sprintf("f%05d", i), &jobs.Retry{Attempts: 2, On: []string{jobs.RetrySpotInterruption}},
+						podAnnotated("pod-complete.stage.kwok.x-k8s.io/delay", retriedRun))
+					continue
 				}
 				name, prio := fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1)
 				// The rest are split between the regions, so each is sometimes full and sometimes
@@ -546,7 +563,7 @@ var (
 	refusedEvents = []outbox.Type{outbox.JobQueued, outbox.JobFailed}
 )
 
-func verify(t *testing.T, r rig, ids []string) verdict {
+func verify(t *testing.T, r rig, ids []string, interrupted map[string]int) verdict {
 	t.Helper()
 	kjobs := kubeJobsByID(t, r)
 	evs := eventsByJob(t, r)
@@ -557,6 +574,11 @@ func verify(t *testing.T, r rig, ids []string) verdict {
 		j := r.job(t, id)
 		if len(j.Regions) > 1 {
 			roamed[j.Region]++
+		}
+		if j.Retry != nil {
+			lost, dup := verifyRetried(j, kjobs[id], evs[id], interrupted[id])
+			v.add(id, lost, dup)
+			continue
 		}
 		poison := j.Manifests[0]["spec"].(map[string]any)["backoffLimit"] != nil
 		wantSeen, wantEvs, wantKube := journey, wantEvents, 1

@@ -3,9 +3,11 @@ package dispatch
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/metrics"
 )
@@ -54,5 +56,29 @@ func TestDrainRecordsMetrics(t *testing.T) {
 	}
 	if ms := got["SubmitToDispatched"]; ms < 29_000 || ms > 120_000 {
 		t.Errorf("SubmitToDispatched = %v ms, want about 30,000", ms)
+	}
+
+	// The beat that sees the dispatched job run records its time from submission.
+	log.Reset()
+	r.reconcile.Metrics = r.dispatch.Metrics
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(log.String(), "SubmitToRunning") {
+		if err := r.reconcile.HandleBeat(context.Background(), events.EventBridgeEvent{ID: "beat"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	points, err = metrics.Read(log.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var running []float64
+	for _, p := range points {
+		if p.Metric.Name == metrics.SubmitToRunning.Name {
+			running = append(running, p.Values...)
+		}
+	}
+	if len(running) != 1 || running[0] < 29_000 {
+		t.Errorf("SubmitToRunning = %v, want one value of at least 30,000 ms", running)
 	}
 }

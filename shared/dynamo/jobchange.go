@@ -124,7 +124,7 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	e.setTo("updated_at", c.At.UTC())
 	if c.Moves() {
 		e.set = append(e.set, e.name("status_history")+" = list_append("+e.name("status_history")+", "+
-			e.value(":hist", []jobs.Transition{{Status: c.To, At: c.At.UTC(), Reason: c.Reason}})+")")
+			e.value(":hist", []jobs.Transition{{Status: c.To, At: c.At.UTC(), Reason: c.Reason, Attempt: c.Attempt}})+")")
 		moved := j
 		moved.Status = c.To
 		if c.Region != "" {
@@ -172,6 +172,12 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	}
 	if c.ClusterJobs != nil {
 		e.setTo("cluster_jobs", c.ClusterJobs)
+	}
+	if r := c.Retried; r != nil {
+		e.setTo("attempt", r.Attempt)
+		e.setTo("spot_retries", r.SpotRetries)
+		e.setTo("not_before", r.NotBefore.UTC())
+		e.setTo("attempts", r.Attempts)
 	}
 	if c.DispatchAttempts != 0 {
 		e.setTo("dispatch_attempts", c.DispatchAttempts)

@@ -20,7 +20,7 @@ import (
 )
 
 // summaryAttrs are what a drain or a reconcile needs of a job: everything but its manifests.
-var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created_at, updated_at, gpus, podless, spot, pending_reason, queue_position, spot_gate, claim, kind"
+var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created_at, updated_at, gpus, podless, spot, pending_reason, queue_position, spot_gate, claim, kind, not_before"
 
 var summaryNames = map[string]string{"#ns": "namespace", "#region": "region", "#status": "status"}
 
@@ -68,10 +68,10 @@ func (s *JobStore) byActive(ctx context.Context, region, below, attrs string) ([
 }
 
 // stateAttrs are what following a job needs to decide whether it changed.
-const stateAttrs = "id, #region, #status, claim, podless, kind"
+const stateAttrs = "id, #region, #status, claim, podless, kind, attempt"
 
 // ActiveStates reads region's active jobs with only their id, region, status, claim, podless
-// flag and kind. Read the whole job (Job) to change one.
+// flag, kind and attempt. Read the whole job (Job) to change one.
 func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
 	return s.byActive(ctx, region, "", stateAttrs)
 }

@@ -51,6 +51,8 @@ type TableSpec struct {
 var QueueIndexAttributes = []string{
 	"id", "tenant", "namespace", "region", "priority", "labels", "status", "created_at", "updated_at",
 	"gpus", "podless", "spot", "pending_reason", "queue_position", "spot_gate", "claim", "kind",
+	// A retried job's attempt (the beat reads only its pods) and backoff (the drain waits it out).
+	"attempt", "not_before",
 }
 
 // Specs lists the tables with their indexes.

@@ -121,7 +121,7 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 	switch {
 	case j.Status.Terminal():
 		return Errorf(CodeConflict, "job %s is already %s", j.ID, j.Status)
-	case j.Status != jobs.StatusQueued:
+	case j.Status != jobs.StatusQueued || j.AttemptOf() > 1: // a retried job's last attempt may have left objects
 		if err := a.deleteObjects(ctx, j); err != nil {
 			return err
 		}
@@ -192,7 +192,7 @@ func (a *api) retryJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	s := submission{
 		manifests: j.Manifests, namespace: j.Namespace, region: j.Region, priority: j.Priority, labels: j.Labels,
-		template: j.Template, retryOf: j.ID, idempotencyKey: key, body: []byte("retry " + j.ID),
+		template: j.Template, retryOf: j.ID, idempotencyKey: key, body: []byte("retry " + j.ID), retry: j.Retry,
 	}
 	if len(j.Regions) > 1 { // the retry chooses among the same regions afresh
 		s.region, s.regions = "", j.Regions

@@ -119,6 +119,7 @@ type jobSettings struct {
 	SpotInstanceType string            `json:"spot_instance_type"`
 	SpotDeadline     string            `json:"spot_deadline"`
 	OnDeadline       string            `json:"on_deadline"`
+	Retry            *jobs.Retry       `json:"retry"`
 }
 
 // submission starts a job's submission from the settings, the rest to be filled by the route.
@@ -126,7 +127,7 @@ func (js jobSettings) submission(ms []map[string]any, idempotencyKey string, bod
 	s := submission{
 		manifests: ms, namespace: js.Namespace, region: js.Region, regions: js.Regions, priority: jobs.DefaultPriority, labels: js.Labels,
 		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, spotDeadline: js.SpotDeadline, onDeadline: js.OnDeadline,
-		idempotencyKey: idempotencyKey, body: body,
+		idempotencyKey: idempotencyKey, body: body, retry: js.Retry,
 		priorityDefaulted: js.Priority == nil,
 	}
 	if js.Priority != nil {

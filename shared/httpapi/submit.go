@@ -43,6 +43,7 @@ type submission struct {
 	spotDeadline   string // as given: a duration from submission or an RFC 3339 time
 	onDeadline     string
 	deadline       *time.Time // spotDeadline read by admit
+	retry          *jobs.Retry
 	template       string
 	retryOf        string
 	idempotencyKey string
@@ -78,6 +79,7 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 		}
 	}
 	bad = append(bad, s.checkDeadline(a.now())...)
+	bad = append(bad, checkRetry(s.retry)...)
 	if len(bad) > 0 {
 		return Invalid("fix the listed fields", bad...)
 	}
@@ -136,6 +138,18 @@ func (s *submission) checkDeadline(now time.Time) []FieldProblem {
 	return bad
 }
 
+// checkRetry lists what is wrong with a retry policy, naming each field under retry.
+func checkRetry(r *jobs.Retry) []FieldProblem {
+	if r == nil {
+		return nil
+	}
+	var bad []FieldProblem
+	for _, b := range r.Check("retry") {
+		bad = append(bad, FieldProblem{b[0], b[1]})
+	}
+	return bad
+}
+
 // oneNamespace settles the job's namespace: a job runs in one, the one its manifests name.
 func (a *api) oneNamespace(s *submission) error {
 	for i, m := range s.manifests {
@@ -186,7 +200,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	p := principalOf(r.Context())
 	now := a.now()
 	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
-	j.Template, j.RetryOf, j.GPUs, j.Podless = s.template, s.retryOf, s.gpus, s.podless
+	j.Template, j.RetryOf, j.GPUs, j.Podless, j.Retry = s.template, s.retryOf, s.gpus, s.podless, s.retry
 	j.Regions = s.regions
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}

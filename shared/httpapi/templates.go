@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/templating"
 	"github.com/tidegate/tidegate/shared/tenancy"
@@ -28,6 +29,7 @@ type templateRequest struct {
 	Description string          `json:"description"`
 	Manifest    json.RawMessage `json:"manifest"`
 	Parameters  map[string]any  `json:"parameters"`
+	Retry       *jobs.Retry     `json:"retry"`
 }
 
 // maxDescription bounds a template's description: a sentence or two, not a document.
@@ -59,6 +61,7 @@ func (a *api) readTemplate(w http.ResponseWriter, r *http.Request, pathName stri
 	if len(req.Description) > maxDescription {
 		bad = append(bad, FieldProblem{"description", fmt.Sprintf("at most %d bytes", maxDescription)})
 	}
+	bad = append(bad, checkRetry(req.Retry)...)
 	if len(bad) > 0 {
 		return savedTemplate{}, Invalid("fix the listed fields", bad...)
 	}
@@ -76,7 +79,7 @@ func (a *api) readTemplate(w http.ResponseWriter, r *http.Request, pathName stri
 	now := a.now().UTC()
 	out := savedTemplate{Template: templating.Template{
 		Name: req.Name, Tenant: principalOf(r.Context()).Tenant.Name, Description: req.Description,
-		Manifest: ms[0], Parameters: req.Parameters, CreatedAt: now, UpdatedAt: now,
+		Manifest: ms[0], Parameters: req.Parameters, Retry: req.Retry, CreatedAt: now, UpdatedAt: now,
 	}}
 	for _, name := range unused {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("parameters.%s: no placeholder uses it, so it fills nothing (kept as given)", name))
@@ -228,6 +231,9 @@ func (a *api) runTemplate(w http.ResponseWriter, r *http.Request) error {
 	meta["name"] = req.Name
 	s := req.submission(ms, key, body)
 	s.template = t.Name
+	if s.retry == nil {
+		s.retry = t.Retry // the template's policy, unless the job names its own
+	}
 	if err := a.admit(r.Context(), &s); err != nil {
 		return err
 	}

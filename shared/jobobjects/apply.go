@@ -52,7 +52,8 @@ type Ended func(ctx context.Context, id string) (bool, error)
 
 // Apply creates each of the job's manifests in its namespace, stamped with the job id. An
 // object that already exists with this job's annotation was created by an earlier try of this
-// same dispatch, and counts as done; a finished Job of an earlier job makes way once that job's
+// same dispatch, and counts as done, unless an earlier attempt of a retried job made it: that one
+// is replaced; a finished Job of an earlier job makes way once that job's
 // end is recorded; anything else is a name collision.
 func Apply(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded Ended) error {
 	for i, m := range j.Manifests {
@@ -76,6 +77,13 @@ func Apply(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded Ended)
 			return fmt.Errorf("reading the existing %s %s/%s: %v", gvk.Kind, j.Namespace, obj.GetName(), getErr)
 		}
 		owner := existing.GetAnnotations()[jobs.IDKey]
+		if owner == j.ID && AttemptOf(existing.GetAnnotations()) < j.AttemptOf() {
+			// What an earlier attempt of this job left (its end is recorded: the job was retried).
+			if err := replace(ctx, ri, existing, obj); err != nil {
+				return fmt.Errorf("%w: %s %s/%s of attempt %d: %v", ErrNameFinishing, gvk.Kind, j.Namespace, obj.GetName(), AttemptOf(existing.GetAnnotations()), err)
+			}
+			continue
+		}
 		if owner == j.ID {
 			continue
 		}
@@ -154,9 +162,11 @@ func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: deepCopy(m)}
 	obj.SetNamespace(j.Namespace)
 	mark(obj.Object, j.ID)
+	markAttempt(obj.Object, j)
 	for _, path := range podTemplatePaths {
 		if tmpl, found, _ := unstructured.NestedMap(obj.Object, path...); found {
 			mark(tmpl, j.ID)
+			markAttempt(tmpl, j)
 			_ = unstructured.SetNestedMap(obj.Object, tmpl, path...)
 		}
 	}

@@ -15,6 +15,18 @@ import (
 // Delete deletes the objects of job j from the cluster, in the foreground (their pods first),
 // leaving alone any object that is not this job's. Objects already gone are no error.
 func Delete(ctx context.Context, dc dynamic.Interface, j jobs.Job) error {
+	return deleteUpTo(ctx, dc, j, 0)
+}
+
+// DeleteAttempt deletes, as Delete does, the objects of job j that its attempts up to attempt
+// made, leaving alone those of a later attempt: the beat that retried j deletes what the ended
+// attempt left after recording the retry, by when a drain may have applied the next.
+func DeleteAttempt(ctx context.Context, dc dynamic.Interface, j jobs.Job, attempt int) error {
+	return deleteUpTo(ctx, dc, j, attempt)
+}
+
+// deleteUpTo deletes j's objects made by attempts up to attempt (any attempt when 0).
+func deleteUpTo(ctx context.Context, dc dynamic.Interface, j jobs.Job, attempt int) error {
 	foreground := metav1.DeletePropagationForeground
 	for _, m := range j.Manifests {
 		obj := &unstructured.Unstructured{Object: m}
@@ -31,7 +43,7 @@ func Delete(ctx context.Context, dc dynamic.Interface, j jobs.Job) error {
 		if err != nil {
 			return fmt.Errorf("reading %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), err)
 		}
-		if existing.GetAnnotations()[jobs.IDKey] != j.ID {
+		if existing.GetAnnotations()[jobs.IDKey] != j.ID || (attempt > 0 && AttemptOf(existing.GetAnnotations()) > attempt) {
 			continue
 		}
 		// The UID precondition makes sure it is this object, not a namesake made since the Get.

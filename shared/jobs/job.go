@@ -96,6 +96,16 @@ type Job struct {
 	// ClusterJobs are the job's batch Jobs as the cluster last showed them, kept when it ends so
 	// they outlive the Jobs' TTL; while it is active the API shows them live instead.
 	ClusterJobs []ClusterJob `json:"cluster_jobs,omitempty" dynamodbav:"cluster_jobs,omitempty"`
+	// Retry is the job's retry policy; nil retries nothing (retry.go).
+	Retry *Retry `json:"retry,omitempty" dynamodbav:"retry,omitempty"`
+	// Attempt is which attempt of the job this is, from 1 (stored from the first retry on);
+	// SpotRetries counts the retries after spot interruptions that did not use up an attempt.
+	Attempt     int `json:"attempt" dynamodbav:"attempt,omitempty"`
+	SpotRetries int `json:"spot_retries,omitempty" dynamodbav:"spot_retries,omitempty"`
+	// NotBefore is when a retried job's backoff ends: dispatch leaves it queued until then.
+	NotBefore *time.Time `json:"not_before,omitempty" dynamodbav:"not_before,omitempty"`
+	// Attempts are the job's earlier attempts, the newest MaxKeptAttempts of them.
+	Attempts []AttemptRecord `json:"attempts,omitempty" dynamodbav:"attempts,omitempty"`
 	// DispatchAttempts counts the applies the cluster answered with an error that a retry may
 	// mend (throttling, a server error, a timeout); DispatchError is the last one's message.
 	DispatchAttempts int    `json:"dispatch_attempts,omitempty" dynamodbav:"dispatch_attempts,omitempty"`
@@ -238,6 +248,8 @@ type Transition struct {
 	Status Status    `json:"status" dynamodbav:"status"`
 	At     time.Time `json:"at" dynamodbav:"at"`
 	Reason string    `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
+	// Attempt is the attempt the entry belongs to, from the first retry on (empty for the first).
+	Attempt int `json:"attempt,omitempty" dynamodbav:"attempt,omitempty"`
 }
 
 // New makes a queued job created at now.
@@ -247,7 +259,7 @@ func New(id, tenant, namespace, region string, priority int, labels map[string]s
 		labels = map[string]string{}
 	}
 	return Job{
-		ID: id, Name: NameOf(manifests), Kind: KindOf(manifests), Tenant: tenant, Namespace: namespace, Region: region, Priority: priority, Labels: labels,
+		ID: id, Name: NameOf(manifests), Kind: KindOf(manifests), Tenant: tenant, Attempt: 1, Namespace: namespace, Region: region, Priority: priority, Labels: labels,
 		Status:        StatusQueued,
 		StatusHistory: []Transition{{Status: StatusQueued, At: now}},
 		CreatedAt:     now, UpdatedAt: now, Manifests: manifests,

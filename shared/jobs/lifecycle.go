@@ -16,7 +16,8 @@ const IDKey = "tidegate.io/job-id"
 
 // moves lists, for each status, the statuses a job in it may move to, with the event each move
 // writes ("" for none). A job's life only goes forward; the one way back is dispatch giving a
-// claimed job back to the queue, while an earlier job's finished objects still hold its names.
+// claimed job back to the queue, while an earlier job's finished objects still hold its names,
+// and the beat's retry of a job whose attempt ended in a way its retry policy retries (Retrying).
 var moves = map[Status]map[Status]outbox.Type{
 	StatusQueued: {
 		StatusDispatching: "",               // claimed by a drain
@@ -30,12 +31,14 @@ var moves = map[Status]map[Status]outbox.Type{
 		StatusCancelled: outbox.JobCancelled,
 	},
 	StatusPending: {
+		StatusQueued:    outbox.JobRetrying, // its attempt ended in a way its retry policy retries
 		StatusRunning:   outbox.JobStarted,
 		StatusSucceeded: outbox.JobCompleted, // podless: done once applied
 		StatusFailed:    outbox.JobFailed,
 		StatusCancelled: outbox.JobCancelled,
 	},
 	StatusRunning: {
+		StatusQueued:    outbox.JobRetrying, // as from pending
 		StatusSucceeded: outbox.JobCompleted,
 		StatusFailed:    outbox.JobFailed,
 		StatusCancelled: outbox.JobCancelled,
@@ -104,6 +107,10 @@ type Change struct {
 	// only while the job has no region yet and lists this one among its Regions.
 	Region       string
 	RegionChoice *RegionChoice // why a roaming job was sent where it was, or waits
+	// Attempt is the attempt the history entry belongs to, from the first retry on.
+	Attempt int
+	// Retried, when set, is a retry's next attempt (Retrying).
+	Retried *Retried
 }
 
 // Moves reports whether the change moves the job to another status.
@@ -134,9 +141,12 @@ func Move(j Job, to Status, reason string, at time.Time) (Job, Change, error) {
 	}
 	at = at.UTC()
 	c := Change{From: j.Status, To: to, Reason: reason, At: at}
+	if j.AttemptOf() > 1 {
+		c.Attempt = j.AttemptOf()
+	}
 	moved := j
 	moved.Status, moved.UpdatedAt = to, at
-	moved.StatusHistory = append(append([]Transition(nil), j.StatusHistory...), Transition{Status: to, At: at, Reason: reason})
+	moved.StatusHistory = append(append([]Transition(nil), j.StatusHistory...), Transition{Status: to, At: at, Reason: reason, Attempt: c.Attempt})
 	if j.Status == StatusDispatching {
 		moved.Claim = nil
 	}

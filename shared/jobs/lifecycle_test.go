@@ -22,6 +22,8 @@ var allowed = map[[2]Status]outbox.Type{
 	{StatusDispatching, StatusFailed}:    outbox.JobFailed,
 	{StatusDispatching, StatusQueued}:    "",
 	{StatusDispatching, StatusCancelled}: outbox.JobCancelled,
+	{StatusPending, StatusQueued}:        outbox.JobRetrying,
+	{StatusRunning, StatusQueued}:        outbox.JobRetrying,
 	{StatusPending, StatusRunning}:       outbox.JobStarted,
 	{StatusPending, StatusSucceeded}:     outbox.JobCompleted,
 	{StatusPending, StatusFailed}:        outbox.JobFailed,

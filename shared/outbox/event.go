@@ -17,13 +17,15 @@ const (
 	JobCompleted  Type = "job.completed"
 	JobFailed     Type = "job.failed"
 	JobCancelled  Type = "job.cancelled"
-	AppLive       Type = "app.live"
-	AppFailed     Type = "app.failed"
-	WebhookTest   Type = "webhook.test"
+	// JobRetrying: the job's attempt ended in a way its retry policy retries; it is queued again.
+	JobRetrying Type = "job.retrying"
+	AppLive     Type = "app.live"
+	AppFailed   Type = "app.failed"
+	WebhookTest Type = "webhook.test"
 )
 
 // Types lists the catalogue, in API.md's order.
-var Types = []Type{JobQueued, JobDispatched, JobStarted, JobCompleted, JobFailed, JobCancelled, AppLive, AppFailed, WebhookTest}
+var Types = []Type{JobQueued, JobDispatched, JobStarted, JobCompleted, JobFailed, JobCancelled, JobRetrying, AppLive, AppFailed, WebhookTest}
 
 // Event is one outbox entry. Its ID is what receivers see as webhook-id, stable across retries.
 type Event struct {

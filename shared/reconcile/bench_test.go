@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -69,7 +71,7 @@ func BenchmarkNoopBeatVsRawList(b *testing.B) {
 	newInstance := func() *reconcile.Handler {
 		return &reconcile.Handler{
 			Regions: []string{benchRegion}, Queues: bb.store, Ringer: bb.rings, Jobs: bb.store,
-			Clusters: oneClient{bb.kc}, Leases: dynamo.NewLeaseStore(bb.db, bb.tables.Control),
+			Clusters: oneClient{kc: bb.kc}, Leases: dynamo.NewLeaseStore(bb.db, bb.tables.Control),
 			Log: slog.New(slog.DiscardHandler), Now: time.Now,
 		}
 	}
@@ -416,9 +418,19 @@ func parallel(b *testing.B, n int, f func(i int) error) {
 }
 
 // oneClient serves every region with one client.
-type oneClient struct{ kc kubernetes.Interface }
+type oneClient struct {
+	kc kubernetes.Interface
+	dc dynamic.Interface
+}
 
 func (c oneClient) Client(context.Context, string) (kubernetes.Interface, error) { return c.kc, nil }
+
+func (c oneClient) Dynamic(context.Context, string) (dynamic.Interface, error) {
+	if c.dc == nil {
+		return nil, errors.New("this test reaches the cluster with a typed client only")
+	}
+	return c.dc, nil
+}
 
 // ringCounter counts rings; a no-op beat makes none.
 type ringCounter struct {

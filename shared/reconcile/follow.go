@@ -11,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidegate/tidegate/shared/costing"
@@ -28,9 +29,11 @@ type Jobs interface {
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 }
 
-// Clusters reaches each region's cluster.
+// Clusters reaches each region's cluster: the typed client to follow jobs, the dynamic one to
+// delete what a retried job's attempt left.
 type Clusters interface {
 	Client(ctx context.Context, region string) (kubernetes.Interface, error)
+	Dynamic(ctx context.Context, region string) (dynamic.Interface, error)
 }
 
 const (
@@ -65,6 +68,12 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 	now := h.now()
 	next := last.next(region, l, unlisted, now)
 	unread, overdue := toRead(l, unlisted, last, next, now)
+	next.spot = l.spotNodes(last.spot)
+	for _, id := range l.flagged() {
+		if !slices.Contains(unread, id) && !slices.ContainsFunc(unlisted, func(j jobs.Job) bool { return j.ID == id }) {
+			unread = append(unread, id)
+		}
+	}
 	changed, err := h.Jobs.States(ctx, unread)
 	if err != nil {
 		return unlisted, fmt.Errorf("reading %s's changed jobs: %w", region, err)
@@ -98,7 +107,11 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 // on an instance's first beat (last remembers nothing), every active one.
 func (h *Handler) look(ctx context.Context, kc kubernetes.Interface, region string, last memory) (owned, []jobs.Job, error) {
 	listed := make(chan owned, 1)
-	go func() { listed <- listOwned(ctx, kc) }()
+	go func() {
+		l := listOwned(ctx, kc)
+		watch(ctx, kc, &l, h.CapacityLabel, last.spot, h.now())
+		listed <- l
+	}()
 	read := h.Jobs.Unlisted
 	if last.cold() {
 		read = h.Jobs.ActiveStates
@@ -161,10 +174,13 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 	}
 	if j.LongRunning() {
 		s, err = h.record(ctx, kc, j, FollowLongRunning(j.Status, l.serving[j.ID]), nil)
-	} else {
-		s, err = h.followOne(ctx, kc, j, l.jobs[j.ID], l.pods[j.ID])
+		return s, s != "", err
 	}
-	return s, s != "", err
+	if _, done, err := h.retryInterrupted(ctx, kc, j, l); done {
+		return "", false, err // retried (queued again): read afresh until its next attempt runs
+	}
+	s, err = h.followOne(ctx, kc, j, ofAttempt(l.jobs[j.ID], j.AttemptOf()), ofAttempt(l.pods[j.ID], j.AttemptOf()))
+	return s, s != "" && s != jobs.StatusQueued, err
 }
 
 // followOne records state's steps, if its objects show any, and answers the status its record
@@ -205,6 +221,11 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		return "", nil // moved since the state was read; the next beat sees it afresh
 	}
 	for _, st := range steps {
+		if st.To == jobs.StatusFailed && kc != nil {
+			if s, done, err := h.retryFailed(ctx, kc, j, st.Reason, pods); done {
+				return s, err
+			}
+		}
 		next, c, err := jobs.Move(j, st.To, st.Reason, h.now())
 		if err != nil {
 			return "", err
@@ -217,6 +238,9 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 				return "", nil // another beat recorded it, or the job was cancelled
 			}
 			return "", err
+		}
+		if st.To == jobs.StatusRunning {
+			h.started(ctx, j)
 		}
 		j = next
 	}
@@ -276,6 +300,10 @@ type owned struct {
 	pods    map[string][]corev1.Pod
 	serving map[string][]serving // Deployments and StatefulSets (longrunning.go)
 	err     error
+	// watched are the Job pods of jobs with a retry policy, and view the nodes, when any listed
+	// pod is watched (retry.go).
+	watched map[string][]corev1.Pod
+	view    nodeView
 }
 
 // has reports whether job id has a Job, a pod, a Deployment or a StatefulSet.

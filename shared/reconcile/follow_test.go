@@ -275,7 +275,7 @@ func (r followRig) id(i int) string { return benchID(r.ns, i) }
 func (r followRig) instance(records reconcile.Jobs, rings reconcile.Ringer, now func() time.Time) *reconcile.Handler {
 	return &reconcile.Handler{
 		Regions: []string{benchRegion}, Queues: r.store, Ringer: rings, Jobs: records,
-		Clusters: oneClient{r.kc}, Leases: dynamo.NewLeaseStore(r.db, r.tables.Control),
+		Clusters: oneClient{kc: r.kc}, Leases: dynamo.NewLeaseStore(r.db, r.tables.Control),
 		Log: slog.New(slog.DiscardHandler), Now: now,
 	}
 }

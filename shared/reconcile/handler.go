@@ -81,6 +81,9 @@ type Handler struct {
 	OnDemand map[string]float64
 	// Metrics takes each beat's duration and lateness; nil records none.
 	Metrics *metrics.Recorder
+	// CapacityLabel is the node label telling spot nodes from on-demand ones
+	// (TIDEGATE_CAPACITY_TYPE_LABEL): a pod lost with its spot node is a spot interruption.
+	CapacityLabel string
 
 	mu     sync.Mutex
 	memory map[string]memory // by region: what the last beat saw
@@ -135,6 +138,14 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 		errs = append(errs, h.Webhooks.Sweep(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// started records job j's time from submission to the beat seeing it run.
+func (h *Handler) started(ctx context.Context, j jobs.Job) {
+	ms := float64(h.now().Sub(j.CreatedAt) / time.Millisecond)
+	if err := h.Metrics.Put(metrics.SubmitToRunning, []string{j.Region}, ms); err != nil {
+		h.Log.WarnContext(ctx, "recording a job's start", "error", err)
+	}
 }
 
 // timed records a beat that started at start for the schedule's time scheduled (zero when the

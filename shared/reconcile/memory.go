@@ -28,6 +28,9 @@ const goneGrace = 3 * time.Minute
 type memory struct {
 	recorded map[string]jobs.Status
 	gone     map[string]time.Time
+	// spot are the nodes last seen on spot capacity, when watched pods had the nodes listed: a
+	// node gone since has no label left to tell (interruption.go).
+	spot map[string]bool
 }
 
 // cold reports whether this is an instance's first beat of the region.

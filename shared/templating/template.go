@@ -1,6 +1,10 @@
 package templating
 
-import "time"
+import (
+	"time"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+)
 
 // Template is a tenant's named job template: one manifest with {{ key }} placeholders and the
 // parameters' defaults.
@@ -10,6 +14,8 @@ type Template struct {
 	Description string         `json:"description,omitempty" dynamodbav:"description,omitempty"`
 	Manifest    map[string]any `json:"manifest" dynamodbav:"-"`
 	Parameters  map[string]any `json:"parameters" dynamodbav:"-"`
-	CreatedAt   time.Time      `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at" dynamodbav:"updated_at"`
+	// Retry is the retry policy of the template's jobs where a job names none.
+	Retry     *jobs.Retry `json:"retry,omitempty" dynamodbav:"retry,omitempty"`
+	CreatedAt time.Time   `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at" dynamodbav:"updated_at"`
 }

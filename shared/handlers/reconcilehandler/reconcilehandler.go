@@ -40,6 +40,8 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Prices:    prices(cfg, c),
 		OnDemand:  cfg.OnDemandPrices,
 		Metrics:   c.Metrics,
+		// A pod lost with its spot node is a spot interruption, told by this label.
+		CapacityLabel: cfg.CapacityTypeLabel,
 	}, nil
 }
 
