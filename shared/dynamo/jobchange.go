@@ -123,29 +123,57 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	e.setTo("status", c.To)
 	e.setTo("updated_at", c.At.UTC())
 	if c.Moves() {
-		e.set = append(e.set, e.name("status_history")+" = list_append("+e.name("status_history")+", "+
-			e.value(":hist", []jobs.Transition{{Status: c.To, At: c.At.UTC(), Reason: c.Reason, Attempt: c.Attempt}})+")")
-		moved := j
-		moved.Status = c.To
-		if c.Region != "" {
-			moved.Region = c.Region
-		}
-		if qpk, qsk := queueKeys(moved); qpk != "" {
-			e.setTo("gsi2pk", qpk)
-			e.setTo("gsi2sk", qsk)
-		} else {
-			e.drop("gsi2pk", "gsi2sk")
-		}
-		if c.From == jobs.StatusDispatching && c.NewClaim == nil {
-			e.drop("claim")
-		}
-		if c.From == jobs.StatusQueued {
-			e.drop("pending_reason", "queue_position")
-		}
-		if c.To.Terminal() && retention > 0 {
-			e.setTo(attrExpires, c.At.Add(retention).Unix())
-		}
+		e.move(j, c, retention)
 	}
+	e.fields(c)
+	cond := e.name("status") + " = " + e.value(":from", c.From)
+	if c.Claim != "" {
+		cond += " AND " + e.name("claim") + "." + e.name("token") + " = " + e.value(":claim", c.Claim)
+	}
+	if c.Region != "" {
+		// Only a job still without a region, and only into one it allows.
+		e.setTo("region", c.Region)
+		cond += " AND " + e.name("region") + " = " + e.value(":roaming", "") + " AND contains(" + e.name("regions") + ", " + e.value(":region", c.Region) + ")"
+	}
+	if e.err != nil {
+		return jobUpdate{}, e.err
+	}
+	expr := "SET " + strings.Join(e.set, ", ")
+	if len(e.remove) > 0 {
+		expr += " REMOVE " + strings.Join(e.remove, ", ")
+	}
+	return jobUpdate{expr: expr, cond: cond, names: e.names, vals: e.vals}, nil
+}
+
+// move sets what moving job j by change c writes: the history entry, the job's place in gsi2,
+// what the statuses imply, and expires_at for a move to a terminal status.
+func (e *expression) move(j jobs.Job, c jobs.Change, retention time.Duration) {
+	e.set = append(e.set, e.name("status_history")+" = list_append("+e.name("status_history")+", "+
+		e.value(":hist", []jobs.Transition{{Status: c.To, At: c.At.UTC(), Reason: c.Reason, Attempt: c.Attempt}})+")")
+	moved := j
+	moved.Status = c.To
+	if c.Region != "" {
+		moved.Region = c.Region
+	}
+	if qpk, qsk := queueKeys(moved); qpk != "" {
+		e.setTo("gsi2pk", qpk)
+		e.setTo("gsi2sk", qsk)
+	} else {
+		e.drop("gsi2pk", "gsi2sk")
+	}
+	if c.From == jobs.StatusDispatching && c.NewClaim == nil {
+		e.drop("claim")
+	}
+	if c.From == jobs.StatusQueued {
+		e.drop("pending_reason", "queue_position")
+	}
+	if c.To.Terminal() && retention > 0 {
+		e.setTo(attrExpires, c.At.Add(retention).Unix())
+	}
+}
+
+// fields sets the fields change c carries besides its move.
+func (e *expression) fields(c jobs.Change) {
 	if c.NewClaim != nil {
 		e.setTo("claim", *c.NewClaim)
 	}
@@ -186,23 +214,6 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	if c.RegionChoice != nil {
 		e.setTo("region_choice", *c.RegionChoice)
 	}
-	cond := e.name("status") + " = " + e.value(":from", c.From)
-	if c.Claim != "" {
-		cond += " AND " + e.name("claim") + "." + e.name("token") + " = " + e.value(":claim", c.Claim)
-	}
-	if c.Region != "" {
-		// Only a job still without a region, and only into one it allows.
-		e.setTo("region", c.Region)
-		cond += " AND " + e.name("region") + " = " + e.value(":roaming", "") + " AND contains(" + e.name("regions") + ", " + e.value(":region", c.Region) + ")"
-	}
-	if e.err != nil {
-		return jobUpdate{}, e.err
-	}
-	expr := "SET " + strings.Join(e.set, ", ")
-	if len(e.remove) > 0 {
-		expr += " REMOVE " + strings.Join(e.remove, ", ")
-	}
-	return jobUpdate{expr: expr, cond: cond, names: e.names, vals: e.vals}, nil
 }
 
 // Claim takes a queued job of region for dispatch, or adopts one whose previous claim ran out
