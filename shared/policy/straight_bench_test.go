@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -78,26 +77,7 @@ func benchAgainstStraight(b *testing.B, manifests []map[string]any) {
 		}
 	}
 	theirs := straightRound(b, body)
-	rounds := max(1, podsPerBlock/len(manifests))
-	var oursTook, theirsTook time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for done := 0; done < b.N; done += rounds {
-		n := min(rounds, b.N-done)
-		start := time.Now()
-		for range n {
-			ours()
-		}
-		oursTook += time.Since(start)
-		b.StopTimer()
-		start = time.Now()
-		for range n {
-			theirs()
-		}
-		theirsTook += time.Since(start)
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(oursTook)/float64(theirsTook), "x-straight")
+	b.ReportMetric(alternate(b, max(1, podsPerBlock/len(manifests)), ours, theirs), "x-straight")
 }
 
 func BenchmarkStraightDeployment(b *testing.B) { benchAgainstStraight(b, decoded(b, benchDeployment)) }
