@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/url"
 	"testing"
 	"time"
 
@@ -9,29 +8,6 @@ import (
 
 	"github.com/tidegate/tidegate/shared/dev/awscalls"
 )
-
-func TestKubeRequest(t *testing.T) {
-	tests := []struct{ method, path, want string }{
-		{"POST", "/apis/batch/v1/namespaces/team-a/jobs", "POST jobs"},
-		{"GET", "/apis/batch/v1/namespaces/team-a/jobs?labelSelector=tidegate.io%2Fjob-id", "LIST jobs"},
-		{"GET", "/apis/batch/v1/jobs?labelSelector=x", "LIST jobs"},
-		{"GET", "/api/v1/namespaces/team-a/pods?watch=true", "WATCH pods"},
-		{"GET", "/api/v1/nodes/kwok-node", "GET nodes"},
-		{"GET", "/api/v1/namespaces/team-a/pods/p-1/log?tailLines=20", "GET pods/log"},
-		{"GET", "/api/v1/namespaces/team-a", "GET namespaces"},
-		{"GET", "/api/v1/namespaces", "LIST namespaces"},
-		{"GET", "/api", "GET /api"},
-	}
-	for _, tt := range tests {
-		u, err := url.Parse(tt.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := kubeRequest(tt.method, u); got != tt.want {
-			t.Errorf("kubeRequest(%s, %s) = %q, want %q", tt.method, tt.path, got, tt.want)
-		}
-	}
-}
 
 // TestPerJobTakesTheIdleBeatsOff: the beat's calls beyond what its idle beats made, per job; the
 // other functions' calls whole.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/dev/awscalls"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
+	"github.com/tidegate/tidegate/shared/dev/kubemeter"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
@@ -96,7 +97,7 @@ func run(n, workers int, beat, timeout time.Duration) (measured, error) {
 		return measured{}, err
 	}
 	defer stopStandins()
-	proxy, err := startKubeProxy(st.Kubeconfig, work)
+	proxy, err := kubemeter.Start(st.Kubeconfig, work)
 	if err != nil {
 		return measured{}, err
 	}

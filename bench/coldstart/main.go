@@ -88,7 +88,7 @@ func run(runs int, rie string, timeout time.Duration) error {
 	// reported with the calls it made.
 	m := newMeter()
 	defer m.stop()
-	metered, err := meterStandins(m, st, filepath.Join(work, "meter"))
+	metered, err := meterStandins(m, st, work)
 	if err != nil {
 		return err
 	}

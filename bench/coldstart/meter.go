@@ -6,26 +6,22 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/tidegate/tidegate/shared/dev/kubemeter"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
-
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // meter counts the requests the functions send to the stand-ins, by service and operation,
 // through loopback proxies that stand in the functions' environment for the stand-ins'
 // endpoints: an AWS request is named by its X-Amz-Target header (DynamoDB's, SQS's and KMS's
-// JSON protocols all carry one), a Kubernetes request by its verb and resource.
+// JSON protocols all carry one), a Kubernetes request by its verb and resource (kubemeter).
 type meter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	kube   *kubemeter.Proxy
 	stops  []func()
 }
 
@@ -37,6 +33,11 @@ func (m *meter) take() map[string]int {
 	defer m.mu.Unlock()
 	c := m.counts
 	m.counts = map[string]int{}
+	if m.kube != nil {
+		for op, n := range m.kube.Counts(true) {
+			c["Kubernetes "+op] += n
+		}
+	}
 	return c
 }
 
@@ -86,8 +87,12 @@ func meterStandins(m *meter, st sandbox.State, dir string) (sandbox.State, error
 			return st, err
 		}
 	}
-	st.Kubeconfig, err = m.kubeProxy(st.Kubeconfig, dir)
-	return st, err
+	if m.kube, err = kubemeter.Start(st.Kubeconfig, dir); err != nil {
+		return st, err
+	}
+	m.stops = append(m.stops, m.kube.Close)
+	st.Kubeconfig = m.kube.Kubeconfig
+	return st, nil
 }
 
 // awsProxy proxies an AWS endpoint, naming requests by operation.
@@ -99,61 +104,6 @@ func (m *meter) awsProxy(service, endpoint string) (string, error) {
 		}
 		return op
 	})
-}
-
-// kubeProxy proxies the cluster kubeconfig names, authenticating as it does, and writes to dir
-// a kubeconfig for the proxy (plain HTTP on loopback, no credentials); it answers that file.
-func (m *meter) kubeProxy(kubeconfig, dir string) (string, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return "", fmt.Errorf("reading the sandbox's kubeconfig: %w", err)
-	}
-	transport, err := rest.TransportFor(cfg)
-	if err != nil {
-		return "", err
-	}
-	addr, err := m.proxy("Kubernetes", cfg.Host, transport, kubeOperation)
-	if err != nil {
-		return "", err
-	}
-	out := clientcmdapi.NewConfig()
-	out.Clusters["metered"] = &clientcmdapi.Cluster{Server: addr}
-	out.AuthInfos["metered"] = &clientcmdapi.AuthInfo{}
-	out.Contexts["metered"] = &clientcmdapi.Context{Cluster: "metered", AuthInfo: "metered"}
-	out.CurrentContext = "metered"
-	path := filepath.Join(dir, "metered-kubeconfig")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	return path, clientcmd.WriteToFile(*out, path)
-}
-
-// kubeOperation names a Kubernetes API request by verb and resource: "LIST pods", "PATCH
-// networkpolicies".
-func kubeOperation(r *http.Request) string {
-	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	// /api/v1/... or /apis/GROUP/VERSION/...: what follows is [namespaces/NS/]RESOURCE[/NAME].
-	var rest []string
-	switch {
-	case len(segs) >= 2 && segs[0] == "api":
-		rest = segs[2:]
-	case len(segs) >= 3 && segs[0] == "apis":
-		rest = segs[3:]
-	}
-	if len(rest) >= 3 && rest[0] == "namespaces" {
-		rest = rest[2:]
-	}
-	if len(rest) == 0 {
-		return r.Method + " " + r.URL.Path
-	}
-	verb := r.Method
-	if r.Method == http.MethodGet && len(rest) == 1 {
-		verb = "LIST"
-		if r.URL.Query().Get("watch") == "true" {
-			verb = "WATCH"
-		}
-	}
-	return verb + " " + strings.Join(rest[:1], "")
 }
 
 // describeCalls is counts as text, by service then operation: "DynamoDB 3 (Query 2, PutItem 1)".

@@ -1,27 +1,8 @@
 package main
 
 import (
-	"net/http/httptest"
 	"testing"
 )
-
-func TestKubeOperation(t *testing.T) {
-	tests := []struct{ method, target, want string }{
-		{"GET", "/api/v1/namespaces/apps/pods", "LIST pods"},
-		{"GET", "/api/v1/namespaces/apps/pods?watch=true&resourceVersion=5", "WATCH pods"},
-		{"GET", "/api/v1/namespaces/apps/pods/web-1", "GET pods"},
-		{"GET", "/apis/networking.k8s.io/v1/networkpolicies", "LIST networkpolicies"},
-		{"PATCH", "/apis/networking.k8s.io/v1/namespaces/team-a/networkpolicies/tidegate-isolation", "PATCH networkpolicies"},
-		{"GET", "/api/v1/nodes", "LIST nodes"},
-		{"DELETE", "/apis/batch/v1/namespaces/team-a/jobs/train", "DELETE jobs"},
-		{"GET", "/version", "GET /version"},
-	}
-	for _, tt := range tests {
-		if got := kubeOperation(httptest.NewRequest(tt.method, tt.target, nil)); got != tt.want {
-			t.Errorf("kubeOperation(%s %s) = %q, want %q", tt.method, tt.target, got, tt.want)
-		}
-	}
-}
 
 func TestDescribeCalls(t *testing.T) {
 	got := describeCalls(map[string]int{"DynamoDB Query": 2, "DynamoDB PutItem": 1, "Kubernetes LIST pods": 1})

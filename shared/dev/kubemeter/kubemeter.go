@@ -1,4 +1,7 @@
-package main
+// Package kubemeter counts the Kubernetes API requests a process makes, by verb and resource: a
+// loopback reverse proxy to the API server, holding its credentials, behind a kubeconfig the
+// process is given in place of the real one. The benchmarks that count calls use it.
+package kubemeter
 
 import (
 	"fmt"
@@ -16,10 +19,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// kubeProxy counts the Kubernetes API requests the functions make: a loopback reverse proxy to
-// the sandbox's API server, holding its credentials, behind a kubeconfig the stack is given in
-// place of the sandbox's. It counts at the wire, under client-go's retries and rate limiter.
-type kubeProxy struct {
+// Proxy counts the Kubernetes API requests made through it. It counts at the wire, under
+// client-go's retries and rate limiter.
+type Proxy struct {
 	mu     sync.Mutex
 	counts map[string]int // "LIST jobs", "POST jobs", "GET nodes/{name}", …
 	srv    *http.Server
@@ -27,7 +29,9 @@ type kubeProxy struct {
 	Kubeconfig string
 }
 
-func startKubeProxy(kubeconfig, dir string) (*kubeProxy, error) {
+// Start proxies the API server kubeconfig names, on a loopback port, and writes to dir the
+// kubeconfig that reaches it through the proxy (Proxy.Kubeconfig).
+func Start(kubeconfig, dir string) (*Proxy, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
@@ -44,7 +48,7 @@ func startKubeProxy(kubeconfig, dir string) (*kubeProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening for the Kubernetes proxy: %w", err)
 	}
-	p := &kubeProxy{counts: map[string]int{}}
+	p := &Proxy{counts: map[string]int{}}
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = target.Host },
 		Transport:     transport,
@@ -68,16 +72,16 @@ func startKubeProxy(kubeconfig, dir string) (*kubeProxy, error) {
 	return p, nil
 }
 
-func (p *kubeProxy) add(r *http.Request) {
-	k := kubeRequest(r.Method, r.URL)
+func (p *Proxy) add(r *http.Request) {
+	k := Operation(r.Method, r.URL)
 	p.mu.Lock()
 	p.counts[k]++
 	p.mu.Unlock()
 }
 
-// kubeRequest names a request by its verb and resource: the namespace and object names dropped,
+// Operation names a request by its verb and resource: the namespace and object names dropped,
 // a GET of a collection called LIST (WATCH when it watches), as the API server's audit log does.
-func kubeRequest(method string, u *url.URL) string {
+func Operation(method string, u *url.URL) string {
 	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
 	// /api/v1/… or /apis/GROUP/VERSION/…
 	switch {
@@ -112,7 +116,7 @@ func kubeRequest(method string, u *url.URL) string {
 }
 
 // Counts is a copy of the counts so far; reset starts them again.
-func (p *kubeProxy) Counts(reset bool) map[string]int {
+func (p *Proxy) Counts(reset bool) map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make(map[string]int, len(p.counts))
@@ -125,4 +129,5 @@ func (p *kubeProxy) Counts(reset bool) map[string]int {
 	return out
 }
 
-func (p *kubeProxy) Close() { _ = p.srv.Close(); _ = os.Remove(p.Kubeconfig) }
+// Close stops the proxy and removes its kubeconfig.
+func (p *Proxy) Close() { _ = p.srv.Close(); _ = os.Remove(p.Kubeconfig) }
