@@ -17,6 +17,11 @@ var pendingWhy = map[string]string{
 	"spot_price_unknown":            "held in %s: the spot price is not known yet",
 	"queued_behind_higher_priority": "waiting in %s behind jobs of higher priority",
 	"name_in_use_by_finishing_job":  "waiting in %s for an earlier job of the same name to be recorded as ended",
+	"tenant_quota_exhausted":        "waiting in %s: your tenant's share of the region is in use",
+	"tenant_long_running_limit":     "waiting in %s: your tenant runs as many long-running jobs as it may",
+	"retry_backoff":                 "waiting in %s for the retry's backoff to end",
+	"no_allowed_region_open":        "held: the spot price is above the cap in every allowed region%.0s",
+	"no_allowed_region_with_room":   "waiting for room in one of the allowed regions%.0s",
 }
 
 // statusText is a job's status with why it waits and where it stands in line.
@@ -40,7 +45,9 @@ func describeJob(p *printer, j apiclient.Job) {
 		[2]string{"Name", j.Name},
 		[2]string{"Status", statusText(j)},
 		[2]string{"Namespace", j.Namespace},
-		[2]string{"Region", j.Region},
+		[2]string{"Region", regionText(j)},
+		[2]string{"Kind", kindText(j.Kind)},
+		[2]string{"Attempt", attemptText(j)},
 		[2]string{"Priority", strconv.Itoa(j.Priority)},
 		[2]string{"Labels", labelsText(j.Labels)},
 		[2]string{"Template", j.Template},
@@ -54,6 +61,15 @@ func describeJob(p *printer, j apiclient.Job) {
 	for _, u := range unscheduledText(j.Placement) {
 		p.line("  unscheduled %s", u)
 	}
+	if len(j.Serving) > 0 || j.ServingError != "" {
+		p.line("Serving:")
+		for _, s := range j.Serving {
+			p.line("  %s", servingText(s))
+		}
+		if j.ServingError != "" {
+			p.line("  %s", j.ServingError)
+		}
+	}
 	p.line("History:")
 	for _, t := range j.StatusHistory {
 		p.line("  %s", transitionText(t))
@@ -64,6 +80,54 @@ func describeJob(p *printer, j apiclient.Job) {
 			p.line("  %s", l)
 		}
 	}
+}
+
+// regionText is the job's region, and the regions it may run in when it names several.
+func regionText(j apiclient.Job) string {
+	if len(j.Regions) < 2 {
+		return j.Region
+	}
+	allowed := "one of " + strings.Join(j.Regions, ", ")
+	if j.Region == "" {
+		return allowed
+	}
+	return j.Region + " (" + allowed + ")"
+}
+
+// kindText says what a long-running job is; a batch job needs no word.
+func kindText(kind string) string {
+	if kind == "long_running" {
+		return "long-running: runs until cancelled"
+	}
+	return ""
+}
+
+// attemptText is which attempt runs and how the earlier ones ended; nothing for a first attempt.
+func attemptText(j apiclient.Job) string {
+	if j.Attempt < 2 && len(j.Attempts) == 0 {
+		return ""
+	}
+	s := strconv.Itoa(j.Attempt)
+	var ends []string
+	for _, a := range j.Attempts {
+		ends = append(ends, fmt.Sprintf("#%d %s at %s", a.Attempt, a.Reason, when(a.EndedAt)))
+	}
+	if len(ends) > 0 {
+		s += "; earlier: " + strings.Join(ends, ", ")
+	}
+	if j.NotBefore != nil && j.Status == "queued" {
+		s += "; starts after " + when(*j.NotBefore)
+	}
+	return s
+}
+
+// servingText is one Deployment or StatefulSet of a long-running job and its replicas.
+func servingText(s apiclient.Serving) string {
+	up := "not available"
+	if s.Available {
+		up = "available"
+	}
+	return fmt.Sprintf("%s/%s  %d/%d ready, %s", s.Kind, s.Name, s.Ready, s.Replicas, up)
 }
 
 func transitionText(t apiclient.Transition) string {

@@ -81,10 +81,44 @@ func TestStatusText(t *testing.T) {
 		{apiclient.Job{Status: "queued", Region: "us-east-1", PendingReason: "capacity", QueuePosition: 3}, "queued: waiting for room in us-east-1, 3rd in line"},
 		{apiclient.Job{Status: "queued", Region: "us-west-2", PendingReason: "spot_price_above_cap", QueuePosition: 11}, "queued: held in us-west-2: the spot price is above the job's cap, 11th in line"},
 		{apiclient.Job{Status: "queued", PendingReason: "a_reason_added_later"}, "queued: a_reason_added_later"},
+		{apiclient.Job{Status: "queued", Regions: []string{"us-east-1", "us-west-2"}, PendingReason: "no_allowed_region_open"}, "queued: held: the spot price is above the cap in every allowed region"},
+		{apiclient.Job{Status: "queued", Region: "us-east-1", PendingReason: "retry_backoff"}, "queued: waiting in us-east-1 for the retry's backoff to end"},
 	}
 	for _, tt := range tests {
 		if got := statusText(tt.job); got != tt.want {
 			t.Errorf("statusText(%+v) = %q, want %q", tt.job, got, tt.want)
+		}
+	}
+}
+
+// TestDescribeJobKindAttemptsServing: a retried long-running job that may run in two regions
+// says so, with its earlier attempt and what it serves.
+func TestDescribeJobKindAttemptsServing(t *testing.T) {
+	ended := time.Date(2026, 12, 1, 10, 0, 0, 0, time.Local)
+	j := apiclient.Job{
+		ID: "j1", Status: "running", Region: "us-west-2", Regions: []string{"us-east-1", "us-west-2"},
+		Kind: "long_running", Attempt: 2, Attempts: []apiclient.JobAttempt{{Attempt: 1, Reason: "spot_interrupted", EndedAt: ended}},
+		Serving:      []apiclient.Serving{{Kind: "Deployment", Name: "web", Replicas: 3, Ready: 2}},
+		ServingError: "",
+	}
+	var b bytes.Buffer
+	p := &printer{out: &b, now: func() time.Time { return ended }}
+	describeJob(p, j)
+	for _, want := range []string{
+		"Region:     us-west-2 (one of us-east-1, us-west-2)",
+		"Kind:       long-running: runs until cancelled",
+		"Attempt:    2; earlier: #1 spot_interrupted at 2026-12-01 10:00:00",
+		"Serving:\n  Deployment/web  2/3 ready, not available",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("describeJob wrote\n%s\nwant it to contain %q", b.String(), want)
+		}
+	}
+	b.Reset()
+	describeJob(p, apiclient.Job{ID: "j2", Status: "succeeded", Region: "us-east-1", Kind: "batch", Attempt: 1})
+	for _, absent := range []string{"Kind:", "Attempt:", "Serving:", "one of"} {
+		if strings.Contains(b.String(), absent) {
+			t.Errorf("a plain batch job's description has %q:\n%s", absent, b.String())
 		}
 	}
 }

@@ -41,8 +41,33 @@ type Job struct {
 	DispatchAttempts int              `json:"dispatch_attempts,omitempty"`
 	DispatchError    string           `json:"dispatch_error,omitempty"`
 	Manifests        []map[string]any `json:"manifests,omitempty"`
+	// Kind is "batch" or "long_running"; Serving and ServingError are a long-running job's
+	// Deployments and StatefulSets now, with one job (Client.Job) while it is active.
+	Kind         string    `json:"kind,omitempty"`
+	Serving      []Serving `json:"serving,omitempty"`
+	ServingError string    `json:"serving_error,omitempty"`
+	// Attempt counts from 1; Attempts are the earlier ones kept, NotBefore a retry's backoff end.
+	Attempt   int          `json:"attempt,omitempty"`
+	Attempts  []JobAttempt `json:"attempts,omitempty"`
+	NotBefore *time.Time   `json:"not_before,omitempty"`
 
 	raw json.RawMessage
+}
+
+// Serving is one Deployment or StatefulSet of a long-running job, as the cluster has it.
+type Serving struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Replicas  int32  `json:"replicas"`
+	Ready     int32  `json:"ready_replicas"`
+	Available bool   `json:"available"`
+}
+
+// JobAttempt is an earlier attempt of a retried job: how and when it ended.
+type JobAttempt struct {
+	Attempt int       `json:"attempt"`
+	Reason  string    `json:"reason"`
+	EndedAt time.Time `json:"ended_at"`
 }
 
 // Exit is a container of a finished job's pods that ended in error.
