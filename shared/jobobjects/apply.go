@@ -156,8 +156,9 @@ func replace(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstru
 }
 
 // Stamped is a copy of manifest m ready to create: the job's namespace, the job id as label
-// and annotation on the object and on every pod template inside it, and every pod's
-// automountServiceAccountToken false where the manifest leaves it unset.
+// and annotation on the object and on every pod template inside it, every pod's
+// automountServiceAccountToken false where the manifest leaves it unset, and a StatefulSet's
+// claims deleted with it (claimsGoWithTheSet).
 func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: deepCopy(m)}
 	obj.SetNamespace(j.Namespace)
@@ -173,7 +174,30 @@ func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 	for _, spec := range manifest.PodSpecs(obj.Object) {
 		noToken(spec)
 	}
+	if obj.GetKind() == "StatefulSet" {
+		claimsGoWithTheSet(obj.Object, j.ID)
+	}
 	return obj
+}
+
+// claimsGoWithTheSet makes the volume claims a StatefulSet's controller creates from its claim
+// templates go when the set goes: Kubernetes keeps them by default, so a cancelled or finished
+// job would leave its volumes (and their cost) behind in the tenant's namespace. The job's
+// objects live as long as the job, so whenDeleted is Delete whatever the manifest says; each
+// claim template also carries the job id, so a claim left by a cluster that keeps them anyway
+// is still known as the job's.
+func claimsGoWithTheSet(sts map[string]any, id string) {
+	templates, _, _ := unstructured.NestedSlice(sts, "spec", "volumeClaimTemplates")
+	if len(templates) == 0 {
+		return
+	}
+	for _, t := range templates {
+		if claim, ok := t.(map[string]any); ok {
+			mark(claim, id)
+		}
+	}
+	_ = unstructured.SetNestedSlice(sts, templates, "spec", "volumeClaimTemplates")
+	_ = unstructured.SetNestedField(sts, "Delete", "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted")
 }
 
 // noToken keeps the service account's token out of a pod that does not ask for it: Kubernetes

@@ -157,3 +157,73 @@ func TestApplyPodsDelete(t *testing.T) {
 		t.Errorf("deleting again = %v, want nil: objects already gone are no error", err)
 	}
 }
+
+// A StatefulSet's volume claims go with the job: deleting the job's objects deletes the claims
+// the set's controller made from its claim templates, though the manifest asked to keep them.
+func TestDeleteTakesStatefulSetClaims(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ns, st := testenv.Namespace(t)
+	clusters, err := kube.New(config.Config{Regions: map[string]string{"us-east-1": "sandbox"}, Kubeconfig: st.Kubeconfig}, aws.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := clusters.Dynamic(ctx, "us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := sandbox.KubeClient(st.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts := map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "db"},
+		"spec": map[string]any{
+			"replicas":                             1,
+			"selector":                             map[string]any{"matchLabels": map[string]any{"app": "db"}},
+			"persistentVolumeClaimRetentionPolicy": map[string]any{"whenDeleted": "Retain"},
+			"volumeClaimTemplates": []any{map[string]any{
+				"metadata": map[string]any{"name": "data"},
+				"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
+			}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": "db"}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "db", "image": "postgres:17"}}},
+			},
+		},
+	}
+	j := jobs.Job{ID: "job-db", Namespace: ns, Manifests: []map[string]any{sts}}
+	if err := jobobjects.Apply(ctx, dc, j, notEnded); err != nil {
+		t.Fatal(err)
+	}
+	selector := metav1.ListOptions{LabelSelector: jobs.IDKey + "=" + j.ID}
+	for {
+		claims, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(claims.Items) == 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the StatefulSet's claim never appeared with the job's label (%d claims)", len(claims.Items))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := jobobjects.Delete(ctx, dc, j); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		claims, err := kc.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(claims.Items) == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("after the job's Delete, claim %s is still there (deletion %v)", claims.Items[0].Name, claims.Items[0].DeletionTimestamp)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

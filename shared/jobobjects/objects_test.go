@@ -172,3 +172,35 @@ func TestExits(t *testing.T) {
 		t.Errorf("Exits(a pod without statuses) = %v, want none", got)
 	}
 }
+
+// TestStampedStatefulSetClaimsGoWithIt: a StatefulSet's claims are deleted with it even when the
+// manifest asks to keep them, and its claim templates carry the job id; a set without claim
+// templates is left as written.
+func TestStampedStatefulSetClaimsGoWithIt(t *testing.T) {
+	sts := map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "db"},
+		"spec": map[string]any{
+			"persistentVolumeClaimRetentionPolicy": map[string]any{"whenDeleted": "Retain", "whenScaled": "Retain"},
+			"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}}},
+			"template":             map[string]any{"spec": map[string]any{"containers": []any{}}},
+		},
+	}
+	obj := Stamped(sts, jobs.Job{ID: "job-07", Namespace: "team-a"})
+	if got, _, _ := unstructured.NestedString(obj.Object, "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted"); got != "Delete" {
+		t.Errorf("whenDeleted = %q, want Delete", got)
+	}
+	if got, _, _ := unstructured.NestedString(obj.Object, "spec", "persistentVolumeClaimRetentionPolicy", "whenScaled"); got != "Retain" {
+		t.Errorf("whenScaled = %q, want the manifest's Retain kept", got)
+	}
+	claims, _, _ := unstructured.NestedSlice(obj.Object, "spec", "volumeClaimTemplates")
+	if id, _, _ := unstructured.NestedString(claims[0].(map[string]any), "metadata", "labels", jobs.IDKey); id != "job-07" {
+		t.Errorf("claim template labels carry job id %q, want job-07", id)
+	}
+	if keep, _, _ := unstructured.NestedString(sts, "spec", "persistentVolumeClaimRetentionPolicy", "whenDeleted"); keep != "Retain" {
+		t.Errorf("Stamped changed the manifest itself: whenDeleted = %q", keep)
+	}
+	plain := Stamped(map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "spec": map[string]any{}}, jobs.Job{ID: "j"})
+	if _, found, _ := unstructured.NestedFieldNoCopy(plain.Object, "spec", "persistentVolumeClaimRetentionPolicy"); found {
+		t.Errorf("a StatefulSet without claim templates got a retention policy: %v", plain.Object["spec"])
+	}
+}
