@@ -184,7 +184,7 @@ func TestDeleteTakesStatefulSetClaims(t *testing.T) {
 			"persistentVolumeClaimRetentionPolicy": map[string]any{"whenDeleted": "Retain"},
 			"volumeClaimTemplates": []any{map[string]any{
 				"metadata": map[string]any{"name": "data"},
-				"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
+				"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
 			}},
 			"template": map[string]any{
 				"metadata": map[string]any{"labels": map[string]any{"app": "db"}},

@@ -181,8 +181,8 @@ func TestStampedStatefulSetClaimsGoWithIt(t *testing.T) {
 		"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "db"},
 		"spec": map[string]any{
 			"persistentVolumeClaimRetentionPolicy": map[string]any{"whenDeleted": "Retain", "whenScaled": "Retain"},
-			"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}}},
-			"template":             map[string]any{"spec": map[string]any{"containers": []any{}}},
+			"volumeClaimTemplates":                 []any{map[string]any{"metadata": map[string]any{"name": "data"}}},
+			"template":                             map[string]any{"spec": map[string]any{"containers": []any{}}},
 		},
 	}
 	obj := Stamped(sts, jobs.Job{ID: "job-07", Namespace: "team-a"})
