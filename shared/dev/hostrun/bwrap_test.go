@@ -1,0 +1,53 @@
+package hostrun
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestBwrapArgs: the sandbox shares only the network, runs as user 1000, shows the system
+// read-only with a private /tmp, binds each volume as the pod mounts it, and runs the command as
+// given after "--", where nothing before can be read as an option.
+func TestBwrapArgs(t *testing.T) {
+	s := jail{
+		Hostname: "web-r1-0a1b2c3d",
+		System:   []systemPath{{Path: "/usr"}, {Path: "/bin", Link: "usr/bin"}},
+		Mounts: []mount{
+			{Source: "/tmp/h/volumes/app", Target: "/app", ReadOnly: true},
+			{Source: "/tmp/h/volumes/scratch", Target: "/scratch"},
+		},
+		Dir:  "/app",
+		Argv: []string{"sh", "-c", "echo hi", "--bind", "/", "/x"},
+	}
+	got := bwrapArgs(s)
+	want := []string{
+		"--unshare-all", "--unshare-user", "--share-net", "--uid", "1000", "--gid", "1000",
+		"--die-with-parent", "--new-session", "--hostname", "web-r1-0a1b2c3d",
+		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--ro-bind", "/tmp/h/volumes/app", "/app", "--bind", "/tmp/h/volumes/scratch", "/scratch",
+		"--chdir", "/app", "--",
+		"sh", "-c", "echo hi", "--bind", "/", "/x",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bwrapArgs(%+v) (-want +got):\n%s", s, diff)
+	}
+	if got := bwrapArgs(jail{Argv: []string{"true"}}); !slices.Contains(got, "/") || got[len(got)-2] != "--" {
+		t.Errorf("bwrapArgs without a dir = %v, want --chdir / then -- true", got)
+	}
+}
+
+// TestEnviron: variables in name order as NAME=value, a value's newlines and '=' kept in it.
+func TestEnviron(t *testing.T) {
+	got := environ(map[string]string{"B": "2", "A": "x=y\nC=3"})
+	want := []string{"A=x=y\nC=3", "B=2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("environ (-want +got):\n%s", diff)
+	}
+	if strings.Contains(strings.Join(bwrapArgs(jail{Argv: []string{"true"}}), " "), "=") {
+		t.Errorf("bwrapArgs carries a variable; the environment must not be on the command line")
+	}
+}
