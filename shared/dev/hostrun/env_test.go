@@ -94,7 +94,7 @@ func TestContainerEnvRefuses(t *testing.T) {
 			ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory"}}}}},
 		"an unread Secret": {Name: "app", EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "other-env"}}}}},
-		"a ConfigMap": {Name: "app", EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}},
+		"a ConfigMap":                   {Name: "app", EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}},
 		"a register URL without a base": {Name: "app", Env: []corev1.EnvVar{{Name: podspec.EnvRegisterURL, Value: "x"}}},
 	} {
 		if env, err := containerEnv(pod, c, secrets, 0); err == nil {
