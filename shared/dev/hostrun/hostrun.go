@@ -60,22 +60,23 @@ type Runner struct {
 // New checks that this machine can run hosts (bwrap works, node or python3 is there) and makes a
 // Runner; an error wrapping ErrCannotRun says what is missing.
 func New(opt Options) (*Runner, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", opt.Kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", opt.Kubeconfig, err)
-	}
 	r := &Runner{opt: opt, runs: map[types.UID]*run{}, asRoot: os.Geteuid() == 0}
-	if r.kc, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if r.dc, err = dynamic.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
 	if r.opt.Log == nil {
 		r.opt.Log = slog.New(slog.DiscardHandler)
 	}
 	if err := r.probe(); err != nil {
 		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", opt.Kubeconfig)
+	if err == nil {
+		r.kc, err = kubernetes.NewForConfig(cfg)
+	}
+	if err == nil {
+		r.dc, err = dynamic.NewForConfig(cfg)
+	}
+	if err != nil {
+		os.RemoveAll(r.dir)
+		return nil, fmt.Errorf("reaching the cluster of kubeconfig %s: %w", opt.Kubeconfig, err)
 	}
 	return r, nil
 }

@@ -1,7 +1,14 @@
 package hostrun
 
 import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,4 +50,52 @@ func TestPlays(t *testing.T) {
 			t.Errorf("plays(%s) = %v, want %v", name, got, tc.want)
 		}
 	}
+}
+
+// TestNewWithoutBwrap: a machine without bwrap cannot run hosts, and New says what to install
+// before it reaches for any cluster.
+func TestNewWithoutBwrap(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := New(Options{Kubeconfig: "/nonexistent"})
+	if !errors.Is(err, ErrCannotRun) || !strings.Contains(err.Error(), "bubblewrap") {
+		t.Errorf("New without bwrap on PATH = %v, want ErrCannotRun saying to install bubblewrap", err)
+	}
+}
+
+// TestNewRunsHere: where bwrap is (scripts/tools-hostrun.sh installs it), New's trial sandbox
+// starts, and Run removes the hosts' folder when it ends.
+func TestNewRunsHere(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not on PATH: scripts/tools-hostrun.sh installs bubblewrap")
+	}
+	r, err := New(Options{Kubeconfig: writeKubeconfig(t), Every: time.Hour})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := os.Stat(r.dir); err != nil {
+		t.Fatalf("the hosts' folder: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.Run(ctx)
+	if _, err := os.Stat(r.dir); !os.IsNotExist(err) {
+		t.Errorf("after Run the hosts' folder %s is still there: %v", r.dir, err)
+	}
+}
+
+// writeKubeconfig is a kubeconfig naming a server nobody serves: New makes clients without
+// calling it.
+func writeKubeconfig(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	const cfg = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
