@@ -38,11 +38,11 @@ type jail struct {
 // bwrapArgs is bwrap's command line for s: every namespace of its own but the network, which the
 // process shares with this machine so it reaches the dev API on loopback; this machine's system
 // read-only, a private /tmp, /proc and /dev; the pod's volumes; and user 1000. The process dies
-// with bwrap, and bwrap with the runner. The environment is not on the command line, where
-// anyone on the machine could read a secret in it: bwrap passes on its own, which the runner
-// sets to the pod's alone.
+// with bwrap, and bwrap with the runner. The environment is not on the command line: bwrap reads
+// it from argsFD (envArgs).
 func bwrapArgs(s jail) []string {
 	args := []string{
+		"--args", argsFD,
 		"--unshare-all", "--unshare-user", "--share-net",
 		"--uid", sandboxUser, "--gid", sandboxUser,
 		"--die-with-parent", "--new-session",
@@ -71,11 +71,22 @@ func bwrapArgs(s jail) []string {
 	return append(args, s.Argv...)
 }
 
-// environ is env as exec.Cmd takes it, in name order.
-func environ(env map[string]string) []string {
-	out := make([]string, 0, len(env))
+// envArgs is the process's environment as bwrap's --args file takes it: NUL-separated options
+// that clear bwrap's own environment and set each variable, in name order. Read from a pipe, it
+// is on no command line, where anyone on this machine could read a secret; and bwrap itself runs
+// with an empty environment, so no variable of the pod's (LD_PRELOAD among an org's secrets)
+// touches bwrap before the sandbox is up.
+func envArgs(env map[string]string) []byte {
+	var b []byte
+	add := func(s string) { b = append(append(b, s...), 0) }
+	add("--clearenv")
 	for _, name := range slices.Sorted(maps.Keys(env)) {
-		out = append(out, name+"="+env[name])
+		add("--setenv")
+		add(name)
+		add(env[name])
 	}
-	return out
+	return b
 }
+
+// argsFD is the descriptor bwrap reads envArgs from: the first of exec.Cmd's ExtraFiles.
+const argsFD = "3"

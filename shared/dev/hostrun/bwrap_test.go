@@ -24,7 +24,7 @@ func TestBwrapArgs(t *testing.T) {
 	}
 	got := bwrapArgs(s)
 	want := []string{
-		"--unshare-all", "--unshare-user", "--share-net", "--uid", "1000", "--gid", "1000",
+		"--args", "3", "--unshare-all", "--unshare-user", "--share-net", "--uid", "1000", "--gid", "1000",
 		"--die-with-parent", "--new-session", "--hostname", "web-r1-0a1b2c3d",
 		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
@@ -40,14 +40,15 @@ func TestBwrapArgs(t *testing.T) {
 	}
 }
 
-// TestEnviron: variables in name order as NAME=value, a value's newlines and '=' kept in it.
-func TestEnviron(t *testing.T) {
-	got := environ(map[string]string{"B": "2", "A": "x=y\nC=3"})
-	want := []string{"A=x=y\nC=3", "B=2"}
+// TestEnvArgs: bwrap is told to clear its environment, then each variable in name order, NUL
+// separated, so a value's newlines, '=' and option-like text stay one value.
+func TestEnvArgs(t *testing.T) {
+	got := strings.Split(strings.TrimSuffix(string(envArgs(map[string]string{"B": "--bind / /x", "A": "x=y\nC=3"})), "\x00"), "\x00")
+	want := []string{"--clearenv", "--setenv", "A", "x=y\nC=3", "--setenv", "B", "--bind / /x"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("environ (-want +got):\n%s", diff)
+		t.Errorf("envArgs (-want +got):\n%s", diff)
 	}
-	if strings.Contains(strings.Join(bwrapArgs(jail{Argv: []string{"true"}}), " "), "=") {
+	if strings.Contains(strings.Join(bwrapArgs(jail{Argv: []string{"true"}}), " "), "--setenv") {
 		t.Errorf("bwrapArgs carries a variable; the environment must not be on the command line")
 	}
 }

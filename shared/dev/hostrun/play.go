@@ -209,9 +209,9 @@ func (r *Runner) execOne(ctx context.Context, rn *run, c corev1.Container, secre
 		s.Mounts = append(s.Mounts, mount{Source: filepath.Join(rn.dir, "volumes", m.Name), Target: m.MountPath, ReadOnly: m.ReadOnly})
 	}
 	cmd := exec.CommandContext(ctx, r.bwrap, bwrapArgs(s)...)
-	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.WaitDelay = environ(env), stdout, stderr, waitDelay
+	cmd.Stdout, cmd.Stderr, cmd.WaitDelay = stdout, stderr, waitDelay
 	cmd.SysProcAttr = r.credential()
-	err = cmd.Run()
+	err = runWithEnv(cmd, env)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
