@@ -42,7 +42,8 @@ const crashApp = `console.error("release 3 gives up"); process.exit(3);`
 // live because its own process registered, and its output is what the logs route shows; release
 // 2 serves only once its own process registered, as user 1000, with none of this machine's
 // environment and a read-only system; release 1's process ends with its pod; release 3's process
-// exits 3 and its pod shows that code.
+// exits 3, which, with its last line, is what the failed release says. An app --never-register names is left to kwok, and never
+// goes live.
 func TestHostedAppsRunForReal(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bwrap is not on PATH: scripts/tools-hostrun.sh installs bubblewrap")
@@ -52,6 +53,7 @@ func TestHostedAppsRunForReal(t *testing.T) {
 	opt := devstack.Options{
 		Addr: freeAddr(t), APIKey: "k", Beat: time.Second, WebhooksAllowPrivate: true, Dir: t.TempDir(),
 		Standins: &kube, Prefix: fmt.Sprintf("run-%d", os.Getpid()), RegisterHosts: true, RunHosts: true,
+		NeverRegister: []string{"quiet"},
 	}
 	st := startDev(t, opt)
 	cs, err := sandbox.KubeClient(kube.Kubeconfig)
@@ -69,8 +71,10 @@ func TestHostedAppsRunForReal(t *testing.T) {
 		}
 		example[name] = string(b)
 	}
-	if code, body := c.upload("hello", tarball(t, example)); code != 201 {
-		t.Fatalf("upload of examples/app = %d %s, want 201", code, body)
+	for _, app := range []string{"quiet", "hello"} {
+		if code, body := c.upload(app, tarball(t, example)); code != 201 {
+			t.Fatalf("upload of examples/app as %s = %d %s, want 201", app, code, body)
+		}
 	}
 	r1 := c.waitLive("hello", 1)
 	pod1 := played(t, cs, ns, r1)
@@ -96,11 +100,35 @@ func TestHostedAppsRunForReal(t *testing.T) {
 	if code, body := c.upload("hello", tarball(t, map[string]string{"tidegate.json": `{"start":["node","server.js"]}`, "server.js": crashApp})); code != 201 {
 		t.Fatalf("upload of release 3 = %d %s, want 201", code, body)
 	}
-	exitedWith(t, cs, ns, "hello-r3-", 3)
-	c.waitLogs("hello", "release 3 gives up")
+	// The beat reads the pod's exit code and its last lines (the process's, through kwok) when it
+	// fails the release.
+	c.waitFailed("hello", "the app exited with code 3", "release 3 gives up")
 	if live := c.app("hello"); live.LiveHost != r2 {
 		t.Errorf("after release 3 crashed the app was live on %s, want %s", live.LiveHost, r2)
 	}
+	neverRun(t, cs, ns, "quiet-r1-")
+	if quiet := c.app("quiet"); quiet.State == "live" || quiet.LiveHost != "" {
+		t.Errorf("app quiet, named by --never-register, is %s on %q; want it never live", quiet.State, quiet.LiveHost)
+	}
+}
+
+// neverRun checks the pod whose name starts with prefix is kwok's alone: Running as kwok's stage
+// makes it, no process of this machine playing it.
+func neverRun(t *testing.T, cs kubernetes.Interface, ns, prefix string) {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if strings.HasPrefix(p.Name, prefix) {
+			if _, played := p.Annotations[sandbox.ProcessAnnotation]; played || p.Status.Phase != corev1.PodRunning {
+				t.Errorf("pod %s: annotations %v, phase %s; want kwok's Running pod, played by no process", p.Name, p.Annotations, p.Status.Phase)
+			}
+			return
+		}
+	}
+	t.Errorf("no pod %s* in %s", prefix, ns)
 }
 
 type appView struct {
@@ -162,27 +190,26 @@ func waitNoFolder(t *testing.T, uid string) {
 	t.Errorf("the folder of pod %s is still there 30 s after its host stopped: its process was not ended", uid)
 }
 
-// exitedWith waits for a pod whose name starts with prefix to end Failed, its app container
-// terminated with code.
-func exitedWith(t *testing.T, cs kubernetes.Interface, ns, prefix string, code int32) {
-	t.Helper()
-	var last []corev1.Pod
+// waitFailed waits until app's release failed with a failed_why holding each of want.
+func (c client) waitFailed(app string, want ...string) {
+	c.t.Helper()
+	var last string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		pods, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
+		code, body := c.do("GET", "/api/v1/apps/"+app, "")
+		last = body
+		var v struct {
+			FailedWhy string `json:"failed_why"`
 		}
-		last = pods.Items
-		for _, p := range pods.Items {
-			if !strings.HasPrefix(p.Name, prefix) || p.Status.Phase != corev1.PodFailed {
-				continue
-			}
-			for _, s := range p.Status.ContainerStatuses {
-				if s.State.Terminated != nil && s.State.Terminated.ExitCode == code {
-					return
-				}
-			}
+		if code != 200 || json.Unmarshal([]byte(body), &v) != nil {
+			continue
+		}
+		all := v.FailedWhy != ""
+		for _, w := range want {
+			all = all && strings.Contains(v.FailedWhy, w)
+		}
+		if all {
+			return
 		}
 	}
-	t.Fatalf("no pod %s* ended Failed with exit code %d within 60 s; pods: %+v", prefix, code, last)
+	c.t.Fatalf("app %s did not fail saying %q within 60 s; last: %s", app, want, last)
 }
