@@ -104,8 +104,8 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 }
 
 // startHosts runs the hosted apps' processes on this machine (hostrun) when opt asks and the
-// machine can; otherwise, and for apps opt.NeverRegister names either way, the registrar stands
-// in for them, saying loudly that no app code runs.
+// machine can; otherwise the registrar stands in for them, and the stack says loudly that no app
+// code runs. Apps opt.NeverRegister names are neither run nor registered.
 func (f functions) startHosts(ctx context.Context, ws *workers, opt Options, say io.Writer) error {
 	log := ws.log
 	kc, err := sandbox.KubeClient(f.cfg.Kubeconfig)
@@ -120,6 +120,7 @@ func (f functions) startHosts(ctx context.Context, ws *workers, opt Options, say
 			Skip: r.never, Every: minBeat, Log: log,
 		})
 		if err == nil {
+			fmt.Fprintln(say, "tidegate dev: hosted apps run on this machine, each under bwrap as user 1000")
 			ws.wg.Go(func() { runner.Run(ctx) })
 			return nil
 		}
