@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tidegate/tidegate/shared/dev/devstack"
 )
 
 // TestDeployDryRunListsTheUpload: what examples/app uploads, without asking any API.
@@ -27,9 +30,12 @@ func TestDeployDryRunListsTheUpload(t *testing.T) {
 }
 
 // TestDeployFollowsTheRelease: the README's second command. `apps deploy examples/app` uploads,
-// follows the release until the host registers and it is live; then the app's other commands.
+// follows the release until the host registers and it is live; then the app's other commands. The
+// stack runs the app for real where this machine can (bwrap), so it is the app's own process that
+// registers, and its lines are the logs.
 func TestDeployFollowsTheRelease(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, func(o *devstack.Options) { o.RunHosts = true })
+	_, runs := exec.LookPath("bwrap")
 	app := uniqueName("hello")
 	out := h.ok("apps", "deploy", "../../examples/app", "--name", app, "--note", "first", "--timeout", "90s")
 	if !strings.HasPrefix(out, "release 1 of "+app+" uploaded") || !strings.Contains(out, app+" is live: release 1") {
@@ -46,6 +52,12 @@ func TestDeployFollowsTheRelease(t *testing.T) {
 	}
 	if logs := h.ok("apps", "logs", app, "-o", "json"); !strings.Contains(logs, `"lines"`) {
 		t.Errorf("apps logs -o json = %s, want the host's lines", logs)
+	}
+	if runs == nil {
+		h.eventually("the app's own lines in its logs", func() bool {
+			logs := h.ok("apps", "logs", app)
+			return strings.Contains(logs, "listening on") && strings.Contains(logs, "registered "+app+"-r1-")
+		})
 	}
 	h.ok("apps", "deploy", "../../examples/app", "--name", app, "--no-wait")
 	if rel := h.ok("apps", "releases", app); !regexp.MustCompile(`(?m)^2\s+[0-9a-f]{12}\s`).MatchString(rel) || !strings.Contains(rel, "first") {

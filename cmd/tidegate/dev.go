@@ -48,6 +48,8 @@ Ctrl-C stops everything it started.`,
 					return fmt.Errorf("--register-hosts %q is not true or false", registerHosts)
 				}
 			}
+			// With the sandbox, hosted apps run for real on this machine where it can.
+			opt.RunHosts = opt.RegisterHosts
 			logFile, err := openDevLog(opt.Dir)
 			if err != nil {
 				return err
@@ -68,7 +70,7 @@ Ctrl-C stops everything it started.`,
 	f.StringVar(&jobTTL, "job-ttl", envOr("TIDEGATE_DEV_JOB_TTL", config.DefaultJobTTL.String()), "how long the cluster keeps a finished Job (ttlSecondsAfterFinished); at least five beats (TIDEGATE_DEV_JOB_TTL)")
 	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "active jobs per region, e.g. us-east-1=1,us-west-2=4 (TIDEGATE_DEV_REGION_CAPACITY)")
 	f.StringVar(&allowPrivate, "webhooks-allow-private", envOr("TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE", "true"), "let webhooks reach http and loopback receivers; false applies production rules (TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE)")
-	f.StringVar(&registerHosts, "register-hosts", "", "register each hosted app's host once its pod runs, in place of the app's process, which the sandbox does not run (default true with the sandbox, false with --kubeconfig)")
+	f.StringVar(&registerHosts, "register-hosts", "", "run each hosted app's pod on this machine under bwrap, its own process registering its host; where the machine cannot, register the host once its pod runs, in place of the app's process (default true with the sandbox, false with --kubeconfig)")
 	f.StringVar(&rate, "rate", envOr("TIDEGATE_DEV_RATE", "0"), "a tenant's default API requests a second; 0 is the API's default, 20 (TIDEGATE_DEV_RATE)")
 	f.StringVar(&burst, "burst", envOr("TIDEGATE_DEV_BURST", "0"), "a tenant's default burst of requests; 0 is the API's default, 100 (TIDEGATE_DEV_BURST)")
 	f.StringVar(&opt.DefaultQuota, "default-quota", envOr("TIDEGATE_DEV_DEFAULT_QUOTA", ""), "each tenant's share of each region where its record sets none, JOBS[:GPUS] (TIDEGATE_DEV_DEFAULT_QUOTA)")

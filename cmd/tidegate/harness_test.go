@@ -39,7 +39,9 @@ type harness struct {
 
 var stacks atomic.Int32
 
-func newHarness(t *testing.T) *harness {
+// newHarness starts a dev stack over the shared stand-ins, each of tweaks applied to its options
+// first, and points a CLI at it.
+func newHarness(t *testing.T, tweaks ...func(*devstack.Options)) *harness {
 	t.Helper()
 	kube := testenv.Kube(t)
 	for _, v := range []string{envURL, envAPIKey, envContext, envProfile, envNoColor} {
@@ -52,6 +54,9 @@ func newHarness(t *testing.T) *harness {
 		WebhooksAllowPrivate: true, Dir: t.TempDir(), Standins: &kube, RegisterHosts: true,
 		Prefix: fmt.Sprintf("cli-%d-%d", os.Getpid(), stacks.Add(1)),
 		Ready:  func(st devstack.State) { ready <- st },
+	}
+	for _, tweak := range tweaks {
+		tweak(&opt)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -37,6 +37,11 @@ type Options struct {
 	// registered once its pod is Running. NeverRegister names apps left unregistered.
 	RegisterHosts bool
 	NeverRegister []string
+	// RunHosts, with RegisterHosts, runs each host's pod for real on this machine (hostrun): its
+	// install, then its start command, under bwrap; the app's own process registers it. Where the
+	// machine cannot (no bwrap, no node or python3), the stack says so and registers instead.
+	// NeverRegister's apps are never run.
+	RunHosts bool
 	// Standins, when set, are stand-ins another process runs (tests share one set): Run starts
 	// none, and removes the tables, queues and bucket it made there when it stops.
 	Standins *sandbox.State

@@ -25,16 +25,17 @@ import (
 type registrar struct {
 	kc        kubernetes.Interface
 	namespace string
-	never     map[string]bool
-	client    *http.Client
-	log       *slog.Logger
-	done      map[types.UID]bool // pods registered or whose host is no longer wanted
+	// unregistered holds the apps (web) and releases (web-r2) never registered.
+	unregistered map[string]bool
+	client       *http.Client
+	log          *slog.Logger
+	done         map[types.UID]bool // pods registered or whose host is no longer wanted
 }
 
 func newRegistrar(kc kubernetes.Interface, namespace string, never []string, log *slog.Logger) *registrar {
-	r := &registrar{kc: kc, namespace: namespace, never: map[string]bool{}, client: &http.Client{Timeout: 10 * time.Second}, log: log, done: map[types.UID]bool{}}
+	r := &registrar{kc: kc, namespace: namespace, unregistered: map[string]bool{}, client: &http.Client{Timeout: 10 * time.Second}, log: log, done: map[types.UID]bool{}}
 	for _, app := range never {
-		r.never[app] = true
+		r.unregistered[app] = true
 	}
 	return r
 }
@@ -62,13 +63,10 @@ func (r *registrar) pass(ctx context.Context) error {
 		return fmt.Errorf("listing hosts: %w", err)
 	}
 	for _, p := range pods.Items {
-		key, ours := podspec.AppOf(&p)
-		if !ours || p.Status.Phase != corev1.PodRunning || r.done[p.UID] || p.DeletionTimestamp != nil {
+		if _, ours := podspec.AppOf(&p); !ours || p.Status.Phase != corev1.PodRunning || r.done[p.UID] || p.DeletionTimestamp != nil {
 			continue
 		}
-		_, app, _ := strings.Cut(key, "/")
-		release, _ := podspec.ReleaseOf(&p)
-		if r.never[app] || r.never[fmt.Sprintf("%s-r%d", app, release)] {
+		if r.never(&p) {
 			continue
 		}
 		if err := r.register(ctx, p.Name, p.UID); err != nil {
@@ -76,6 +74,15 @@ func (r *registrar) pass(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// never says p is a host of an app (or release) left unregistered: neither the registrar nor
+// hostrun's processes register it.
+func (r *registrar) never(p *corev1.Pod) bool {
+	key, _ := podspec.AppOf(p)
+	_, app, _ := strings.Cut(key, "/")
+	release, _ := podspec.ReleaseOf(p)
+	return r.unregistered[app] || r.unregistered[fmt.Sprintf("%s-r%d", app, release)]
 }
 
 func (r *registrar) register(ctx context.Context, host string, pod types.UID) error {

@@ -79,7 +79,7 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	ctx, cancel := context.WithCancel(ctx)
 	ws := &workers{cancel: cancel, log: log}
 	defer ws.stop()
-	if err := fns.start(ctx, ws, opt, ln, priceLn, book); err != nil {
+	if err := fns.start(ctx, ws, opt, ln, priceLn, book, say); err != nil {
 		return err
 	}
 	st := State{

@@ -3,6 +3,8 @@ package devstack
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/hostrun"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dev/spotprices"
 	"github.com/tidegate/tidegate/shared/handlers"
@@ -19,6 +22,7 @@ import (
 	"github.com/tidegate/tidegate/shared/handlers/webhookhandler"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/kube/typed"
+	"github.com/tidegate/tidegate/shared/podspec"
 )
 
 // shutdownGrace bounds how long in-flight requests get when the stack stops.
@@ -66,8 +70,8 @@ type functions struct {
 
 // start runs the functions as AWS would, under ws until ctx ends: the API on api, the spot price
 // book on prices, the dispatch and webhook queues long-polled into their handlers, the reconcile
-// beat every opt.Beat and, when opt asks, the registrar standing in for hosted apps' processes.
-func (f functions) start(ctx context.Context, ws *workers, opt Options, api, prices net.Listener, book *spotprices.Book) error {
+// beat every opt.Beat and, when opt asks, the hosted apps' processes (startHosts).
+func (f functions) start(ctx context.Context, ws *workers, opt Options, api, prices net.Listener, book *spotprices.Book, say io.Writer) error {
 	log := ws.log
 	spot := dispatchhandler.Prices(f.cfg, f.clients)
 	// A price set by hand is seen by the next beat, not a minute later as in AWS.
@@ -94,12 +98,40 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 		beat(ctx, log, opt.Beat, meteredBeat(opt.Meter, beater.HandleBeat))
 	})
 	if opt.RegisterHosts {
-		kc, err := sandbox.KubeClient(f.cfg.Kubeconfig)
-		if err != nil {
-			return err
-		}
-		r := newRegistrar(kc, f.cfg.AppsNamespace, opt.NeverRegister, log)
-		ws.wg.Go(func() { r.run(ctx, max(opt.Beat/2, minBeat)) })
+		return f.startHosts(ctx, ws, opt, say)
 	}
 	return nil
 }
+
+// startHosts runs the hosted apps' processes on this machine (hostrun) when opt asks and the
+// machine can; otherwise the registrar stands in for them, and the stack says loudly that no app
+// code runs. Apps opt.NeverRegister names are neither run nor registered.
+func (f functions) startHosts(ctx context.Context, ws *workers, opt Options, say io.Writer) error {
+	log := ws.log
+	kc, err := sandbox.KubeClient(f.cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	r := newRegistrar(kc, f.cfg.AppsNamespace, opt.NeverRegister, log)
+	every := max(opt.Beat/2, minBeat)
+	if opt.RunHosts {
+		runner, err := hostrun.New(hostrun.Options{
+			Kubeconfig: f.cfg.Kubeconfig, Namespace: f.cfg.AppsNamespace, Stack: podspec.StackValue(f.cfg.Stack),
+			Skip: r.never, Every: minBeat, Log: log,
+		})
+		if err == nil {
+			fmt.Fprintln(say, "tidegate dev: hosted apps run on this machine, each under bwrap as user 1000")
+			ws.wg.Go(func() { runner.Run(ctx) })
+			return nil
+		}
+		log.ErrorContext(ctx, "hosted apps cannot run on this machine; registering their hosts on their behalf", "error", err)
+		fmt.Fprintf(say, registersInstead, err)
+	}
+	ws.wg.Go(func() { r.run(ctx, every) })
+	return nil
+}
+
+// registersInstead is what `tidegate dev` prints when hosted apps cannot run on this machine.
+const registersInstead = `tidegate dev: WARNING: hosted apps will not run on this machine: %v
+tidegate dev: WARNING: their hosts are registered on their behalf once their pods are Running; no app code runs and their logs are kwok's
+`

@@ -74,6 +74,9 @@ func startKube(ctx context.Context, s *Sandbox) error {
 	if err != nil {
 		return err
 	}
+	if err := installLogsCRD(ctx, kubeconfig); err != nil {
+		return err
+	}
 	if err := startControllers(ctx, s, paths, dir, kubeconfig, ports, pki, []string{kwokStages, kwokLogs}); err != nil {
 		return err
 	}
@@ -145,7 +148,9 @@ func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, 
 		return err
 	}
 	kwokAddr := "127.0.0.1:" + kwokPort
-	kwokArgv := []string{paths["kwok"], "--kubeconfig", kubeconfig}
+	// Logs come from the cluster as well as the config: a pod with a Logs object of its own shows
+	// the files it names (kwoklogs.go), any other the ClusterLogs config's FakePodLog.
+	kwokArgv := []string{paths["kwok"], "--kubeconfig", kubeconfig, "--enable-crds=Logs"}
 	for _, c := range kwokConfigs {
 		kwokArgv = append(kwokArgv, "-c", c)
 	}

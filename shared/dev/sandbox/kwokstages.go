@@ -26,6 +26,10 @@ const (
 	// OOMKillAnnotation ("true") ends the pod Failed, every container terminated with reason
 	// OOMKilled and exit code 137. It wins over ExitCodeAnnotation.
 	OOMKillAnnotation = "tidegate.io/sandbox-oom-kill"
+	// ProcessAnnotation ("true") says a process on this machine plays the pod
+	// (shared/dev/hostrun), which writes its status itself: kwok's pod-ready stage leaves it
+	// alone. Only its deletion is still kwok's.
+	ProcessAnnotation = "tidegate.io/sandbox-process"
 )
 
 // The stages are the repository's, not the cache's: built into the binary, written into each

@@ -49,7 +49,7 @@ func TestKwokStagesYAML(t *testing.T) {
 			t.Errorf("stagesYAML: no stage %s; have %v", name, seen)
 		}
 	}
-	for _, a := range []string{CompleteDelayAnnotation, ExitCodeAnnotation, OOMKillAnnotation} {
+	for _, a := range []string{CompleteDelayAnnotation, ExitCodeAnnotation, OOMKillAnnotation, ProcessAnnotation} {
 		if !strings.Contains(string(b), `.metadata.annotations["`+a+`"]`) {
 			t.Errorf("stagesYAML: no stage reads annotation %s", a)
 		}
