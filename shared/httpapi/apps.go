@@ -34,6 +34,10 @@ type AppStore interface {
 	SetStopped(ctx context.Context, org, name string, stopped bool, now time.Time) (apps.App, error)
 	Delete(ctx context.Context, org, name string) error
 	Register(ctx context.Context, host, pod, token string, now time.Time) (org, app string, err error)
+	Release(ctx context.Context, org, name string, n int) (apps.Release, error)
+	CreateUpload(ctx context.Context, org string, u apps.Upload) error
+	Upload(ctx context.Context, org, app, id string) (apps.Upload, error)
+	DeleteUpload(ctx context.Context, org, app, id string) error
 }
 
 var _ AppStore = (*dynamo.AppStore)(nil)
@@ -69,6 +73,13 @@ type appView struct {
 	LiveHost    *string    `json:"live_host"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
+}
+
+// appDetail is one app as the API answers it alone: with its last revives (oldest first, each
+// with its host's last lines then), which a list leaves out to stay small.
+type appDetail struct {
+	appView
+	Revives []apps.Revive `json:"revives"`
 }
 
 func viewApp(a apps.App, secretsDigest string) appView {
@@ -210,7 +221,11 @@ func (a *api) writeApp(w http.ResponseWriter, r *http.Request, app apps.App) err
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, viewApp(app, digest))
+	d := appDetail{appView: viewApp(app, digest), Revives: app.Revives}
+	if d.Revives == nil {
+		d.Revives = []apps.Revive{}
+	}
+	return writeJSON(w, http.StatusOK, d)
 }
 
 func (a *api) getApp(w http.ResponseWriter, r *http.Request) error {
