@@ -24,7 +24,7 @@ func TestDeployLargeRelease(t *testing.T) {
 		}
 	}
 	out := h.ok("apps", "deploy", dir, "--timeout", "90s")
-	if !regexp.MustCompile(`^release 1 of ` + app + ` uploaded \(9\.\d MB, sha256 [0-9a-f]{12}\)`).MatchString(out) || !strings.Contains(out, app+" is live: release 1") {
+	if !regexp.MustCompile(`^release 1 of `+app+` uploaded \(9\.\d MB, sha256 [0-9a-f]{12}\)`).MatchString(out) || !strings.Contains(out, app+" is live: release 1") {
 		t.Fatalf("apps deploy of a 9 MB folder printed\n%s\nwant release 1 of over 9 MB uploaded, then live", out)
 	}
 	rel := h.ok("apps", "releases", app, "-o", "json")
