@@ -35,7 +35,8 @@ var ErrNoLinesLeft = errors.New("no host of the release is left, and none of its
 
 // Logs answers the last lines of one of a's hosts. With rel nil, the live host's (the one that
 // serves, whatever became of a newer release), else the wanted host's while it deploys, else
-// those kept when the wanted release failed; none before any host ran. With rel, release rel's: a
+// those the live host's last revive kept (while its pod is replaced), else those kept when the
+// wanted release failed; none before any host ran. With rel, release rel's: a
 // pod of it still in the cluster (the live or the wanted host first), else the lines kept when it
 // failed, else those kept at its newest revive; ErrNoLinesLeft when there are none. Only a's own
 // hosts are read, selected by its stamp.
@@ -56,6 +57,9 @@ func (h *Hoster) Logs(ctx context.Context, a apps.App, rel *apps.Release, lines 
 			if out, ok, err := w.podLines(ctx, name, lines); ok || err != nil {
 				return out, err
 			}
+		}
+		if rv, ok := a.LastRevive(a.LiveRelease); ok && a.LiveRelease != 0 {
+			return HostLines{Release: rv.Release, Host: rv.Host, From: FromRevive, Lines: rv.Lines}, nil // its pod is being replaced
 		}
 		if a.Failed() && a.FailedWhy != "" {
 			return HostLines{Release: a.FailedRelease, Host: a.FailedHost, From: FromRecord, Lines: strings.Split(a.FailedWhy, "\n")}, nil

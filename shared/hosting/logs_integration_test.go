@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/hosting"
@@ -71,9 +73,21 @@ func TestLogsOfReleases(t *testing.T) {
 	if got, err := logs(1); err != nil || got.From != hosting.FromCluster || got.Host != h1 {
 		t.Errorf("logs of release 1 while its revived pod runs = %+v, %v; want its pod's", got, err)
 	}
+	// While the live host's pod is gone (being replaced) and no other runs, the default is the
+	// lines its revive kept.
+	h4 := s.hostOf(t, a)
+	for _, pod := range []string{h1, h4} {
+		if err := s.kc.CoreV1().Pods(s.ns).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, s, pod)
+	}
+	if got, err := logs(0); err != nil || got.From != hosting.FromRevive || got.Host != h1 || got.Release != 1 {
+		t.Errorf("default logs while the live host's pod is gone = %+v, %v; want its revive's lines", got, err)
+	}
+	s.beat(t) // starts the wanted host again
 
 	// Release 4 goes live and release 1's host stops: its lines are the revive's.
-	h4 := s.hostOf(t, a)
 	s.running(t, h4)
 	s.register(t, h4)
 	s.beat(t)
