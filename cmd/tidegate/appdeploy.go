@@ -33,8 +33,9 @@ func appsDeployCmd(s *session) *cobra.Command {
 		Use:   "deploy [DIR]",
 		Short: "Upload a folder as the app's next release and follow it until it is live or failed",
 		Long: `Packs DIR (the current folder by default) as a gzip tar — without node_modules, .git, .env and
-what .tidegateignore lists (.gitignore's syntax); symbolic links are refused — uploads it as the
-app's next release, then follows the release until it is live (exit 0) or failed (its reason and
+what .tidegateignore lists (.gitignore's syntax); symbolic links are refused — uploads it straight
+to the sources bucket (a presigned PUT the API hands out, for any release up to 10 MiB packed),
+makes it the app's next release, then follows the release until it is live (exit 0) or failed (its reason and
 the host's last log lines, exit non-zero). The app is named by --name, else package.json's name,
 else the folder's. The previous release keeps serving until the new one is live.`,
 		Example: `  tidegate apps deploy examples/app
@@ -68,7 +69,9 @@ else the folder's. The previous release keeps serving until the new one is live.
 			}
 			p.note("packed %d files of %s (%s compressed) for app %s", got.Files, dir, bytesText(int64(tgz.Len())), app)
 			st := p.status()
-			rel, err := c.Upload(cmd.Context(), app, tgz.Bytes(), note, st.uploadProgress(app))
+			// Always through the sources bucket: one path for every size, and none that API
+			// Gateway's request body limit (about 4.5 MB of sources) cuts short.
+			rel, err := c.UploadViaS3(cmd.Context(), app, tgz.Bytes(), note, st.uploadProgress(app))
 			st.clear()
 			if err != nil {
 				return err
@@ -192,7 +195,7 @@ func releaseOutcome(ctx context.Context, p *printer, c *apiclient.Client, a apic
 	case a.State == "failed":
 		_ = p.emit(a, func() {
 			p.line("release %d of %s failed: %s", release, a.Name, firstOf(a.FailedWhy, "no reason given"))
-			if logs, err := c.AppLogs(ctx, a.Name, failedLogLines); err == nil && len(logs.Lines) > 0 {
+			if logs, err := c.AppLogs(ctx, a.Name, release, failedLogLines); err == nil && len(logs.Lines) > 0 {
 				p.line("last log lines:")
 				for _, l := range logs.Lines {
 					p.line("  %s", l)

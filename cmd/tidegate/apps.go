@@ -89,6 +89,7 @@ func appsStatusCmd(s *session) *cobra.Command {
 				p.kv([2]string{"Name", a.Name}, [2]string{"State", a.State}, [2]string{"Release", releaseText(a.Release)},
 					[2]string{"Host", a.Host}, [2]string{"Live release", releaseText(a.LiveRelease)}, [2]string{"Live host", a.LiveHost},
 					[2]string{"Failed", a.FailedWhy})
+				showRevives(p, a)
 			})
 		})
 }
@@ -151,10 +152,10 @@ func appsPlanCmd(s *session) *cobra.Command {
 }
 
 func appsLogsCmd(s *session) *cobra.Command {
-	var lines int
-	cmd := appCmd(s, "logs NAME", "Print the last lines of an app's host", cobra.ExactArgs(1),
+	var lines, release int
+	cmd := appCmd(s, "logs NAME", "Print the last lines of an app's live host, or of a release's host", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, p *printer, c *apiclient.Client, args []string) error {
-			logs, err := c.AppLogs(cmd.Context(), args[0], lines)
+			logs, err := c.AppLogs(cmd.Context(), args[0], release, lines)
 			if err != nil {
 				return err
 			}
@@ -165,6 +166,7 @@ func appsLogsCmd(s *session) *cobra.Command {
 			})
 		})
 	cmd.Flags().IntVar(&lines, "lines", 100, "how many of the last lines")
+	cmd.Flags().IntVar(&release, "release", 0, "this release's host instead of the live one: a failed or earlier release's")
 	return cmd
 }
 
@@ -214,4 +216,24 @@ func appsRemoveCmd(s *session) *cobra.Command {
 		})
 	cmd.Aliases = []string{"delete"}
 	return cmd
+}
+
+// revivedLines is how many of a revive's kept lines `apps status` shows; `apps logs --release`
+// shows the rest.
+const revivedLines = 5
+
+// showRevives lists the app's last revives, newest first, each with its host's last lines then.
+func showRevives(p *printer, a apiclient.App) {
+	if len(a.Revives) == 0 {
+		return
+	}
+	p.line("Revived (its process exited and it ran again):")
+	for i := len(a.Revives) - 1; i >= 0; i-- {
+		rv := a.Revives[i]
+		p.line("  %s ago  %s (release %d)", p.age(rv.At), rv.Host, rv.Release)
+		for _, l := range rv.Lines[max(0, len(rv.Lines)-revivedLines):] {
+			p.line("    %s", l)
+		}
+	}
+	p.line("All kept lines of a release: tidegate apps logs %s --release N", a.Name)
 }

@@ -19,8 +19,19 @@ type App struct {
 	FailedWhy string `json:"failed_why,omitempty"`
 	Host      string `json:"host,omitempty"`
 	LiveHost  string `json:"live_host,omitempty"`
+	// Revives are, on an answer about one app, the last times a host of it was run again after
+	// its process exited, oldest first, with its last lines then.
+	Revives []Revive `json:"revives,omitempty"`
 
 	raw json.RawMessage
+}
+
+// Revive is one time the beat ran an app's host again after its process exited.
+type Revive struct {
+	Host    string    `json:"host"`
+	Release int       `json:"release"`
+	At      time.Time `json:"at"`
+	Lines   []string  `json:"lines"`
 }
 
 type plainApp App
@@ -54,7 +65,11 @@ func (r Release) MarshalJSON() ([]byte, error) { return give(r.raw, plainRelease
 
 // AppLogs are the last lines of an app's host.
 type AppLogs struct {
-	Host  string   `json:"host,omitempty"`
+	Release int    `json:"release,omitempty"`
+	Host    string `json:"host,omitempty"`
+	// From is cluster (read now), record (kept when the release failed) or revive (kept when the
+	// host was last run again).
+	From  string   `json:"from,omitempty"`
 	Lines []string `json:"lines"`
 
 	raw json.RawMessage
@@ -152,11 +167,15 @@ func (c *Client) DeleteApp(ctx context.Context, app string) error {
 	return c.do(ctx, request{method: http.MethodDelete, path: appPath(app)}, nil)
 }
 
-// AppLogs reads the last lines of an app's host; all the API keeps when lines is 0.
-func (c *Client) AppLogs(ctx context.Context, app string, lines int) (AppLogs, error) {
+// AppLogs reads the last lines of an app's host: the live one's, or release's when it is not 0;
+// the API's default number of them when lines is 0.
+func (c *Client) AppLogs(ctx context.Context, app string, release, lines int) (AppLogs, error) {
 	q := url.Values{}
 	if lines > 0 {
 		q.Set("lines", strconv.Itoa(lines))
+	}
+	if release > 0 {
+		q.Set("release", strconv.Itoa(release))
 	}
 	var out AppLogs
 	return out, c.do(ctx, request{method: http.MethodGet, path: appPath(app) + "/logs", query: q}, &out)

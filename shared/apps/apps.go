@@ -51,9 +51,12 @@ type App struct {
 	// Launch is how the wanted release runs (its Release's Launch), for the hosts the beat starts.
 	Launch *Launch `dynamodbav:"launch,omitempty"`
 	// Crashes are each host's recent crash times, oldest first, kept across beats.
-	Crashes   map[string][]time.Time `dynamodbav:"crashes,omitempty"`
-	CreatedAt time.Time              `dynamodbav:"created_at"`
-	UpdatedAt time.Time              `dynamodbav:"updated_at"`
+	Crashes map[string][]time.Time `dynamodbav:"crashes,omitempty"`
+	// Revives are the last revives of the app's hosts with their last lines, oldest first
+	// (KeepRevive bounds them).
+	Revives   []Revive  `dynamodbav:"revives,omitempty"`
+	CreatedAt time.Time `dynamodbav:"created_at"`
+	UpdatedAt time.Time `dynamodbav:"updated_at"`
 }
 
 // Stopped reports whether the org stopped the app: the beat runs none of its hosts.
@@ -73,6 +76,10 @@ type Release struct {
 	RollbackOf int       `json:"rollback_of,omitempty" dynamodbav:"rollback_of,omitempty"`
 	// Launch is how the release runs, from its tidegate.json; nil without one.
 	Launch *Launch `json:"launch,omitempty" dynamodbav:"launch,omitempty"`
+	// FailedHost and FailedWhy are, once the release failed, its host and why with the host's
+	// last lines, as the app's record had them: kept here after a newer release clears those.
+	FailedHost string `json:"failed_host,omitempty" dynamodbav:"failed_host,omitempty"`
+	FailedWhy  string `json:"failed_why,omitempty" dynamodbav:"failed_why,omitempty"`
 }
 
 // A host name is `<app>-r<release>-<8 hex>`, and a host's pod name and hostname must be a DNS

@@ -148,9 +148,20 @@ const maxFailedWhy = 4 << 10
 func (s *AppStore) MarkFailed(ctx context.Context, org, app string, release int, host, reason, lines string, now time.Time) error {
 	why := failedWhy(reason, lines)
 	ev := outbox.ForApp(outbox.AppFailed, org, app, release, host, why, now)
+	// The release item keeps the failure too, for its logs once a newer release clears the app's.
+	vals, err := marshalValues(map[string]any{":host": host, ":why": why})
+	if err != nil {
+		return err
+	}
+	onRelease := types.TransactWriteItem{Update: &types.Update{
+		TableName: &s.tables.Control, Key: keyOf(appPK(org, app), releaseSK(release)),
+		UpdateExpression:          aws.String("SET failed_host = :host, failed_why = :why"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: vals,
+	}}
 	return s.transition(ctx, org, app, release, ev,
 		"SET #state = :failed, failed_release = :release, failed_host = :host, failed_why = :why, updated_at = :now",
-		map[string]any{":host": host, ":release": release, ":failed": apps.StateFailed, ":why": why, ":now": now.UTC()})
+		map[string]any{":host": host, ":release": release, ":failed": apps.StateFailed, ":why": why, ":now": now.UTC()}, onRelease)
 }
 
 // failedWhy is reason, then as many of the last lines as fit.
@@ -174,8 +185,8 @@ func failedWhy(reason, lines string) string {
 }
 
 // transition updates the app with update, conditional on release still being the one wanted and
-// the app not stopped, and writes ev with it.
-func (s *AppStore) transition(ctx context.Context, org, app string, release int, ev outbox.Event, update string, values map[string]any) error {
+// the app not stopped, and writes ev and also with it.
+func (s *AppStore) transition(ctx context.Context, org, app string, release int, ev outbox.Event, update string, values map[string]any, also ...types.TransactWriteItem) error {
 	values[":stopped"] = apps.StateStopped
 	vals, err := marshalValues(values)
 	if err != nil {
@@ -185,7 +196,7 @@ func (s *AppStore) transition(ctx context.Context, org, app string, release int,
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName: &s.tables.Control, Key: keyOf(appPK(org, app), "app"), UpdateExpression: &update,
 			ConditionExpression:                 aws.String("#release = :release AND #state <> :stopped"),
@@ -194,12 +205,16 @@ func (s *AppStore) transition(ctx context.Context, org, app string, release int,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
 		evPut,
-	}})
+	}, also...)})
 	if old, failed := isConditionFailed(err, 0); failed {
 		if len(old) == 0 {
 			return fmt.Errorf("app %s/%s: %w", org, app, records.ErrNotFound)
 		}
 		return fmt.Errorf("app %s/%s release %d: %w", org, app, release, records.ErrStale)
+	}
+	if _, failed := isConditionFailed(err, 2); failed {
+		// The release is gone while the app is not: a Delete is half-way through.
+		return fmt.Errorf("release %d of app %s/%s: %w", release, org, app, records.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("recording %s for app %s/%s: %w", ev.Type, org, app, err)
@@ -219,6 +234,17 @@ const (
 // a day are forgotten. Only the beat writes crashes, one beat at a time, so reading then writing
 // the map loses nothing. records.ErrNotFound if the app is gone.
 func (s *AppStore) RecordCrash(ctx context.Context, org, app, host string, at time.Time) error {
+	return s.recordCrash(ctx, org, app, host, at, nil)
+}
+
+// RecordRevive records, for the beat, a crash of rv.Host at rv.At as RecordCrash does, and keeps
+// rv, with the host's last lines, among the app's revives (apps.KeepRevive bounds them), in the
+// same write.
+func (s *AppStore) RecordRevive(ctx context.Context, org, app string, rv apps.Revive) error {
+	return s.recordCrash(ctx, org, app, rv.Host, rv.At, &rv)
+}
+
+func (s *AppStore) recordCrash(ctx context.Context, org, app, host string, at time.Time, rv *apps.Revive) error {
 	a, err := s.App(ctx, org, app)
 	if err != nil {
 		return err
@@ -231,13 +257,18 @@ func (s *AppStore) RecordCrash(ctx context.Context, org, app, host string, at ti
 	}
 	times := append(crashes[host], at.UTC())
 	crashes[host] = times[max(0, len(times)-keptCrashes):]
-	vals, err := marshalValues(map[string]any{":crashes": crashes})
+	update, values := "SET crashes = :crashes", map[string]any{":crashes": crashes}
+	if rv != nil {
+		rv.At = rv.At.UTC()
+		update, values[":revives"] = update+", revives = :revives", apps.KeepRevive(a.Revives, *rv)
+	}
+	vals, err := marshalValues(values)
 	if err != nil {
 		return err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.tables.Control, Key: keyOf(appPK(org, app), "app"),
-		UpdateExpression: aws.String("SET crashes = :crashes"), ConditionExpression: aws.String("attribute_exists(pk)"),
+		UpdateExpression: aws.String(update), ConditionExpression: aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: vals,
 	})
 	var failed *types.ConditionalCheckFailedException

@@ -31,7 +31,7 @@ type Apps interface {
 	MintHostToken(ctx context.Context, org, app, host string) (string, error)
 	MarkLive(ctx context.Context, org, app, host string, release int, now time.Time) error
 	MarkFailed(ctx context.Context, org, app string, release int, host, reason, lines string, now time.Time) error
-	RecordCrash(ctx context.Context, org, app, host string, at time.Time) error
+	RecordRevive(ctx context.Context, org, app string, rv apps.Revive) error
 }
 
 // Secrets reads an org's secrets, sealed, and their digest; dynamo.SecretStore is the real one.
@@ -421,7 +421,7 @@ func (h *Hoster) revive(ctx context.Context, w *world, a apps.App, known bool, h
 	}
 	lines, _ := w.cluster.logs(ctx, host, podspec.AppContainer, lastLines, false)
 	h.log().WarnContext(ctx, "a host that served exited; running it again", "app", a.Org+"/"+a.Name, "host", host, "last_lines", strings.Join(lines, "\n"))
-	if err := h.Apps.RecordCrash(ctx, a.Org, a.Name, host, h.now()); err != nil {
+	if err := h.recordRevive(ctx, a, info.spec, lines); err != nil {
 		return err
 	}
 	url, err := h.Sources.PresignSources(ctx, info.sourcesSHA256)

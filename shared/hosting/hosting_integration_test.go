@@ -364,9 +364,9 @@ func TestStopDeleteAndPreview(t *testing.T) {
 	s.beat(t)
 	webHost := s.hostOf(t, s.app(t, "web"))
 	for name, want := range map[string]string{"api": host, "web": webHost} {
-		got, _, from, err := s.h.Logs(ctx, s.app(t, name), 10)
-		if err != nil || got != want || from != "cluster" {
-			t.Errorf("Logs(%s) came from %q (%s, %v), want its host %s in the cluster", name, got, from, err, want)
+		got, err := s.h.Logs(ctx, s.app(t, name), nil, 10)
+		if err != nil || got.Host != want || got.From != "cluster" {
+			t.Errorf("Logs(%s) came from %q (%s, %v), want its host %s in the cluster", name, got.Host, got.From, err, want)
 		}
 	}
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/hostplan"
-	"github.com/tidegate/tidegate/shared/podspec"
 )
 
 // AppPlan is what the next beat would do for one app, and why.
@@ -134,39 +133,4 @@ func idle(a apps.App, want hostplan.App, registered bool) string {
 		return fmt.Sprintf("live on %s", want.Host)
 	}
 	return fmt.Sprintf("waiting for %s to register", want.Host)
-}
-
-// Logs answers the last lines of org's app's host: those kept on the record when the release
-// wanted failed (what its owner needs to see, though an earlier release may still serve), else
-// from the cluster — the wanted host if it has a pod, else the live one; the install's lines
-// while it installs. from says which: "record" or "cluster".
-func (h *Hoster) Logs(ctx context.Context, a apps.App, lines int) (host string, out []string, from string, err error) {
-	if a.Failed() && a.FailedWhy != "" {
-		return a.FailedHost, strings.Split(a.FailedWhy, "\n"), "record", nil
-	}
-	w, err := h.read(ctx, a.Org, a.Name)
-	if err != nil {
-		return "", nil, "", err
-	}
-	key := podspec.AppKey(a.Org, a.Name)
-	var want string
-	for _, p := range w.plan {
-		if p.Key == key {
-			want = p.Host
-		}
-	}
-	for _, name := range []string{want, a.LiveHost} {
-		info, ok := w.podsByName[name]
-		if name == "" || !ok {
-			continue
-		}
-		c, _ := info.spec.container()
-		container := podspec.AppContainer
-		if c.Installing || c.InstallFailed {
-			container = podspec.InstallContainer
-		}
-		out, err := w.cluster.logs(ctx, name, container, lines, false)
-		return name, out, "cluster", err
-	}
-	return "", nil, "", nil
 }

@@ -34,16 +34,21 @@ type AppStore interface {
 	SetStopped(ctx context.Context, org, name string, stopped bool, now time.Time) (apps.App, error)
 	Delete(ctx context.Context, org, name string) error
 	Register(ctx context.Context, host, pod, token string, now time.Time) (org, app string, err error)
+	Release(ctx context.Context, org, name string, n int) (apps.Release, error)
+	CreateUpload(ctx context.Context, org string, u apps.Upload) error
+	Upload(ctx context.Context, org, app, id string) (apps.Upload, error)
+	DeleteUpload(ctx context.Context, org, app, id string) error
 }
 
 var _ AppStore = (*dynamo.AppStore)(nil)
 
-// ObjectPutter stores release sources; the S3 client is the real one.
-type ObjectPutter interface {
+// SourceObjects stores release sources and reads uploads back; the S3 client is the real one.
+type SourceObjects interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 }
 
-var _ ObjectPutter = (*s3.Client)(nil)
+var _ SourceObjects = (*s3.Client)(nil)
 
 // maxNote bounds a release's note: a commit subject or a sentence, not a changelog.
 const maxNote = 500
@@ -52,7 +57,7 @@ const maxNote = 500
 const (
 	detailNoApp      = "org %s has no app %q; upload its first release with POST /api/v1/apps/%s/releases"
 	detailNoRelease  = "app %q has no release %d; list them with GET /api/v1/apps/%s/releases"
-	detailGzipOnly   = "send the sources as a gzipped tar with Content-Type: application/gzip (got %q)"
+	detailGzipOnly   = "send the sources as a gzipped tar with Content-Type: application/gzip, or name an upload of them as application/json {\"upload\": \"up-…\"} (got %q)"
 	detailPackedSize = "the sources are over %d bytes (10 MiB) packed; send the sources without their dependencies (the host installs those)"
 	detailBusy       = "other uploads to app %q kept taking the next release number; retry in a moment"
 )
@@ -69,6 +74,13 @@ type appView struct {
 	LiveHost    *string    `json:"live_host"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
+}
+
+// appDetail is one app as the API answers it alone: with its last revives (oldest first, each
+// with its host's last lines then), which a list leaves out to stay small.
+type appDetail struct {
+	appView
+	Revives []apps.Revive `json:"revives"`
 }
 
 func viewApp(a apps.App, secretsDigest string) appView {
@@ -99,8 +111,9 @@ func appName(r *http.Request) (string, error) {
 
 func orgOf(ctx context.Context) string { return principalOf(ctx).Tenant.Org }
 
-// uploadRelease checks the tarball as it arrives, stores it under its digest and records it as the
-// app's next release; the first release creates the app.
+// uploadRelease makes app name's next release: from the tarball in the body (application/gzip),
+// checked as it arrives, or from an upload's object the JSON body names (uploads.go). The first
+// release creates the app.
 func (a *api) uploadRelease(w http.ResponseWriter, r *http.Request) error {
 	name, err := appName(r)
 	if err != nil {
@@ -110,7 +123,11 @@ func (a *api) uploadRelease(w http.ResponseWriter, r *http.Request) error {
 	if utf8.RuneCountInString(note) > maxNote || !utf8.ValidString(note) {
 		return Invalid("the note is too long", FieldProblem{"note", fmt.Sprintf("at most %d characters of UTF-8", maxNote)})
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || (mt != "application/gzip" && mt != "application/x-gzip") {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case err == nil && mt == "application/json":
+		return a.releaseFromUpload(w, r, name, note)
+	case err != nil || (mt != "application/gzip" && mt != "application/x-gzip"):
 		return Errorf(CodeUnsupported, detailGzipOnly, r.Header.Get("Content-Type"))
 	}
 	var packed bytes.Buffer
@@ -118,6 +135,16 @@ func (a *api) uploadRelease(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return tarballError(err)
 	}
+	rel, err := a.storeRelease(r.Context(), name, note, packed.Bytes(), src)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, rel)
+}
+
+// storeRelease reads src's tidegate.json, stores the checked tarball packed under its digest and
+// records it as app name's next release.
+func (a *api) storeRelease(ctx context.Context, name, note string, packed []byte, src apps.Sources) (apps.Release, error) {
 	var launch *apps.Launch
 	if src.Launch != nil {
 		l, err := apps.ParseLaunch(src.Launch, a.appRuntimes)
@@ -127,27 +154,24 @@ func (a *api) uploadRelease(w http.ResponseWriter, r *http.Request) error {
 			if bad.Field != "" {
 				field += ":" + bad.Field
 			}
-			return Invalid(bad.Error(), FieldProblem{field, bad.Problem})
+			return apps.Release{}, Invalid(bad.Error(), FieldProblem{field, bad.Problem})
 		}
 		launch = &l
 	}
-	_, err = a.sources.PutObject(r.Context(), &s3.PutObjectInput{
+	_, err := a.sources.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(a.sourcesBucket), Key: aws.String(apps.SourcesKey(a.sourcesPrefix, src.SHA256)),
-		Body: bytes.NewReader(packed.Bytes()), ContentLength: aws.Int64(src.Bytes), ContentType: aws.String("application/gzip"),
+		Body: bytes.NewReader(packed), ContentLength: aws.Int64(src.Bytes), ContentType: aws.String("application/gzip"),
 	})
 	if err != nil {
-		return fmt.Errorf("storing sources %s: %w", src.SHA256, err)
+		return apps.Release{}, fmt.Errorf("storing sources %s: %w", src.SHA256, err)
 	}
-	rel, err := a.apps.CreateRelease(r.Context(), orgOf(r.Context()), apps.Release{
+	rel, err := a.apps.CreateRelease(ctx, orgOf(ctx), apps.Release{
 		App: name, SHA256: src.SHA256, Bytes: src.Bytes, Note: note, CreatedAt: a.now().UTC(), Launch: launch,
 	})
 	if errors.Is(err, dynamo.ErrBusy) {
-		return Errorf(CodeConflict, detailBusy, name)
+		return rel, Errorf(CodeConflict, detailBusy, name)
 	}
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusCreated, rel)
+	return rel, err
 }
 
 // tarballError words why an upload was refused: too large (413), not fit to unpack (400 naming
@@ -210,7 +234,11 @@ func (a *api) writeApp(w http.ResponseWriter, r *http.Request, app apps.App) err
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, viewApp(app, digest))
+	d := appDetail{appView: viewApp(app, digest), Revives: app.Revives}
+	if d.Revives == nil {
+		d.Revives = []apps.Revive{}
+	}
+	return writeJSON(w, http.StatusOK, d)
 }
 
 func (a *api) getApp(w http.ResponseWriter, r *http.Request) error {

@@ -26,7 +26,9 @@ import (
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/hosting"
 	"github.com/tidegate/tidegate/shared/httpapi"
+	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -38,6 +40,7 @@ type appStack struct {
 	s3                  *s3.Client
 	bucket, prefix      string
 	admin, member, beta string
+	hosting             *hosting.Hoster // nil unless newAppStackHosted
 
 	mu     sync.Mutex
 	bodies []string // every response body, to check no secret value ever appears in one
@@ -45,6 +48,13 @@ type appStack struct {
 }
 
 func newAppStack(t *testing.T) *appStack {
+	t.Helper()
+	return newAppStackHosted(t, false)
+}
+
+// newAppStackHosted is newAppStack, with a Hoster reading hosts in a namespace of the sandbox
+// cluster when hosted.
+func newAppStackHosted(t *testing.T, hosted bool) *appStack {
 	t.Helper()
 	tables, db := testenv.Tables(t)
 	bucket, prefix, s3c := testenv.Bucket(t)
@@ -66,11 +76,22 @@ func newAppStack(t *testing.T) *appStack {
 		}
 	}
 	box := testenv.Keyring(t, db, tables.Control)
-	st.api = httpapi.New(httpapi.Deps{
+	if hosted {
+		ns, sb := testenv.Namespace(t)
+		st.hosting = &hosting.Hoster{
+			Region: "us-east-1", Namespace: ns, Stack: tables.Control, Apps: st.store,
+			Secrets: dynamo.NewSecretStore(db, tables.Control), Clusters: typed.New(regionCluster(t, sb.Kubeconfig)),
+		}
+	}
+	d := httpapi.Deps{
 		Log:        slog.New(slog.NewTextHandler(lockedWriter{&st.mu, st.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Principals: tenants, Apps: st.store, Secrets: dynamo.NewSecretStore(db, tables.Control), Sealer: box,
-		Sources: s3c, SourcesBucket: bucket, SourcesPrefix: prefix,
-	})
+		Sources: s3c, SourcesBucket: bucket, SourcesPrefix: prefix, Uploads: s3.NewPresignClient(s3c),
+	}
+	if st.hosting != nil {
+		d.Hosting = st.hosting // left nil otherwise: a nil *Hoster would be a HostingView that is not nil
+	}
+	st.api = httpapi.New(d)
 	return st
 }
 
@@ -212,7 +233,7 @@ func TestUploadRelease(t *testing.T) {
 		{"long note", "/api/v1/apps/web/releases?note=" + strings.Repeat("n", 501), "application/gzip", 400, "note"},
 		{"bad name", "/api/v1/apps/Web_App/releases", "application/gzip", 400, "at most 40"},
 		{"name too long", "/api/v1/apps/" + strings.Repeat("a", 41) + "/releases", "application/gzip", 400, "at most 40"},
-		{"not gzip's type", "/api/v1/apps/web/releases", "application/json", 415, "application/gzip"},
+		{"not gzip's type", "/api/v1/apps/web/releases", "text/plain", 415, "application/gzip"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

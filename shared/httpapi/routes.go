@@ -39,11 +39,13 @@ type Deps struct {
 	IAMCaller IAMCaller
 
 	// Apps and Secrets keep hosted apps and their orgs' secrets, which Sealer seals; Sources
-	// stores release sources in SourcesBucket under SourcesPrefix.
+	// stores release sources in SourcesBucket under SourcesPrefix, where Uploads presigns the PUTs
+	// of uploads (nil: POST .../uploads answers 503, and releases come only as the body).
 	Apps    AppStore
 	Secrets SecretStore
 	Sealer  Sealer
-	Sources ObjectPutter
+	Sources SourceObjects
+	Uploads UploadPresigner
 	// Hosting reads the hosting cluster for the plan preview and hosts' logs; nil where there is
 	// none (tests of the API alone), and those two routes answer 503.
 	Hosting       HostingView
@@ -89,7 +91,8 @@ type api struct {
 	secrets       SecretStore
 	sealer        Sealer
 	hosting       HostingView
-	sources       ObjectPutter
+	sources       SourceObjects
+	uploads       UploadPresigner
 	sourcesBucket string
 	sourcesPrefix string
 	appRuntimes   []string
@@ -135,6 +138,7 @@ func newAPI(d Deps) *api {
 	}
 	a.apps, a.secrets, a.sealer, a.hosting = d.Apps, d.Secrets, d.Sealer, d.Hosting
 	a.sources, a.sourcesBucket, a.sourcesPrefix, a.appRuntimes = d.Sources, d.SourcesBucket, d.SourcesPrefix, d.AppRuntimes
+	a.uploads = d.Uploads
 	a.webhooks, a.webhookQueue, a.webhooksAllowPrivate = d.Webhooks, d.WebhookQueue, d.WebhooksAllowPrivate
 	a.register()
 	return a
@@ -175,6 +179,7 @@ func (a *api) register() {
 	a.handle("GET /api/v1/webhooks/{id}/deliveries", a.authed(accessRead, a.listDeliveries))
 	a.handle("POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", a.authed(accessWrite, a.redeliver))
 
+	a.handle("POST /api/v1/apps/{name}/uploads", a.authed(accessWrite, a.createUpload))
 	a.handle("POST /api/v1/apps/{name}/releases", a.authed(accessWrite, a.uploadRelease))
 	a.handle("GET /api/v1/apps", a.authed(accessRead, a.listApps))
 	a.handle("GET /api/v1/apps/plan", a.authed(accessRead, a.appsPlan))

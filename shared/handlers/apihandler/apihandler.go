@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/delivery"
 	"github.com/tidegate/tidegate/shared/dynamo"
@@ -58,6 +60,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Secrets:       dynamo.NewSecretStore(c.DynamoDB, t.Control),
 		Sealer:        ring,
 		Sources:       c.S3,
+		Uploads:       s3.NewPresignClient(c.S3),
 		SourcesBucket: cfg.SourcesBucket,
 		SourcesPrefix: cfg.SourcesPrefix,
 		AppRuntimes:   cfg.AppRuntimes.Names(),
