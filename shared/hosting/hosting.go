@@ -316,7 +316,7 @@ func (h *Hoster) carryOut(ctx context.Context, w *world, key string, steps []hos
 		case hostplan.Start:
 			err = h.start(ctx, w, a, s.App.Host)
 		case hostplan.Revive:
-			err = h.revive(ctx, w, a, known, s.Pod.Name)
+			err = h.revive(ctx, w, a, known, s.Pod.Name, s.Reason)
 		case hostplan.Stop:
 			err = w.cluster.stop(ctx, s.Pod.Name, podspec.SecretName(s.Pod.Name))
 		case hostplan.WentLive:
@@ -431,15 +431,16 @@ func (h *Hoster) runsOn(a apps.App) (image string, command []string, err error) 
 	return image, a.Launch.Start, nil
 }
 
-// revive records the crash of a host that served, then runs it again: the same pod, with a fresh
-// URL for its sources (the first may have expired), beside the Secret it already has.
-func (h *Hoster) revive(ctx context.Context, w *world, a apps.App, known bool, host string) error {
+// revive records the crash of a host that served and exited, or that registered and turned
+// unhealthy (verdict says which), then runs it again: the same pod, with a fresh URL for its
+// sources (the first may have expired), beside the Secret it already has.
+func (h *Hoster) revive(ctx context.Context, w *world, a apps.App, known bool, host string, verdict hostplan.Reason) error {
 	info, ok := w.podsByName[host]
 	if !ok || !known {
 		return fmt.Errorf("host %s to revive is not among the pods read", host)
 	}
 	lines, _ := w.cluster.logs(ctx, host, podspec.AppContainer, lastLines, false)
-	h.log().WarnContext(ctx, "a host that served exited; running it again", "app", a.Org+"/"+a.Name, "host", host, "last_lines", strings.Join(lines, "\n"))
+	h.log().WarnContext(ctx, "a host is run again", "app", a.Org+"/"+a.Name, "host", host, "verdict", verdict, "last_lines", strings.Join(lines, "\n"))
 	if err := h.Apps.RecordCrash(ctx, a.Org, a.Name, host, h.now()); err != nil {
 		return err
 	}

@@ -161,8 +161,9 @@ func (c *Container) unhealthy(judged time.Time, limit time.Duration, now time.Ti
 	return !from.IsZero() && now.Sub(from) > limit
 }
 
-// unreadyLimit is a's UnreadyLimit, or DefaultUnreadyLimit when it gives none.
-func (a *App) unreadyLimit() time.Duration {
+// UnreadyAllowed is how long a registered host of a may fail its readiness check: a's
+// UnreadyLimit, or DefaultUnreadyLimit when it gives none.
+func (a *App) UnreadyAllowed() time.Duration {
 	if a.UnreadyLimit > 0 {
 		return a.UnreadyLimit
 	}

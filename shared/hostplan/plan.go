@@ -83,7 +83,7 @@ func (p *planner) app(steps []Step, app *App, i int) []Step {
 	served := app.Host == app.LiveHost
 	registered := app.Registered(wanted)
 	ready := registered && wanted.ready()
-	unhealthy := registered && wanted.unhealthy(app.RegisteredAt, app.unreadyLimit(), p.now)
+	unhealthy := registered && wanted.unhealthy(app.RegisteredAt, app.UnreadyAllowed(), p.now)
 	keepWanted := app.Host != "" && !app.Failed
 	keepLive := app.LiveHost != "" && !served
 	switch {
@@ -121,7 +121,7 @@ func (p *planner) app(steps []Step, app *App, i int) []Step {
 			steps = append(steps, Revive{Pod: live, Reason: exitReason(live)})
 		case live.ended():
 			keepLive = false
-		case live.unhealthy(live.StartedAt.Add(RegistersWithin), app.unreadyLimit(), p.now) && mayRunAgain(live.Name, p.crashes, p.now):
+		case live.unhealthy(live.StartedAt.Add(RegistersWithin), app.UnreadyAllowed(), p.now) && mayRunAgain(live.Name, p.crashes, p.now):
 			steps = append(steps, Revive{Pod: live, Reason: ReasonUnhealthy})
 		}
 	}
