@@ -227,10 +227,14 @@ func showRevives(p *printer, a apiclient.App) {
 	if len(a.Revives) == 0 {
 		return
 	}
-	p.line("Revived (its process exited and it ran again):")
+	p.line("Revived (its process exited, or stayed unready, and it ran again):")
 	for i := len(a.Revives) - 1; i >= 0; i-- {
 		rv := a.Revives[i]
-		p.line("  %s ago  %s (release %d)", p.age(rv.At), rv.Host, rv.Release)
+		why := ""
+		if rv.Verdict != "" {
+			why = ", " + rv.Verdict
+		}
+		p.line("  %s ago  %s (release %d%s)", p.age(rv.At), rv.Host, rv.Release, why)
 		for _, l := range rv.Lines[max(0, len(rv.Lines)-revivedLines):] {
 			p.line("    %s", l)
 		}

@@ -19,12 +19,12 @@ func TestShowRevives(t *testing.T) {
 	}
 	a := apiclient.App{Name: "web", Revives: []apiclient.Revive{
 		{Host: "web-r1-aaaaaaaa", Release: 1, At: now.Add(-10 * time.Minute), Lines: []string{"old crash"}},
-		{Host: "web-r2-bbbbbbbb", Release: 2, At: now.Add(-time.Minute), Lines: lines},
+		{Host: "web-r2-bbbbbbbb", Release: 2, Verdict: "unhealthy", At: now.Add(-time.Minute), Lines: lines},
 	}}
 	var b bytes.Buffer
 	showRevives(&printer{out: &b, now: func() time.Time { return now }}, a)
-	want := `Revived (its process exited and it ran again):
-  60s ago  web-r2-bbbbbbbb (release 2)
+	want := `Revived (its process exited, or stayed unready, and it ran again):
+  60s ago  web-r2-bbbbbbbb (release 2, unhealthy)
     line 3
     line 4
     line 5

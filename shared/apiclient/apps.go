@@ -30,6 +30,7 @@ type App struct {
 type Revive struct {
 	Host    string    `json:"host"`
 	Release int       `json:"release"`
+	Verdict string    `json:"verdict,omitempty"`
 	At      time.Time `json:"at"`
 	Lines   []string  `json:"lines"`
 }

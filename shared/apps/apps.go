@@ -41,6 +41,8 @@ type App struct {
 	// pod of the same name started again.
 	Registered    string `dynamodbav:"registered,omitempty"`
 	RegisteredPod string `dynamodbav:"registered_pod,omitempty"`
+	// RegisteredAt is when that registration was made: a readiness check is judged from then.
+	RegisteredAt time.Time `dynamodbav:"registered_at,omitempty"`
 	// FailedRelease is the release that failed, with why and its host's last lines; an upload or a
 	// start clears them.
 	FailedRelease int    `dynamodbav:"failed_release,omitempty"`

@@ -88,7 +88,7 @@ func ParseLaunch(b []byte, runtimes []string) (Launch, error) {
 		return l, &LaunchError{Field: "runtime", Problem: fmt.Sprintf("%q is not a runtime this deployment offers: choose %s", l.Runtime, offered)}
 	}
 	if l.Ready != nil {
-		if err := checkReady(*l.Ready); err != nil {
+		if err := CheckReady(*l.Ready); err != nil {
 			return l, err
 		}
 	}
@@ -112,7 +112,9 @@ func checkCommand(field string, args []string) error {
 	return nil
 }
 
-func checkReady(r Ready) error {
+// CheckReady reports what is wrong with a readiness check, as a *LaunchError naming the field, or
+// nil when it is exactly one of an HTTP check and a command.
+func CheckReady(r Ready) error {
 	switch {
 	case len(r.Exec) > 0 && (r.Path != "" || r.Port != 0):
 		return &LaunchError{Field: "ready", Problem: "gives both exec and an HTTP check; give one"}

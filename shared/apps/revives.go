@@ -5,12 +5,15 @@ import (
 	"time"
 )
 
-// Revive is one time the beat ran a host that served again after its process exited, with the
+// Revive is one time the beat ran a host that served again after its process exited or stayed
+// unready past its limit, with the
 // host's last lines as they were then: what its owner needs to see why it crashed, kept on the
 // app's record once the pod that printed them is gone.
 type Revive struct {
-	Host    string    `json:"host" dynamodbav:"host"`
-	Release int       `json:"release" dynamodbav:"release"`
+	Host    string `json:"host" dynamodbav:"host"`
+	Release int    `json:"release" dynamodbav:"release"`
+	// Verdict says why the host was run again: it exited, or it stayed unready (unhealthy).
+	Verdict string    `json:"verdict,omitempty" dynamodbav:"verdict,omitempty"`
 	At      time.Time `json:"at" dynamodbav:"at"`
 	Lines   []string  `json:"lines" dynamodbav:"lines"`
 }

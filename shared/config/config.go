@@ -15,6 +15,7 @@ import (
 	"github.com/tidegate/tidegate/shared/apps"
 	"github.com/tidegate/tidegate/shared/capacitytype"
 	"github.com/tidegate/tidegate/shared/costing"
+	"github.com/tidegate/tidegate/shared/hostplan"
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -78,6 +79,11 @@ type Config struct {
 	// digest (TIDEGATE_APP_RUNTIMES, name=image@sha256:…,…); an app that names none runs on
 	// podspec.DefaultImage.
 	AppRuntimes apps.Runtimes
+	// AppUnreadyLimit is how long a registered host's readiness check (its tidegate.json "ready")
+	// may fail before the beat revives the host as a crash with verdict unhealthy
+	// (TIDEGATE_APP_UNREADY_SECONDS, whole seconds from hostplan.MinUnreadyLimit to
+	// MaxAppUnreadyLimit; hostplan.DefaultUnreadyLimit when unset).
+	AppUnreadyLimit time.Duration
 
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
@@ -193,6 +199,7 @@ const (
 	EnvCapacityTypeLabel    = "TIDEGATE_CAPACITY_TYPE_LABEL"
 	EnvOnDemandPrices       = "TIDEGATE_ON_DEMAND_PRICES"
 	EnvAppRuntimes          = "TIDEGATE_APP_RUNTIMES"
+	EnvAppUnreadySeconds    = "TIDEGATE_APP_UNREADY_SECONDS"
 	EnvLongRunningHoldsSlot = "TIDEGATE_LONG_RUNNING_HOLDS_SLOT"
 	EnvLongRunningPerTenant = "TIDEGATE_LONG_RUNNING_PER_TENANT"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
@@ -261,6 +268,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.CapacityTypeLabel = r.capacityTypeLabel()
 	c.OnDemandPrices = r.onDemand(EnvOnDemandPrices)
 	c.AppRuntimes = r.appRuntimes(EnvAppRuntimes)
+	c.AppUnreadyLimit = r.unreadyLimit(EnvAppUnreadySeconds)
 	c.LongRunning = r.longRunning()
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
@@ -538,6 +546,27 @@ func (r *reader) appRuntimes(name string) apps.Runtimes {
 		r.fail(name, err)
 	}
 	return rs
+}
+
+// MaxAppUnreadyLimit is the most TIDEGATE_APP_UNREADY_SECONDS may be: a host whose check has
+// failed for an hour is not coming back by itself.
+const MaxAppUnreadyLimit = time.Hour
+
+// unreadyLimit reads how long a registered host may fail its readiness check, in whole seconds.
+func (r *reader) unreadyLimit(name string) time.Duration {
+	s := r.get(name)
+	if s == "" {
+		return hostplan.DefaultUnreadyLimit
+	}
+	v, err := strconv.Atoi(s)
+	limit := time.Duration(v) * time.Second
+	if err != nil || limit < hostplan.MinUnreadyLimit || limit > MaxAppUnreadyLimit {
+		r.fail(name, fmt.Errorf("%q is not a whole number of seconds from %d to %d: a host's Ready condition turns False only "+
+			"after its check failed for %d s, so a shorter limit judges it on one bad answer",
+			s, int(hostplan.MinUnreadyLimit.Seconds()), int(MaxAppUnreadyLimit.Seconds()), int(hostplan.MinUnreadyLimit.Seconds())))
+		return hostplan.DefaultUnreadyLimit
+	}
+	return limit
 }
 
 // splitList reads a comma-separated list, dropping blanks.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tidegate/tidegate/shared/hostplan"
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -253,6 +254,26 @@ func TestParseCleanup(t *testing.T) {
 			if _, err := Parse(env(m)); err == nil || !strings.Contains(err.Error(), name) {
 				t.Errorf("Parse(%s=%q) = %v, want an error naming %s", name, v, err, name)
 			}
+		}
+	}
+}
+
+func TestParseAppUnreadyLimit(t *testing.T) {
+	m := full()
+	c, err := Parse(env(m))
+	if err != nil || c.AppUnreadyLimit != hostplan.DefaultUnreadyLimit {
+		t.Errorf("Parse without %s: AppUnreadyLimit %v, %v; want the default %v", EnvAppUnreadySeconds, c.AppUnreadyLimit, err, hostplan.DefaultUnreadyLimit)
+	}
+	for in, want := range map[string]time.Duration{"30": 30 * time.Second, "90": 90 * time.Second, "3600": time.Hour} {
+		m[EnvAppUnreadySeconds] = in
+		if c, err := Parse(env(m)); err != nil || c.AppUnreadyLimit != want {
+			t.Errorf("Parse(%s=%s).AppUnreadyLimit = %v, %v; want %v", EnvAppUnreadySeconds, in, c.AppUnreadyLimit, err, want)
+		}
+	}
+	for _, in := range []string{"29", "0", "-60", "3601", "1m", "60s", "9999999999999999999"} {
+		m[EnvAppUnreadySeconds] = in
+		if _, err := Parse(env(m)); err == nil || !strings.Contains(err.Error(), EnvAppUnreadySeconds) || !strings.Contains(err.Error(), "from 30 to 3600") {
+			t.Errorf("Parse(%s=%s) = %v, want an error naming the setting and its bounds", EnvAppUnreadySeconds, in, err)
 		}
 	}
 }

@@ -356,7 +356,7 @@ func (s *AppStore) SetStopped(ctx context.Context, org, name string, stopped boo
 	}
 	vals := map[string]any{":now": now.UTC()}
 	if stopped {
-		in.UpdateExpression = aws.String("SET #state = :stopped, updated_at = :now REMOVE live_host, live_release, registered, registered_pod, token_host")
+		in.UpdateExpression = aws.String("SET #state = :stopped, updated_at = :now REMOVE live_host, live_release, registered, registered_pod, registered_at, token_host")
 		in.ConditionExpression = aws.String("attribute_exists(pk)")
 		vals[":stopped"] = apps.StateStopped
 	} else {

@@ -208,12 +208,14 @@ func TestHostLifecycle(t *testing.T) {
 	if a := mustApp(t, s, "acme", "web"); a.Registered != h1 || a.RegisteredPod != podA || a.TokenHost != h1 {
 		t.Errorf("after Register: registered %q by pod %q, token host %q; want %s by %s, token host %s", a.Registered, a.RegisteredPod, a.TokenHost, h1, podA, h1)
 	}
-	// The same host's process in another pod (the host started again) registers that pod instead.
-	if _, _, err := s.Register(ctx, h1, podB, tok1, appNow); err != nil {
+	// The same host's process in another pod (the host started again) registers that pod instead,
+	// and when.
+	later := appNow.Add(time.Minute)
+	if _, _, err := s.Register(ctx, h1, podB, tok1, later); err != nil {
 		t.Fatalf("Register(another pod of the host) = %v", err)
 	}
-	if a := mustApp(t, s, "acme", "web"); a.RegisteredPod != podB {
-		t.Errorf("after the host's next pod registered: registered pod %q, want %s", a.RegisteredPod, podB)
+	if a := mustApp(t, s, "acme", "web"); a.RegisteredPod != podB || !a.RegisteredAt.Equal(later) {
+		t.Errorf("after the host's next pod registered: registered pod %q at %v, want %s at %v", a.RegisteredPod, a.RegisteredAt, podB, later)
 	}
 	if err := s.MarkLive(ctx, "acme", "web", h1, 1, appNow); err != nil {
 		t.Fatalf("MarkLive: %v", err)
@@ -269,7 +271,7 @@ func TestHostLifecycle(t *testing.T) {
 	}
 
 	stopped, err := s.SetStopped(ctx, "acme", "web", true, appNow)
-	if err != nil || stopped.State != apps.StateStopped || stopped.LiveHost != "" || stopped.Registered != "" || stopped.RegisteredPod != "" || stopped.TokenHost != "" {
+	if err != nil || stopped.State != apps.StateStopped || stopped.LiveHost != "" || stopped.Registered != "" || stopped.RegisteredPod != "" || !stopped.RegisteredAt.IsZero() || stopped.TokenHost != "" {
 		t.Errorf("SetStopped(true) = %+v, %v; want stopped with nothing live, registered or tokened", stopped, err)
 	}
 	if err := s.MarkLive(ctx, "acme", "web", h2, 2, appNow); !errors.Is(err, records.ErrStale) {

@@ -110,7 +110,7 @@ func (s *AppStore) Register(ctx context.Context, host, pod, token string, now ti
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.tables.Control, Key: keyOf(appPK(h.Org, h.App), "app"),
-		UpdateExpression:          aws.String("SET registered = :host, registered_pod = :pod, updated_at = :now"),
+		UpdateExpression:          aws.String("SET registered = :host, registered_pod = :pod, registered_at = :now, updated_at = :now"),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND token_host = :host AND #state IN (:deploying, :live)"),
 		ExpressionAttributeNames:  pick(appNames, "#state"),
 		ExpressionAttributeValues: vals,

@@ -70,13 +70,16 @@ type Hoster struct {
 	Image string
 	// Runtimes are the images of the runtimes an app may name (config.Config.AppRuntimes).
 	Runtimes apps.Runtimes
-	Apps     Apps
-	Secrets  Secrets
-	Box      Opener
-	Sources  Presigner
-	Clusters Clusters
-	Log      *slog.Logger
-	Now      func() time.Time
+	// UnreadyLimit is how long a registered host's readiness check may fail before the host is
+	// revived as unhealthy (config.Config.AppUnreadyLimit); 0 is hostplan.DefaultUnreadyLimit.
+	UnreadyLimit time.Duration
+	Apps         Apps
+	Secrets      Secrets
+	Box          Opener
+	Sources      Presigner
+	Clusters     Clusters
+	Log          *slog.Logger
+	Now          func() time.Time
 	// Metrics counts the plan's steps carried out and the releases that failed; nil records none.
 	Metrics *metrics.Recorder
 }
@@ -130,14 +133,15 @@ func (h *Hoster) Beat(ctx context.Context) error {
 
 // world is what one beat read: the apps, their plan inputs, the hosts' pods, the secrets digests.
 type world struct {
-	now        time.Time
-	cluster    cluster
-	apps       map[string]apps.App // by key
-	plan       []hostplan.App
-	containers []hostplan.Container
-	crashes    map[string][]time.Time
-	digests    map[string]string
-	podsByName map[string]podInfo
+	now          time.Time
+	unreadyLimit time.Duration
+	cluster      cluster
+	apps         map[string]apps.App // by key
+	plan         []hostplan.App
+	containers   []hostplan.Container
+	crashes      map[string][]time.Time
+	digests      map[string]string
+	podsByName   map[string]podInfo
 	// unlabelled are hosts started before hosts carried their org's label (podspec.OrgLabel),
 	// with their orgs: the beat labels them, so an org's plan preview lists them too.
 	unlabelled map[string]string
@@ -154,7 +158,7 @@ type podInfo struct {
 // plan is the whole plan's part of it). An org's apps are one range of the apps' index; its
 // hosts' pods are selected by their org label, one app's by its stamp.
 func (h *Hoster) read(ctx context.Context, org, app string) (*world, error) {
-	w := &world{now: h.now(), apps: map[string]apps.App{},
+	w := &world{now: h.now(), unreadyLimit: h.UnreadyLimit, apps: map[string]apps.App{},
 		crashes: map[string][]time.Time{}, digests: map[string]string{}, podsByName: map[string]podInfo{}}
 	kc, err := h.Clusters.Client(ctx, h.Region)
 	if err != nil {
@@ -244,9 +248,10 @@ func (w *world) addApps(all []apps.App) {
 			continue // its pods are nobody's now: the plan stops them
 		}
 		wanted := apps.HostName(a.Org, a.Name, a.Release, a.SHA256, w.digests[a.Org])
-		p := hostplan.App{Key: key, Host: wanted, LiveHost: a.LiveHost, Failed: a.Failed()}
+		p := hostplan.App{Key: key, Host: wanted, LiveHost: a.LiveHost, Failed: a.Failed(), UnreadyLimit: w.unreadyLimit}
 		if a.Registered == wanted {
-			p.RegisteredPod = a.RegisteredPod // the plan counts it only for the pod of that UID
+			// The plan counts it only for the pod of that UID, and judges its check from then.
+			p.RegisteredPod, p.RegisteredAt = a.RegisteredPod, a.RegisteredAt
 		}
 		w.plan = append(w.plan, p)
 	}
@@ -311,7 +316,7 @@ func (h *Hoster) carryOut(ctx context.Context, w *world, key string, steps []hos
 		case hostplan.Start:
 			err = h.start(ctx, w, a, s.App.Host)
 		case hostplan.Revive:
-			err = h.revive(ctx, w, a, known, s.Pod.Name)
+			err = h.revive(ctx, w, a, known, s.Pod.Name, s.Reason)
 		case hostplan.Stop:
 			err = w.cluster.stop(ctx, s.Pod.Name, podspec.SecretName(s.Pod.Name))
 		case hostplan.WentLive:
@@ -374,13 +379,9 @@ func (h *Hoster) start(ctx context.Context, w *world, a apps.App, host string) e
 	if err != nil {
 		return err
 	}
-	image, command, err := h.runsOn(a)
+	l, err := h.launch(a, host, url, token, env)
 	if err != nil {
 		return err
-	}
-	l := podspec.Launch{
-		Org: a.Org, App: a.Name, Host: host, Release: a.Release, Namespace: h.Namespace, Stack: h.stack(), Image: image, Command: command,
-		SourcesURL: url, SourcesSHA256: a.SHA256, Env: env, HostToken: token, RegisterURL: h.registerURL(host),
 	}
 	secret, err := podspec.Secret(l)
 	if err != nil {
@@ -395,6 +396,24 @@ func (h *Hoster) start(ctx context.Context, w *world, a apps.App, host string) e
 	}
 	h.log().InfoContext(ctx, "starting a host", "app", a.Org+"/"+a.Name, "host", host, "release", a.Release)
 	return w.cluster.startPod(ctx, pod)
+}
+
+// launch is the host of a's wanted release to start: its runtime's image, its start command and
+// readiness check, its sources at sourcesURL, its org's secrets env and the token it registers
+// with.
+func (h *Hoster) launch(a apps.App, host, sourcesURL, token string, env map[string]string) (podspec.Launch, error) {
+	image, command, err := h.runsOn(a)
+	if err != nil {
+		return podspec.Launch{}, err
+	}
+	l := podspec.Launch{
+		Org: a.Org, App: a.Name, Host: host, Release: a.Release, Namespace: h.Namespace, Stack: h.stack(), Image: image, Command: command,
+		SourcesURL: sourcesURL, SourcesSHA256: a.SHA256, Env: env, HostToken: token, RegisterURL: h.registerURL(host),
+	}
+	if a.Launch != nil {
+		l.Ready = a.Launch.Ready
+	}
+	return l, nil
 }
 
 // runsOn is the image and command a's wanted release runs with: its tidegate.json's runtime and
@@ -412,16 +431,17 @@ func (h *Hoster) runsOn(a apps.App) (image string, command []string, err error) 
 	return image, a.Launch.Start, nil
 }
 
-// revive records the crash of a host that served, then runs it again: the same pod, with a fresh
-// URL for its sources (the first may have expired), beside the Secret it already has.
-func (h *Hoster) revive(ctx context.Context, w *world, a apps.App, known bool, host string) error {
+// revive records the crash of a host that served and exited, or that registered and turned
+// unhealthy (verdict says which), then runs it again: the same pod, with a fresh URL for its
+// sources (the first may have expired), beside the Secret it already has.
+func (h *Hoster) revive(ctx context.Context, w *world, a apps.App, known bool, host string, verdict hostplan.Reason) error {
 	info, ok := w.podsByName[host]
 	if !ok || !known {
 		return fmt.Errorf("host %s to revive is not among the pods read", host)
 	}
 	lines, _ := w.cluster.logs(ctx, host, podspec.AppContainer, lastLines, false)
-	h.log().WarnContext(ctx, "a host that served exited; running it again", "app", a.Org+"/"+a.Name, "host", host, "last_lines", strings.Join(lines, "\n"))
-	if err := h.recordRevive(ctx, a, info.spec, lines); err != nil {
+	h.log().WarnContext(ctx, "a host is run again", "app", a.Org+"/"+a.Name, "host", host, "verdict", verdict, "last_lines", strings.Join(lines, "\n"))
+	if err := h.recordRevive(ctx, a, info.spec, verdict, lines); err != nil {
 		return err
 	}
 	url, err := h.Sources.PresignSources(ctx, info.sourcesSHA256)

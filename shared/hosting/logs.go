@@ -122,7 +122,7 @@ func (w *world) podLines(ctx context.Context, name string, lines int) (HostLines
 }
 
 // recordRevive keeps, with the crash of the host of pod p, its last lines on a's record.
-func (h *Hoster) recordRevive(ctx context.Context, a apps.App, p podRef, lines []string) error {
+func (h *Hoster) recordRevive(ctx context.Context, a apps.App, p podRef, verdict hostplan.Reason, lines []string) error {
 	release, _ := podspec.ReleaseOf(p.p)
-	return h.Apps.RecordRevive(ctx, a.Org, a.Name, apps.Revive{Host: p.p.Name, Release: release, At: h.now(), Lines: lines})
+	return h.Apps.RecordRevive(ctx, a.Org, a.Name, apps.Revive{Host: p.p.Name, Release: release, Verdict: string(verdict), At: h.now(), Lines: lines})
 }

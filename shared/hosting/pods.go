@@ -65,7 +65,23 @@ func (r podRef) container() (hostplan.Container, podInfo) {
 		}
 	}
 	c.Exited = p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	readiness(p, &c)
 	return c, info
+}
+
+// readiness reads into c whether the app container has a readiness check and, if so, the pod's
+// Ready condition: whether the check passes, and since when.
+func readiness(p *corev1.Pod, c *hostplan.Container) {
+	for _, ct := range p.Spec.Containers {
+		if ct.Name == podspec.AppContainer && ct.ReadinessProbe != nil {
+			c.Checked = true
+		}
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			c.Ready, c.ReadyChanged = cond.Status == corev1.ConditionTrue, cond.LastTransitionTime.Time
+		}
+	}
 }
 
 // again is the pod to create in the exited one's place: its spec, labels and annotations, with a

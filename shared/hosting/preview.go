@@ -59,7 +59,8 @@ func (h *Hoster) Plan(ctx context.Context, org string) ([]AppPlan, error) {
 			p.Steps = append(p.Steps, explain(st, a, known, want, w))
 		}
 		if len(p.Steps) == 0 {
-			p.Note = idle(a, want, w.registered(want))
+			c, _ := w.container(want.Host)
+			p.Note = idle(a, want, w.registered(want), c)
 		}
 		out = append(out, p)
 	}
@@ -77,15 +78,22 @@ func explain(st hostplan.Step, a apps.App, known bool, want hostplan.App, w *wor
 		return PlannedStep{Step: "start", Host: s.App.Host, Why: why}
 	case hostplan.Revive:
 		n := len(hostplan.RecentCrashes(w.crashes[s.Pod.Name], w.now)) + 1
+		what := "it served and its process exited"
+		if s.Reason == hostplan.ReasonUnhealthy {
+			what = fmt.Sprintf("it registered and its readiness check has failed for over %.0f s", want.UnreadyAllowed().Seconds())
+		}
 		return PlannedStep{Step: "revive", Host: s.Pod.Name, Why: fmt.Sprintf(
-			"it served and its process exited; it runs again (crash %d of the %d allowed within %.0f minutes)",
-			n, hostplan.MostCrashes, hostplan.CrashWindow.Minutes())}
+			"%s: %s; it runs again (crash %d of the %d allowed within %.0f minutes)",
+			s.Reason, what, n, hostplan.MostCrashes, hostplan.CrashWindow.Minutes())}
 	case hostplan.Stop:
 		return PlannedStep{Step: "stop", Host: s.Pod.Name, Why: whyStop(s.Pod.Name, a, known, w.registered(want), want)}
 	case hostplan.WentLive:
 		why := "it registered: it becomes the live host"
+		if c, ok := w.container(s.App.Host); ok && c.Checked {
+			why = "it registered and its readiness check passes: it becomes the live host"
+		}
 		if a.LiveHost != "" && a.LiveHost != s.App.Host {
-			why += fmt.Sprintf(", and %s is stopped on the next beat", a.LiveHost)
+			why += fmt.Sprintf(", and %s is stopped in the same beat", a.LiveHost)
 		}
 		return PlannedStep{Step: "went_live", Host: s.App.Host, Why: why}
 	case hostplan.Failed:
@@ -103,7 +111,7 @@ func whyStop(pod string, a apps.App, known, registered bool, want hostplan.App) 
 	case (a.Failed() && pod == a.FailedHost) || pod == want.Host:
 		return fmt.Sprintf("release %d failed; its host is removed and the live one kept", a.Release)
 	case registered && pod == a.LiveHost:
-		return fmt.Sprintf("%s registered and replaces it", want.Host)
+		return fmt.Sprintf("%s registered and replaces it in this beat", want.Host)
 	}
 	return "no release wants it any more"
 }
@@ -111,16 +119,22 @@ func whyStop(pod string, a apps.App, known, registered bool, want hostplan.App) 
 // registered says want's host is registered by the pod now running under its name, as the plan
 // counts it.
 func (w *world) registered(want hostplan.App) bool {
-	info, ok := w.podsByName[want.Host]
-	if !ok {
-		return false
-	}
-	c, _ := info.spec.container()
-	return c.Ours && want.Registered(&c)
+	c, ok := w.container(want.Host)
+	return ok && c.Ours && want.Registered(&c)
 }
 
-// idle says why an app has nothing to do this beat.
-func idle(a apps.App, want hostplan.App, registered bool) string {
+// container is the pod named host as the plan sees it, if the beat read one.
+func (w *world) container(host string) (hostplan.Container, bool) {
+	info, ok := w.podsByName[host]
+	if !ok {
+		return hostplan.Container{}, false
+	}
+	c, _ := info.spec.container()
+	return c, true
+}
+
+// idle says why an app has nothing to do this beat; c is the wanted host's pod, if it has one.
+func idle(a apps.App, want hostplan.App, registered bool, c hostplan.Container) string {
 	switch {
 	case a.Stopped():
 		return "stopped: no host runs"
@@ -129,8 +143,12 @@ func idle(a apps.App, want hostplan.App, registered bool) string {
 			return fmt.Sprintf("release %d failed; %s keeps serving", a.Release, a.LiveHost)
 		}
 		return fmt.Sprintf("release %d failed; upload a new release or start the app again", a.Release)
+	case registered && c.Checked && !c.Ready && a.LiveHost == want.Host:
+		return fmt.Sprintf("live on %s, whose readiness check fails: it is run again once that has lasted over %.0f s", want.Host, want.UnreadyAllowed().Seconds())
 	case registered && a.LiveHost == want.Host:
 		return fmt.Sprintf("live on %s", want.Host)
+	case registered && c.Checked && !c.Ready:
+		return fmt.Sprintf("%s registered; waiting for its readiness check to pass (it is run again once it has failed for over %.0f s)", want.Host, want.UnreadyAllowed().Seconds())
 	}
 	return fmt.Sprintf("waiting for %s to register", want.Host)
 }

@@ -17,6 +17,12 @@
 //     had registered before the beat saw it go live: the live host keeps serving.
 //   - A host that served and exits is revived, at most MostCrashes times in CrashWindow; the next
 //     exit fails the release (ReasonCrashLooping).
+//   - A host with a readiness check (Container.Checked) is live only while the check passes: the
+//     wanted host goes live once it registered and its pod is Ready, and the live one serves until
+//     then. A host that registered and whose check has failed for longer than the App's
+//     UnreadyLimit is revived as a crash (ReasonUnhealthy), counting toward MostCrashes like an
+//     exit, whether or not it served; past MostCrashes its release fails (ReasonCrashLooping) and
+//     the live host keeps serving. A host without a check is judged by its registration alone.
 //   - A wanted host that has not registered RegistersWithin after its app process started fails
 //     its release (ReasonNeverRegistered). The install is not counted: it is an init container,
 //     and the app's own container starts after it.
@@ -44,6 +50,16 @@ const (
 	// `timeout 300`). A host whose app process never started is timed from its pod's creation
 	// with this much more for the install, so one stuck before running still fails in time.
 	InstallWithin = 300 * time.Second
+
+	// DefaultUnreadyLimit is how long a registered host's readiness check may fail before the
+	// host is revived as unhealthy, when the App gives no UnreadyLimit (config's
+	// TIDEGATE_APP_UNREADY_SECONDS). A minute rides out a slow dependency or a long pause.
+	DefaultUnreadyLimit = 60 * time.Second
+
+	// MinUnreadyLimit is the shortest UnreadyLimit config accepts: the pod's Ready condition
+	// turns False only after its check failed three times ten seconds apart (podspec), so a
+	// shorter limit would judge a host on one bad answer.
+	MinUnreadyLimit = 30 * time.Second
 )
 
 // App is one app that is wanted running: its wanted host and the one serving now. An app that is
@@ -61,6 +77,12 @@ type App struct {
 	RegisteredPod string
 	// Failed says the wanted release has already failed: its host is not started again.
 	Failed bool
+	// RegisteredAt is when the wanted host registered (with RegisteredPod); its readiness check
+	// is judged from then. Zero when unknown.
+	RegisteredAt time.Time
+	// UnreadyLimit is how long a registered host's readiness check may fail before it is revived
+	// as unhealthy; 0 is DefaultUnreadyLimit.
+	UnreadyLimit time.Duration
 }
 
 // Container is one hosting pod as the plan reads it: whose it is and how its containers stand.
@@ -88,6 +110,13 @@ type Container struct {
 	StartedAt time.Time
 	// CreatedAt is when the pod was created; it times a host whose app process never started.
 	CreatedAt time.Time
+	// Checked says the app container has a readiness check (the app's tidegate.json "ready"):
+	// then Ready and ReadyChanged count. A pod without one is ready once registered.
+	Checked bool
+	// Ready is the pod's Ready condition: its check passes.
+	Ready bool
+	// ReadyChanged is when the pod's Ready condition last changed; zero when it has none.
+	ReadyChanged time.Time
 }
 
 // Registered says c is the pod of app's wanted host whose own process registered it: a pod of
@@ -110,6 +139,35 @@ func (c *Container) overdue(now time.Time) bool {
 		return now.Sub(c.CreatedAt) > InstallWithin+RegistersWithin
 	}
 	return false
+}
+
+// ready says c may serve as far as its readiness check goes: it has none, or the check passes.
+func (c *Container) ready() bool { return !c.Checked || c.Ready }
+
+// unhealthy says c, a host that registered, has a readiness check that has failed for longer than
+// limit, counted from the latest of the check's last change, its app process starting and judged
+// (its registration, or any later time from which it is to be judged). A host whose app process
+// has not started is not judged.
+func (c *Container) unhealthy(judged time.Time, limit time.Duration, now time.Time) bool {
+	if c.ready() || c.ended() || c.Installing || c.StartedAt.IsZero() {
+		return false
+	}
+	from := c.ReadyChanged
+	for _, t := range []time.Time{c.StartedAt, judged} {
+		if t.After(from) {
+			from = t
+		}
+	}
+	return !from.IsZero() && now.Sub(from) > limit
+}
+
+// UnreadyAllowed is how long a registered host of a may fail its readiness check: a's
+// UnreadyLimit, or DefaultUnreadyLimit when it gives none.
+func (a *App) UnreadyAllowed() time.Duration {
+	if a.UnreadyLimit > 0 {
+		return a.UnreadyLimit
+	}
+	return DefaultUnreadyLimit
 }
 
 // RecentCrashes is the crashes of times that Plan still counts at now: those within CrashWindow.

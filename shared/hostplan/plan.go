@@ -78,9 +78,12 @@ func (p *planner) app(steps []Step, app *App, i int) []Step {
 	}
 
 	// The live host is kept apart from the wanted one only while they differ. The wanted host is
-	// registered only by its present pod's own process.
+	// registered only by its present pod's own process, and serves only while its readiness check
+	// (if it has one) passes.
 	served := app.Host == app.LiveHost
 	registered := app.Registered(wanted)
+	ready := registered && wanted.ready()
+	unhealthy := registered && wanted.unhealthy(app.RegisteredAt, app.UnreadyAllowed(), p.now)
 	keepWanted := app.Host != "" && !app.Failed
 	keepLive := app.LiveHost != "" && !served
 	switch {
@@ -91,28 +94,35 @@ func (p *planner) app(steps []Step, app *App, i int) []Step {
 	case wanted.ended() && !served:
 		steps = append(steps, failedOnExit(wanted))
 		keepWanted = false
-	case wanted.ended() && !mayRunAgain(wanted.Name, p.crashes, p.now):
+	case (wanted.ended() || unhealthy) && !mayRunAgain(wanted.Name, p.crashes, p.now):
 		steps = append(steps, Failed{Pod: wanted, Reason: ReasonCrashLooping})
 		keepWanted = false
 	case wanted.ended():
-		steps = append(steps, Revive{Pod: wanted})
-	case registered && !served:
+		steps = append(steps, Revive{Pod: wanted, Reason: exitReason(wanted)})
+	case unhealthy:
+		steps = append(steps, Revive{Pod: wanted, Reason: ReasonUnhealthy})
+	case ready && !served:
 		steps = append(steps, WentLive{App: app})
 	case !registered && !served && wanted.overdue(p.now):
 		steps = append(steps, Failed{Pod: wanted, Reason: ReasonNeverRegistered})
 		keepWanted = false
 	}
-	// Once the wanted host has registered, the live one has been replaced; unless the wanted
-	// release has just failed, when the live host is all the app has.
-	if registered && keepWanted {
+	// Once the wanted host has registered and is ready, the live one has been replaced; unless
+	// the wanted release has just failed, when the live host is all the app has.
+	if ready && keepWanted {
 		keepLive = false
 	}
 
-	if live != nil && live.ended() {
-		if keepLive && mayRunAgain(live.Name, p.crashes, p.now) {
-			steps = append(steps, Revive{Pod: live})
-		} else {
+	// The live host's process registered before it went live; a pod of it revived since is
+	// given RegistersWithin to start again before its check is judged.
+	if live != nil && keepLive {
+		switch {
+		case live.ended() && mayRunAgain(live.Name, p.crashes, p.now):
+			steps = append(steps, Revive{Pod: live, Reason: exitReason(live)})
+		case live.ended():
 			keepLive = false
+		case live.unhealthy(live.StartedAt.Add(RegistersWithin), app.UnreadyAllowed(), p.now) && mayRunAgain(live.Name, p.crashes, p.now):
+			steps = append(steps, Revive{Pod: live, Reason: ReasonUnhealthy})
 		}
 	}
 

@@ -157,14 +157,14 @@ func TestPlan(t *testing.T) {
 			name: "a live host that exits while the release is failed is revived",
 			apps: []hostplan.App{{Key: shop, Host: wanted, LiveHost: live, Failed: true}},
 			pods: []hostplan.Container{exited(pod(live), 1)},
-			want: map[string][]string{shop: {"revive " + live}},
+			want: map[string][]string{shop: {"revive " + live + " exited"}},
 		},
 		{
 			name:    "a live host that exits while the wanted one starts is revived under the limit",
 			apps:    []hostplan.App{deploying},
 			pods:    []hostplan.Container{pod(wanted), exited(pod(live), 1)},
 			crashes: map[string][]time.Time{live: crashesAgo(time.Minute, 2*time.Minute, 3*time.Minute, 4*time.Minute)},
-			want:    map[string][]string{shop: {"revive " + live}},
+			want:    map[string][]string{shop: {"revive " + live + " exited"}},
 		},
 		{
 			name:    "a live host that exits over the limit while the wanted one starts is stopped",
@@ -178,7 +178,7 @@ func TestPlan(t *testing.T) {
 			apps:    []hostplan.App{served},
 			pods:    []hostplan.Container{exited(pod(wanted), 1)},
 			crashes: map[string][]time.Time{wanted: crashesAgo(time.Second, time.Minute, 2*time.Minute, 9*time.Minute, 10*time.Minute, 11*time.Minute)},
-			want:    map[string][]string{shop: {"revive " + wanted}},
+			want:    map[string][]string{shop: {"revive " + wanted + " exited"}},
 		},
 		{
 			name:    "a host that served and exits once more after five revivals in ten minutes is crash looping",
@@ -299,7 +299,7 @@ func TestPlan(t *testing.T) {
 			},
 			want: map[string][]string{
 				"acme/a": {"start a-r1-00000000", "stop a-r0-00000000"},
-				"acme/b": {"revive b-r1-00000000"},
+				"acme/b": {"revive b-r1-00000000 exited"},
 			},
 		},
 	}
@@ -314,7 +314,7 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-// describe is each app's steps as words: "start <host>", "went_live <host>", "revive <pod>",
+// describe is each app's steps as words: "start <host>", "went_live <host>", "revive <pod> <reason>",
 // "stop <pod>", "failed <pod> <reason>".
 func describe(steps map[string][]hostplan.Step) map[string][]string {
 	words := map[string][]string{}
@@ -327,7 +327,7 @@ func describe(steps map[string][]hostplan.Step) map[string][]string {
 			case hostplan.WentLive:
 				w = "went_live " + s.App.Host
 			case hostplan.Revive:
-				w = "revive " + s.Pod.Name
+				w = "revive " + s.Pod.Name + " " + string(s.Reason)
 			case hostplan.Stop:
 				w = "stop " + s.Pod.Name
 			case hostplan.Failed:

@@ -21,8 +21,9 @@ type cluster struct {
 	crashes map[string][]time.Time
 }
 
-// Ages around every bound Plan has: RegistersWithin, InstallWithin + RegistersWithin, CrashWindow.
-var ages = []time.Duration{0, time.Minute, 119 * time.Second, 120 * time.Second, 121 * time.Second, 419 * time.Second, 421 * time.Second, 599 * time.Second, 10 * time.Minute, time.Hour}
+// Ages around every bound Plan has: DefaultUnreadyLimit, RegistersWithin, InstallWithin +
+// RegistersWithin, CrashWindow.
+var ages = []time.Duration{0, time.Minute, 61 * time.Second, 119 * time.Second, 120 * time.Second, 121 * time.Second, 419 * time.Second, 421 * time.Second, 599 * time.Second, 10 * time.Minute, time.Hour}
 
 func pick[T any](r *rand.Rand, from ...T) T { return from[r.IntN(len(from))] }
 
@@ -37,6 +38,7 @@ func randomCluster(r *rand.Rand) cluster {
 			// Registered by one of the wanted host's two incarnations, or not at all.
 			app.RegisteredPod = pick(r, "", "", hosts[0]+"#0", hosts[0]+"#1")
 			app.LiveHost = pick(r, "", hosts[0], hosts[1], hosts[1])
+			app.RegisteredAt = now.Add(-pick(r, ages...))
 			if r.IntN(12) == 0 {
 				app.Host = ""
 			}
@@ -75,6 +77,9 @@ func randomPod(r *rand.Rand, name, app string, ours bool) hostplan.Container {
 		p.OOMKilled = r.IntN(3) == 0
 	default:
 		p.StartedAt = now.Add(-pick(r, ages...))
+	}
+	if r.IntN(2) == 0 {
+		p.Checked, p.Ready, p.ReadyChanged = true, r.IntN(2) == 0, now.Add(-pick(r, ages...))
 	}
 	return p
 }

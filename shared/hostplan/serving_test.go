@@ -22,6 +22,7 @@ type history struct {
 	// registeredPod the UID its process gave; tokenHost the host whose token was last minted.
 	app                                  hostplan.App
 	registered, registeredPod, tokenHost string
+	registeredAt                         time.Time
 	release                              int
 	pods                                 []hostplan.Container
 	crashes                              map[string][]time.Time
@@ -53,7 +54,7 @@ func (h *history) input() hostplan.App {
 	a := h.app
 	a.RegisteredPod = ""
 	if h.registered == a.Host {
-		a.RegisteredPod = h.registeredPod
+		a.RegisteredPod, a.RegisteredAt = h.registeredPod, h.registeredAt
 	}
 	return a
 }
@@ -69,10 +70,14 @@ func (h *history) pod(name string) *hostplan.Container {
 
 func alive(c *hostplan.Container) bool { return c != nil && !c.Exited && !c.InstallFailed }
 
-// newPod is a new incarnation of host, installing.
+// ready says c's readiness check, if it has one, passes: it may serve.
+func ready(c *hostplan.Container) bool { return !c.Checked || c.Ready }
+
+// newPod is a new incarnation of host, installing; half the hosts have a readiness check.
 func (h *history) newPod(host string) hostplan.Container {
 	h.uids++
-	return hostplan.Container{Name: host, UID: fmt.Sprintf("uid-%d", h.uids), App: shop, Ours: true, Installing: true, CreatedAt: h.now}
+	return hostplan.Container{Name: host, UID: fmt.Sprintf("uid-%d", h.uids), App: shop, Ours: true, Installing: true, CreatedAt: h.now,
+		Checked: h.release%2 == 0}
 }
 
 // happen is what goes on between two beats: a few random events, then time passes.
@@ -88,7 +93,10 @@ func (h *history) happen() {
 			h.pods = slices.Delete(h.pods, i, i+1)
 		case n > 0 && h.r.IntN(3) == 0:
 			p := &h.pods[h.r.IntN(n)]
-			if !p.Installing {
+			if p.Checked && alive(p) && !p.Installing && h.r.IntN(2) == 0 {
+				p.Ready, p.ReadyChanged = !p.Ready, h.now
+				h.say("pod %s (%s) ready: %v", p.Name, p.UID, p.Ready)
+			} else if !p.Installing {
 				p.Exited, p.ExitCode = true, int32(h.r.IntN(2))
 				h.say("pod %s (%s) exited", p.Name, p.UID)
 			}
@@ -114,18 +122,18 @@ func (h *history) register(host, uid string) {
 	if host != h.tokenHost || host != h.app.Host || h.app.Failed {
 		return
 	}
-	h.registered, h.registeredPod = host, uid
+	h.registered, h.registeredPod, h.registeredAt = host, uid, h.now
 	h.say("host %s registered as %s", host, uid)
 }
 
 // serving is the UIDs of the pods that may serve the app: the live host's, and the wanted host's
-// when its own process registered it.
+// when its own process registered it; either only while its readiness check, if any, passes.
 func (h *history) serving(in hostplan.App) []string {
 	var uids []string
-	if p := h.pod(in.LiveHost); in.LiveHost != "" && alive(p) {
+	if p := h.pod(in.LiveHost); in.LiveHost != "" && alive(p) && ready(p) {
 		uids = append(uids, p.UID)
 	}
-	if p := h.pod(in.Host); alive(p) && in.Registered(p) {
+	if p := h.pod(in.Host); alive(p) && in.Registered(p) && ready(p) {
 		uids = append(uids, p.UID)
 	}
 	return uids
@@ -159,6 +167,9 @@ func (h *history) beat() error {
 			if wanted == nil || wanted.UID != in.RegisteredPod {
 				return fmt.Errorf("%s went live, but its pod's own process did not register it", host)
 			}
+			if !ready(wanted) {
+				return fmt.Errorf("%s went live while its readiness check fails", host)
+			}
 			h.app.LiveHost = host
 		case "failed":
 			h.app.Failed = true
@@ -175,8 +186,9 @@ func (h *history) beat() error {
 
 // TestPlanKeepsServing follows random histories of one app through many beats: while a host that
 // went live, or the wanted host's own registered pod, is alive, the app has a live host after the
-// beat among them, across any pod deaths, exits, new incarnations, stale registrations and
-// releases; and a host goes live only on its registered incarnation.
+// beat among them, across any pod deaths, exits, readiness checks failing and passing, new
+// incarnations, stale registrations and releases; and a host goes live only on its registered
+// incarnation, with its check (if it has one) passing.
 func TestPlanKeepsServing(t *testing.T) {
 	for seed := range uint64(400) {
 		h := newHistory(seed)

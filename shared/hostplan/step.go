@@ -18,10 +18,14 @@ type Start struct {
 	App *App
 }
 
-// Revive runs again a host that served and whose process exited, and records the crash. The
-// exited pod's last lines are the beat's to keep before it is replaced.
+// Revive runs again a host that served and whose process exited, or a host that registered and
+// whose readiness check has failed for longer than its limit, and records the crash. The pod's
+// last lines are the beat's to keep before it is replaced.
 type Revive struct {
 	Pod *Container
+	// Reason is the verdict on the host: ReasonExited or ReasonOOMKilled for a process that
+	// ended, ReasonUnhealthy for a failing readiness check.
+	Reason Reason
 }
 
 // Stop drains and removes a pod nobody wants any more.
@@ -61,9 +65,12 @@ const (
 	// ReasonNeverRegistered: the wanted host did not register within RegistersWithin of its app
 	// process starting.
 	ReasonNeverRegistered Reason = "never_registered"
-	// ReasonCrashLooping: a host that served exited once more after MostCrashes revivals within
-	// CrashWindow.
+	// ReasonCrashLooping: a host that served exited, or a registered host failed its readiness
+	// check past its limit, once more after MostCrashes revivals within CrashWindow.
 	ReasonCrashLooping Reason = "crash_looping"
+	// ReasonUnhealthy: a registered host's readiness check failed for longer than its limit; the
+	// verdict of a Revive, never of a failed release (that is ReasonCrashLooping).
+	ReasonUnhealthy Reason = "unhealthy"
 )
 
 // What a failed release says to its org, before the host's last lines: what happened and what to
@@ -73,7 +80,7 @@ const (
 	whyExited          = "the app exited with code %d before it registered; fix what its last lines show and upload a new release"
 	whyOOMKilled       = "the app was killed for using more memory than a host has, before it registered; lower its memory use and upload a new release"
 	whyNeverRegistered = "the app did not register within %.0f s of starting; it must call POST /api/v1/hosts/{host}/register with its host token once it is ready"
-	whyCrashLooping    = "the app kept exiting after it went live: it was run again %d times within %.0f minutes and is not run again; fix what its last lines show and upload a new release, or roll back"
+	whyCrashLooping    = "the app kept exiting or failing its readiness check after it registered: it was run again %d times within %.0f minutes and is not run again; fix what its last lines show and upload a new release, or roll back"
 	whyUnknown         = "the release failed (%s)"
 	lastLinesHeader    = "\nits last lines:\n"
 )
@@ -107,6 +114,15 @@ func (f Failed) exitCode() int32 {
 		return 0
 	}
 	return f.Pod.ExitCode
+}
+
+// exitReason is the verdict on a host that served and whose process ended: killed for its memory,
+// or exited.
+func exitReason(c *Container) Reason {
+	if c.OOMKilled {
+		return ReasonOOMKilled
+	}
+	return ReasonExited
 }
 
 // failedOnExit is the failure of a wanted host that ended before it ever served.

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/tidegate/tidegate/shared/apps"
 )
 
 // ErrInvalidLaunch is what every error of Pod and Secret wraps: the Launch cannot make a host.
@@ -43,6 +45,9 @@ type Launch struct {
 	// Command starts the app, run as is (never through a shell). Empty runs `npm start` for a
 	// release with a package.json, else `python3 main.py`.
 	Command []string
+	// Ready is the app's readiness check (its tidegate.json "ready"), the app container's
+	// readiness probe; nil gives the pod none, and its registration alone says it serves.
+	Ready *apps.Ready
 	// Env is the org's secrets. Only the Secret holds them; the pod names the Secret.
 	Env map[string]string
 	// HostToken is what the host proves itself with when it registers at RegisterURL.
@@ -104,6 +109,11 @@ func (l Launch) check() error {
 	}
 	if err := checkURL(l.RegisterURL); err != nil {
 		add("RegisterURL: %v", err)
+	}
+	if l.Ready != nil {
+		if err := apps.CheckReady(*l.Ready); err != nil {
+			add("Ready: %v", err)
+		}
 	}
 	size := 0
 	for _, name := range slices.Sorted(maps.Keys(l.Env)) {

@@ -8,7 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/tidegate/tidegate/shared/apps"
 )
 
 // DefaultImage runs a Launch that names none: Node.js with npm and corepack (so pnpm and
@@ -160,8 +163,38 @@ func appContainer(l Launch, image string) corev1.Container {
 			{Name: "scratch", MountPath: scratchDir},
 		},
 	}
+	c.ReadinessProbe = readinessProbe(l.Ready)
 	finish(&c, appMemory)
 	return c
+}
+
+// How often a host's readiness check runs, how long one may take, and how many failures in a row
+// turn its pod's Ready condition False: 30 s of failing before the beat starts timing it
+// (hostplan.MinUnreadyLimit is no shorter, so one bad answer never revives a host). The kubelet
+// runs the check inside the node; it costs no call to AWS or to the API server beyond the status
+// the beat's LIST already reads.
+const (
+	readyPeriodSeconds  = 10
+	readyTimeoutSeconds = 5
+	readyFailures       = 3
+)
+
+// readinessProbe is the app container's probe for r: an HTTP GET of r.Path on r.Port, or r.Exec
+// run as is in the container; nil for none.
+func readinessProbe(r *apps.Ready) *corev1.Probe {
+	if r == nil {
+		return nil
+	}
+	p := &corev1.Probe{
+		PeriodSeconds: readyPeriodSeconds, TimeoutSeconds: readyTimeoutSeconds,
+		FailureThreshold: readyFailures, SuccessThreshold: 1,
+	}
+	if len(r.Exec) > 0 {
+		p.Exec = &corev1.ExecAction{Command: slices.Clone(r.Exec)}
+	} else {
+		p.HTTPGet = &corev1.HTTPGetAction{Path: r.Path, Port: intstr.FromInt32(int32(r.Port)), Scheme: corev1.URISchemeHTTP}
+	}
+	return p
 }
 
 // finish gives a container what both have in common: locked down, capped at memory and

@@ -2,11 +2,15 @@ package podspec
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tidegate/tidegate/shared/apps"
 )
 
 func TestPodHoldsNoSecretValue(t *testing.T) {
@@ -86,5 +90,63 @@ func TestInputsNeverBecomeScript(t *testing.T) {
 	}
 	if url != odd.SourcesURL {
 		t.Errorf("TIDEGATE_SOURCES_URL = %q, want the URL as given, %q", url, odd.SourcesURL)
+	}
+}
+
+// TestReadinessProbe: the app's readiness check is the app container's probe, an HTTP GET on the
+// pod's own address or its command run as is; none without a check. What a tenant writes never
+// picks the probe's host or headers, so the kubelet probes only the host's own pod.
+func TestReadinessProbe(t *testing.T) {
+	l := fixture()
+	pod, err := Pod(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pod.Spec.Containers[0].ReadinessProbe; p != nil {
+		t.Errorf("a launch without a check has probe %+v, want none", p)
+	}
+
+	l.Ready = &apps.Ready{Path: "/healthz?x=1", Port: 8080}
+	if pod, err = Pod(l); err != nil {
+		t.Fatal(err)
+	}
+	p := pod.Spec.Containers[0].ReadinessProbe
+	if p == nil || p.HTTPGet == nil || p.Exec != nil {
+		t.Fatalf("HTTP check: probe %+v, want an HTTP GET", p)
+	}
+	if g := p.HTTPGet; g.Path != "/healthz?x=1" || g.Port.IntValue() != 8080 || g.Host != "" || len(g.HTTPHeaders) > 0 || g.Scheme != corev1.URISchemeHTTP {
+		t.Errorf("HTTP check: %+v, want GET /healthz?x=1 on the pod's own port 8080, no host or headers", g)
+	}
+	if p.PeriodSeconds != 10 || p.FailureThreshold != 3 || p.TimeoutSeconds != 5 {
+		t.Errorf("probe timing %d s × %d, timeout %d s; want 10 s × 3, 5 s", p.PeriodSeconds, p.FailureThreshold, p.TimeoutSeconds)
+	}
+
+	l.Ready = &apps.Ready{Exec: []string{"sh", "-c", "curl -f localhost:8080 && rm -rf / ; $(id)"}}
+	if pod, err = Pod(l); err != nil {
+		t.Fatal(err)
+	}
+	p = pod.Spec.Containers[0].ReadinessProbe
+	if p == nil || p.Exec == nil || p.HTTPGet != nil || !slices.Equal(p.Exec.Command, l.Ready.Exec) {
+		t.Errorf("exec check: probe %+v, want the command as given, run as is", p)
+	}
+	l.Ready.Exec[0] = "changed"
+	if p.Exec.Command[0] != "sh" {
+		t.Errorf("the probe shares its command with the launch: changing one changed the other")
+	}
+}
+
+func TestBuildersRefuseABadCheck(t *testing.T) {
+	for _, r := range []apps.Ready{
+		{Port: 8080, Path: "/", Exec: []string{"true"}},
+		{Port: 0, Path: "/"},
+		{Port: 70000, Path: "/"},
+		{Port: 8080, Path: "no-slash"},
+		{Exec: []string{""}},
+	} {
+		l := fixture()
+		l.Ready = &r
+		if _, err := Pod(l); !errors.Is(err, ErrInvalidLaunch) || !strings.Contains(err.Error(), "Ready: tidegate.json: ready") {
+			t.Errorf("Pod with check %+v: %v, want ErrInvalidLaunch naming the check's field", r, err)
+		}
 	}
 }

@@ -20,12 +20,13 @@ import (
 func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *slog.Logger) *hosting.Hoster {
 	h := &hosting.Hoster{
 		Region: cfg.HostingRegion, Namespace: cfg.AppsNamespace, Stack: cfg.Stack, PublicURL: cfg.PublicURL, Runtimes: cfg.AppRuntimes,
-		Apps:     dynamo.NewAppStore(c.DynamoDB, handlers.Tables(cfg)),
-		Secrets:  dynamo.NewSecretStore(c.DynamoDB, cfg.ControlTable),
-		Sources:  hosting.S3Sources{Presign: s3.NewPresignClient(c.S3), Bucket: cfg.SourcesBucket, Prefix: cfg.SourcesPrefix},
-		Clusters: clusters,
-		Log:      log,
-		Metrics:  c.Metrics,
+		UnreadyLimit: cfg.AppUnreadyLimit,
+		Apps:         dynamo.NewAppStore(c.DynamoDB, handlers.Tables(cfg)),
+		Secrets:      dynamo.NewSecretStore(c.DynamoDB, cfg.ControlTable),
+		Sources:      hosting.S3Sources{Presign: s3.NewPresignClient(c.S3), Bucket: cfg.SourcesBucket, Prefix: cfg.SourcesPrefix},
+		Clusters:     clusters,
+		Log:          log,
+		Metrics:      c.Metrics,
 	}
 	if ring, err := sealing.Keyring(cfg, c); err == nil {
 		h.Box = ring
