@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools.sh installs everything the sandbox (shared/dev/sandbox) starts, into the cache outside the
-# clone: the AWS stand-ins (tools-aws.sh), then the Kubernetes binaries (tools-kube.sh). Each step
+# clone: the AWS stand-ins (tools-aws.sh), then the Kubernetes binaries (tools-kube.sh), then the
+# browser the console's tests drive (tools-browser.sh, a system package). Each step
 # is idempotent and pinned, so a warm run only checks version stamps. The make targets call this.
 set -euo pipefail
 
@@ -25,6 +26,7 @@ if [[ -f "$here/tools-kube.sh" ]]; then
 else
 	printf 'tools: %s is missing; skipping the Kubernetes binaries\n' "$here/tools-kube.sh" >&2
 fi
+run "Chromium" tools-browser.sh
 
 elapsed_ms=$((($(date +%s%N) - began) / 1000000))
 steps=$(IFS=,; echo "${done_steps[*]}")
