@@ -142,11 +142,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	shot := func(name string) {
 		t.Helper()
-		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("screenshot of %s: %v", name, err)
 		}
-		if err := os.WriteFile(filepath.Join(out, name+".jpg"), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(out, name+".png"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
