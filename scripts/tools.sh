@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools.sh installs everything the sandbox (shared/dev/sandbox) starts, into the cache outside the
 # clone: the AWS stand-ins (tools-aws.sh), then the Kubernetes binaries (tools-kube.sh), then bwrap, which
-# `tidegate dev` runs hosted apps under (tools-hostrun.sh). Each step
+# `tidegate dev` runs hosted apps under (tools-hostrun.sh), then the browser the console's tests
+# drive (tools-browser.sh, a system package). Each step
 # is idempotent and pinned, so a warm run only checks version stamps. The make targets call this.
 set -euo pipefail
 
@@ -27,6 +28,7 @@ else
 	printf 'tools: %s is missing; skipping the Kubernetes binaries\n' "$here/tools-kube.sh" >&2
 fi
 run "process sandbox" tools-hostrun.sh
+run "Chromium" tools-browser.sh
 
 elapsed_ms=$((($(date +%s%N) - began) / 1000000))
 steps=$(IFS=,; echo "${done_steps[*]}")

@@ -86,6 +86,7 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 		return errors.Join(append(errs, err)...)
 	}
 	observed := h.observe(ctx, region, queued)
+	h.keepPrices(ctx, region, observed)
 	queued, onDemand, err := h.atDeadline(ctx, queued, observed)
 	errs = append(errs, err)
 	ready, backoff := backingOff(queued, h.now())

@@ -293,7 +293,7 @@ func newDispatcher(t *testing.T, r rig, f *faults) *dispatcher {
 		Regions: b.Regions, Capacity: b.Capacity, GPUs: b.GPUs, Store: b.Store, Leases: b.Leases, Prices: b.Prices,
 		Clusters: b.Clusters, Log: b.Log, Now: b.Now, Tenants: b.Tenants, DefaultQuota: b.DefaultQuota, Webhooks: b.Webhooks,
 		JobTTL: b.JobTTL, CapacityLabel: b.CapacityLabel, LongRunningHoldsSlot: b.LongRunningHoldsSlot, LongRunningPerTenant: b.LongRunningPerTenant,
-		Ringer: b.Ringer,
+		Ringer: b.Ringer, PriceStep: b.PriceStep,
 	}}
 	d.leases = r.dispatch.Leases
 	d.h.Leases, d.h.Clusters = &d.process, newFaultClusters(t, r.clusters, f)

@@ -34,6 +34,8 @@ type Store interface {
 	ClaimIn(ctx context.Context, id, region string, why jobs.RegionChoice, token string, now, until time.Time) (jobs.Job, error)
 	PutRegionSummary(ctx context.Context, s jobs.RegionSummary) error
 	RegionSummaries(ctx context.Context, regions []string) (map[string]jobs.RegionSummary, error)
+	// KeepSpotPrice writes a point of a region's spot price history (the console's chart).
+	KeepSpotPrice(ctx context.Context, region, instanceType string, step time.Duration, p jobs.PricePoint) error
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Job(ctx context.Context, id string) (jobs.Job, error)
 }
@@ -104,6 +106,13 @@ type Handler struct {
 	// Ringer, when set, wakes the drains of other regions: those this drain chose for roaming
 	// jobs, and the other regions of a roaming job that waits here for room.
 	Ringer Ringer
+
+	// PriceStep is how far apart the points of each region's spot price history are
+	// (jobs.PriceSlots of them are kept); 0 is jobs.DefaultPriceStep.
+	PriceStep time.Duration
+
+	// kept is the last spot price point each region's history was given by this process.
+	kept keptPrices
 
 	// quotas keeps tenants' quotas for quotaTTL.
 	quotas quotaCache

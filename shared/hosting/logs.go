@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/hostplan"
 	"github.com/tidegate/tidegate/shared/podspec"
 )
 

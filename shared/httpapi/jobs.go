@@ -24,6 +24,8 @@ type JobStore interface {
 	Queued(ctx context.Context, region string) ([]jobs.Job, error)
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 	Purge(ctx context.Context, j jobs.Job) error
+	// SpotPriceHistories reads what the drains kept of a region's spot prices.
+	SpotPriceHistories(ctx context.Context, region string, instanceTypes []string, now time.Time) (map[string][]jobs.PricePoint, error)
 }
 
 var _ JobStore = (*dynamo.JobStore)(nil)

@@ -50,6 +50,7 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		// Counts leaves out.
 		LongRunning longRunningStats `json:"long_running"`
 		Tenants     []tenantStats    `json:"tenants"`
+		SpotPrices  []spotPrices     `json:"spot_prices"`
 	}
 	var all []tenancy.Tenant // every tenant, read once for an admin; nil for anyone else
 	if tenant.Role == tenancy.RoleAdmin {
@@ -69,6 +70,9 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		st := regionStats{Region: region, Counts: map[string]int{}, LongRunning: longRunningStats{Counts: map[string]int{}, longRunning: a.longRun}}
+		if st.SpotPrices, err = a.spotPrices(r, region, queued, tenant); err != nil {
+			return err
+		}
 		for _, j := range active {
 			if admission.HoldsSlot(j, a.longRun.HoldsSlot) {
 				st.CapacityInUse++
@@ -98,6 +102,39 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, st)
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"regions": out})
+}
+
+// spotPrices is one instance type's spot price history in a region beside the caps of the
+// caller's jobs that wait there with one.
+type spotPrices struct {
+	InstanceType string            `json:"instance_type"`
+	Points       []jobs.PricePoint `json:"points"`
+	Caps         []jobs.PriceCap   `json:"caps"`
+}
+
+// spotPrices answers, for each instance type that the caller's tenant's queued jobs in region
+// cap, the prices the drains observed there (oldest first) and those jobs' caps. Another
+// tenant's jobs are left out whatever the caller's role: their caps, and which types they wait
+// for, are theirs.
+func (a *api) spotPrices(r *http.Request, region string, queued []jobs.Job, tenant tenancy.Tenant) ([]spotPrices, error) {
+	own := slices.DeleteFunc(slices.Clone(queued), func(j jobs.Job) bool { return j.Tenant != tenant.Name })
+	types := jobs.SpotTypes(own)
+	out := make([]spotPrices, 0, len(types))
+	if len(types) == 0 {
+		return out, nil
+	}
+	histories, err := a.jobs.SpotPriceHistories(r.Context(), region, types, a.now())
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range types {
+		points := histories[t]
+		if points == nil {
+			points = []jobs.PricePoint{}
+		}
+		out = append(out, spotPrices{InstanceType: t, Points: points, Caps: jobs.SpotCaps(own, t)})
+	}
+	return out, nil
 }
 
 // ownUse is tenant t's use of region, counted from the region's active jobs, beside its share

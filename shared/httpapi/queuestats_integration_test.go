@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -51,6 +52,58 @@ func TestQueueStatsAdmin(t *testing.T) {
 		}
 		if got := mustJSON(regions[0].(map[string]any)["tenants"]); got != tt.want {
 			t.Errorf("GET /api/v1/queue/stats as %s: tenants = %s, want %s", tt.caller, got, tt.want)
+		}
+	}
+}
+
+// TestQueueStatsSpotPrices: spot_prices gives, per instance type the caller's own queued jobs
+// cap, the history the drains kept (oldest first) beside those jobs' caps. Another tenant's job
+// capping another type, or the same type at another cap, shows in no one else's stats, an
+// admin's included.
+func TestQueueStatsSpotPrices(t *testing.T) {
+	st, keys, js := limitStack(t,
+		tenancy.Tenant{Name: "a", Namespaces: []string{"team-a"}},
+		tenancy.Tenant{Name: "b", Namespaces: []string{"team-b"}},
+		tenancy.Tenant{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin},
+	)
+	submit := func(tenant, namespace, typ string, price float64) {
+		body := mustJSON(map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": namespace,
+			"max_spot_price": price, "spot_instance_type": typ})
+		if status, out := st.do(t, 0, "POST", "/api/v1/jobs", keys[tenant], "application/json", body, nil); status != 202 {
+			t.Fatalf("POST /api/v1/jobs as %s = %d %v", tenant, status, out)
+		}
+	}
+	submit("a", "team-a", "g5.xlarge", 0.3)
+	submit("a", "team-a", "g5.xlarge", 0.3)
+	submit("a", "team-a", "g5.xlarge", 0.25)
+	submit("b", "team-b", "g5.xlarge", 0.9)
+	submit("b", "team-b", "p4d.24xlarge", 12)
+	step := time.Minute
+	now := time.Now().UTC().Truncate(time.Second)
+	for i, p := range []float64{0.5, 0.45, 0.4} {
+		at := now.Add(time.Duration(i-3) * step)
+		if err := js.KeepSpotPrice(context.Background(), "us-east-1", "g5.xlarge", step, jobs.PricePoint{At: at, Price: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := js.KeepSpotPrice(context.Background(), "us-east-1", "p4d.24xlarge", step, jobs.PricePoint{At: now, Price: 20}); err != nil {
+		t.Fatal(err)
+	}
+	want := func(points string) string {
+		return `[{"caps":[{"jobs":1,"max_price":0.25},{"jobs":2,"max_price":0.3}],"instance_type":"g5.xlarge","points":` + points + `}]`
+	}
+	at := func(i int) string { return now.Add(time.Duration(i-3) * step).Format(time.RFC3339) }
+	for _, tt := range []struct{ caller, want string }{
+		{"a", want(`[{"at":"` + at(0) + `","price":0.5},{"at":"` + at(1) + `","price":0.45},{"at":"` + at(2) + `","price":0.4}]`)},
+		{"boss", `[]`},
+	} {
+		status, out := st.do(t, 0, "GET", "/api/v1/queue/stats", keys[tt.caller], "", "", nil)
+		regions, _ := out["regions"].([]any)
+		if status != 200 || len(regions) != 1 {
+			t.Fatalf("GET /api/v1/queue/stats as %s = %d %v", tt.caller, status, out)
+		}
+		if got := mustJSON(regions[0].(map[string]any)["spot_prices"]); got != tt.want {
+			t.Errorf("GET /api/v1/queue/stats as %s: spot_prices = %s, want %s", tt.caller, got, tt.want)
 		}
 	}
 }

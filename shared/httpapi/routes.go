@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/console"
 	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/ratelimit"
@@ -196,6 +197,11 @@ func (a *api) register() {
 	// A host authenticates with its own token, which registerHost checks: no principal, yet not
 	// open either (openapi.json gives it the hostToken scheme).
 	a.handle("POST /api/v1/hosts/{host}/register", a.registerHost)
+
+	// The web console: its page at / and its scripts and styles, outside the API's routes (and
+	// its contract); it reaches the API through the routes above like any client.
+	a.mux.Handle("GET /{$}", console.Index())
+	a.mux.Handle("GET "+console.AssetPrefix, console.Assets())
 
 	a.mux.HandleFunc("/", a.serve(a.noRoute))
 }

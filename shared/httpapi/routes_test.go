@@ -2,11 +2,15 @@ package httpapi
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tidegate/tidegate/shared/console"
 )
 
 // TestOpenAPIMatchesRoutes holds /openapi.json in step with register(): every registered route is
@@ -49,5 +53,48 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	if !slices.Contains(registeredOpen, "GET /healthz") || !slices.Contains(registeredOpen, "GET /openapi.json") || len(registeredOpen) != 2 {
 		t.Errorf("open routes = %v, want exactly GET /healthz and GET /openapi.json (DESIGN.md)", registeredOpen)
+	}
+}
+
+// TestConsoleAtRoot: the console's page and files answer at / and under /console/ with its CSP,
+// while the API's routes and errors are as they were.
+func TestConsoleAtRoot(t *testing.T) {
+	h := New(Deps{})
+	serve := func(method, target string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+		return rec
+	}
+	for _, target := range []string{"/", "/console/app.js", "/console/style.css"} {
+		rec := serve(http.MethodGet, target)
+		if rec.Code != http.StatusOK || rec.Header().Get("Content-Security-Policy") != console.CSP {
+			t.Errorf("GET %s = %d, CSP %q", target, rec.Code, rec.Header().Get("Content-Security-Policy"))
+		}
+		if rec.Header().Get(headerRequestID) == "" {
+			t.Errorf("GET %s: no request id", target)
+		}
+	}
+	if rec := serve(http.MethodGet, "/"); !strings.Contains(rec.Body.String(), `src="/console/app.js"`) {
+		t.Errorf("GET / is not the console's page: %.200s", rec.Body.String())
+	}
+	for _, c := range []struct {
+		method, target string
+		code           int
+	}{
+		{http.MethodPost, "/", http.StatusNotFound},
+		{http.MethodGet, "/index.html", http.StatusNotFound},
+		{http.MethodGet, "/api/v1/jobs", http.StatusUnauthorized},
+		{http.MethodGet, "/api/v1/nothing", http.StatusNotFound},
+	} {
+		rec := serve(c.method, c.target)
+		if rec.Code != c.code {
+			t.Errorf("%s %s = %d, want %d", c.method, c.target, rec.Code, c.code)
+		}
+		if rec.Header().Get("Content-Security-Policy") != "" {
+			t.Errorf("%s %s: the API's answers carry the console's CSP", c.method, c.target)
+		}
+		if !strings.Contains(rec.Body.String(), `"request_id"`) {
+			t.Errorf("%s %s: not the API's error: %s", c.method, c.target, rec.Body.String())
+		}
 	}
 }

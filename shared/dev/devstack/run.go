@@ -222,7 +222,7 @@ func advertise(ctx context.Context, opt Options, st State, say io.Writer, start 
 	if opt.Ready != nil {
 		opt.Ready(st)
 	}
-	fmt.Fprintf(say, banner, time.Since(start).Round(100*time.Millisecond), st.URL, st.APIKey, st.Kubeconfig)
+	fmt.Fprintf(say, banner, time.Since(start).Round(100*time.Millisecond), st.URL, st.URL+"/", st.APIKey, st.Kubeconfig)
 	<-ctx.Done()
 	fmt.Fprintln(say, "tidegate dev: stopping")
 	return nil
@@ -231,6 +231,7 @@ func advertise(ctx context.Context, opt Options, st State, say io.Writer, start 
 // banner is what a person sees once the stack is up.
 const banner = `tidegate dev: ready in %s
   API       %s   (try: curl -s $TIDEGATE_URL/healthz)
+  console   %s   (open it in a browser and sign in with the API key)
   API key   %s   (tenant "dev", namespaces team-a and team-b)
   cluster   KUBECONFIG=%s
   In another shell:  eval "$(./bin/tidegate dev env)"

@@ -89,7 +89,10 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 	ws.serve(ctx, "api", api, meteredAPI(opt.Meter, h))
 	ws.serve(ctx, "prices", prices, book.Handler())
 	ws.wg.Go(func() {
-		pollQueue(ctx, log, f.clients.SQS, f.queues.dispatch.url, f.queues.dispatch.arn, meteredSQS(opt.Meter, "dispatch", dispatchhandler.New(f.cfg, f.clients, f.clusters, spot, log)))
+		d := dispatchhandler.New(f.cfg, f.clients, f.clusters, spot, log)
+		// A point a beat: the console's price chart moves as fast as prices set by hand.
+		d.PriceStep = max(opt.Beat.Round(time.Second), time.Second)
+		pollQueue(ctx, log, f.clients.SQS, f.queues.dispatch.url, f.queues.dispatch.arn, meteredSQS(opt.Meter, "dispatch", d))
 	})
 	ws.wg.Go(func() {
 		pollQueue(ctx, log, f.clients.SQS, f.queues.webhook.url, f.queues.webhook.arn, meteredSQS(opt.Meter, "webhook", webhookhandler.New(f.cfg, f.clients, log)))

@@ -152,10 +152,12 @@ type httpAPI struct {
 // which keyAuthorizer checks before the API function runs (and the function again). Both open the
 // two routes a load balancer or a client generator reads; HttpApi also a host's registration,
 // which a hosted app makes with the host token in its environment (it has no AWS credentials) and
-// the API checks itself.
+// the API checks itself. KeyApi also opens the web console's page and files (shared/console),
+// which hold nothing of a tenant's: a browser signs in there with a key, which it then sends to
+// the API's routes like any other key caller (a browser cannot sign with SigV4).
 var apis = map[string]httpAPI{
 	"HttpApi": {authorizer: iamAuthorizer, open: []route{"GET /healthz", "GET /openapi.json", "POST /api/v1/hosts/{host}/register"}},
-	"KeyApi":  {authorizer: keyAuthorizer, open: []route{"GET /healthz", "GET /openapi.json"}},
+	"KeyApi":  {authorizer: keyAuthorizer, open: []route{"GET /healthz", "GET /openapi.json", "GET /", "GET /console/{file}"}},
 }
 
 // apiFunction serves every HTTP API route; catchAll is its route for everything not open.

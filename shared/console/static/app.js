@@ -1,0 +1,87 @@
+// The console: a hash router over views of the API. Each view renders into main and may poll;
+// leaving it stops its polling.
+import { call, key } from "./api.js";
+import { showError } from "./errors.js";
+import { h } from "./dom.js";
+import { jobsView, jobView, submitView } from "./jobs.js";
+import { queueView } from "./queue.js";
+import { appsView, appView } from "./apps.js";
+import { webhooksView, webhookView } from "./webhooks.js";
+
+const main = document.getElementById("main");
+let timers = [];
+let generation = 0;
+
+// ctx is what a view gets: where to render, and a poll that stops when the view is left.
+function context() {
+  const mine = generation;
+  return {
+    live: () => mine === generation,
+    poll(fn, ms = 2000) {
+      const tick = async () => {
+        if (mine !== generation) return;
+        try { await fn(); } catch (e) { showError(e); }
+        if (mine === generation) timers.push(setTimeout(tick, ms));
+      };
+      tick();
+    },
+    render(...nodes) { if (mine === generation) main.replaceChildren(...nodes); },
+  };
+}
+
+const routes = [
+  [/^#\/jobs\/new$/, submitView],
+  [/^#\/jobs\/([^/]+)$/, jobView],
+  [/^#\/jobs$/, jobsView],
+  [/^#\/queue(?:\/([^/]+))?$/, queueView],
+  [/^#\/apps\/([^/]+)$/, appView],
+  [/^#\/apps$/, appsView],
+  [/^#\/webhooks\/([^/]+)$/, webhookView],
+  [/^#\/webhooks$/, webhooksView],
+];
+
+async function route() {
+  generation++;
+  timers.forEach(clearTimeout);
+  timers = [];
+  showError(null);
+  const signedIn = !!key.get();
+  document.getElementById("nav").hidden = !signedIn;
+  if (!signedIn) return signIn();
+  const hash = location.hash.split("?")[0] || "#/jobs";
+  const params = new URLSearchParams(location.hash.split("?")[1] || "");
+  for (const [re, view] of routes) {
+    const m = hash.match(re);
+    if (m) {
+      const ctx = context();
+      try { await view(ctx, ...m.slice(1).map((x) => x && decodeURIComponent(x)), params); } catch (e) { showError(e); }
+      return;
+    }
+  }
+  location.hash = "#/jobs";
+}
+
+function signIn() {
+  const input = h("input", { id: "apikey", type: "password", autocomplete: "off", required: true, placeholder: "tg_…" });
+  const form = h("form", { class: "signin", id: "signin" },
+    h("h1", {}, "Sign in"),
+    h("p", { class: "muted" }, "Your API key stays in this tab's session storage and is sent only to this API."),
+    h("label", {}, "API key", input), " ", h("button", { type: "submit" }, "Sign in"));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    key.set(input.value.trim());
+    try {
+      await call("GET", "/api/v1/jobs", { query: { limit: 1 } });
+      if (!location.hash || location.hash === "#/") location.hash = "#/jobs"; else route();
+    } catch (e) {
+      key.clear();
+      showError(e);
+    }
+  });
+  main.replaceChildren(form);
+  input.focus();
+}
+
+document.getElementById("signout").addEventListener("click", () => { key.clear(); location.hash = "#/"; route(); });
+window.addEventListener("hashchange", route);
+route();
