@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools.sh installs everything the sandbox (shared/dev/sandbox) starts, into the cache outside the
-# clone: the AWS stand-ins (tools-aws.sh), then the Kubernetes binaries (tools-kube.sh). Each step
-# is idempotent and pinned, so a warm run only checks version stamps. The make targets call this.
+# clone: the AWS stand-ins (tools-aws.sh), the OpenAPI linter `make test` runs (tools-redocly.sh),
+# then the Kubernetes binaries (tools-kube.sh). Each step is idempotent and pinned, so a warm run
+# only checks version stamps. The make targets call this.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,6 +21,8 @@ run() {
 }
 
 run "AWS stand-ins" tools-aws.sh
+# After the AWS step: the linter installs with its npm and runs on its Node 22.
+run "OpenAPI linter" tools-redocly.sh
 if [[ -f "$here/tools-kube.sh" ]]; then
 	run "Kubernetes" tools-kube.sh
 else

@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -49,5 +53,26 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	if !slices.Contains(registeredOpen, "GET /healthz") || !slices.Contains(registeredOpen, "GET /openapi.json") || len(registeredOpen) != 2 {
 		t.Errorf("open routes = %v, want exactly GET /healthz and GET /openapi.json (DESIGN.md)", registeredOpen)
+	}
+}
+
+// TestOpenAPIServesTheFile: GET /openapi.json answers openapi.json's bytes as they are, so the
+// file scripts/test.sh lints (shared/httpapi/redocly.yaml) is the contract clients read.
+func TestOpenAPIServesTheFile(t *testing.T) {
+	file, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAPI(Deps{})
+	rec := httptest.NewRecorder()
+	a.outermost(a.mux).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /openapi.json = %d, want 200", rec.Code)
+	}
+	if got := rec.Header().Get("Content-Type"); got != "application/json" {
+		t.Errorf("GET /openapi.json Content-Type = %q, want application/json", got)
+	}
+	if !bytes.Equal(rec.Body.Bytes(), file) {
+		t.Errorf("GET /openapi.json served %d bytes that differ from openapi.json's %d", rec.Body.Len(), len(file))
 	}
 }
