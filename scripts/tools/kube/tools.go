@@ -1,7 +1,7 @@
 //go:build tools
 
-// Package kube exists so `go mod tidy` keeps the control-plane commands scripts/tools-kube.sh
-// builds, and go.sum pins every module they need.
+// Package kube exists so `go mod tidy` keeps the control-plane commands and kwok that
+// scripts/tools-kube.sh builds (kubectl only when asked), and go.sum pins every module they need.
 package kube
 
 import (
@@ -9,4 +9,5 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "sigs.k8s.io/kwok/cmd/kwok"
 )
