@@ -98,6 +98,9 @@ func TestConsoleAtRoot(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), `"request_id"`) {
 			t.Errorf("%s %s: not the API's error: %s", c.method, c.target, rec.Body.String())
 		}
+	}
+}
+
 // TestOpenAPIServesTheFile: GET /openapi.json answers openapi.json's bytes as they are, so the
 // file scripts/test.sh lints (shared/httpapi/redocly.yaml) is the contract clients read.
 func TestOpenAPIServesTheFile(t *testing.T) {
