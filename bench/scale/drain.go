@@ -25,9 +25,10 @@ const (
 const loaders = 4
 
 // drains loads n queued jobs over tenants tenants and both regions, and full running jobs in
-// east, and measures four drains of east: the first of a process (which counts the whole queue
+// east, and measures five drains of east: the first of a process (which counts the whole queue
 // for its gauges, once a minute), one of the full region, one with room for ten more jobs, and
-// one with room for ten more under quotas (a default share for every tenant).
+// two with room for ten more under quotas (a default share for every tenant); then the place in
+// line of the last queued job of east, as GET /api/v1/jobs/{id} counts it.
 func (e *env) drains(ctx context.Context, n int) ([]row, error) {
 	name := fmt.Sprintf("q%d", n)
 	t, drop, err := e.tables(ctx, name)
@@ -43,7 +44,8 @@ func (e *env) drains(ctx context.Context, n int) ([]row, error) {
 	store := dynamo.NewJobStore(e.db, t)
 	progress("loading %d queued jobs", n)
 	loadStart := time.Now()
-	if err := load(ctx, store, queuedJobs(ns, n)); err != nil {
+	queued := queuedJobs(ns, n)
+	if err := load(ctx, store, queued); err != nil {
 		return nil, err
 	}
 	if err := load(ctx, store, runningJobs(ns, full, east)); err != nil {
@@ -78,7 +80,34 @@ func (e *env) drains(ctx context.Context, n int) ([]row, error) {
 	if err := step("drain: room for 10, quotas"); err != nil {
 		return rows, err
 	}
-	return rows, nil
+	// The first drain under quotas writes why each job it read waits; the next writes only what changed.
+	capacity = full + 3*room
+	if err := step("drain: room for 10, quotas, again"); err != nil {
+		return rows, err
+	}
+	last := lastInLine(queued, east)
+	r, err := e.measure("position of the last in line, counted when asked", "queued", n, func() error {
+		p, err := store.QueuePosition(ctx, last)
+		if err == nil && p < n/regions-4*room {
+			err = fmt.Errorf("the last queued job of %s is %d in line, want about %d", east, p, n/regions-4*room)
+		}
+		return err
+	})
+	return append(rows, r), err
+}
+
+// lastInLine is the job of region that dispatches last among js: the lowest priority, newest.
+func lastInLine(js []jobs.Job, region string) jobs.Job {
+	var out jobs.Job
+	for _, j := range js {
+		if j.Region != region {
+			continue
+		}
+		if out.ID == "" || j.Priority < out.Priority || j.Priority == out.Priority && j.CreatedAt.After(out.CreatedAt) {
+			out = j
+		}
+	}
+	return out
 }
 
 // queuedJobs are n queued jobs of tenants tenants, half in each region, of random priorities,
