@@ -146,10 +146,14 @@ func (s *JobStore) Census(ctx context.Context, q Queue) (Census, error) {
 	return c, nil
 }
 
+// PositionCounted is how many jobs ahead QueuePosition counts at most: about 370 read units and a
+// few pages; a job further back is answered PositionCounted+1, meaning at least that.
+const PositionCounted = 10_000
+
 // QueuePosition is queued job j's place in its queue, from 1: one more than the jobs ahead of it
 // in dispatch order, counted when asked (a read that grows with the place, about 27 jobs ahead
-// a read unit), so no drain writes every waiting job's place as the queue moves. 0 for a job
-// not queued.
+// a read unit, up to PositionCounted), so no drain writes every waiting job's place as the queue
+// moves. 0 for a job not queued.
 func (s *JobStore) QueuePosition(ctx context.Context, j jobs.Job) (int, error) {
 	pk, sk := queueKeys(j)
 	if j.Status != jobs.StatusQueued || pk == "" {
@@ -160,14 +164,18 @@ func (s *JobStore) QueuePosition(ctx context.Context, j jobs.Job) (int, error) {
 		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk < :sk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: pk}, ":sk": &types.AttributeValueMemberS{Value: sk}},
+		Limit: aws.Int32(PositionCounted),
 	}
 	ahead := 0
-	for p := dynamodb.NewQueryPaginator(s.db, in); p.HasMorePages(); {
-		page, err := p.NextPage(ctx)
+	for {
+		page, err := s.db.Query(ctx, in)
 		if err != nil {
 			return 0, fmt.Errorf("counting the jobs ahead of %s: %w", j.ID, err)
 		}
 		ahead += int(page.Count)
+		if len(page.LastEvaluatedKey) == 0 || ahead >= PositionCounted {
+			return min(ahead, PositionCounted) + 1, nil
+		}
+		in.ExclusiveStartKey, in.Limit = page.LastEvaluatedKey, aws.Int32(int32(PositionCounted-ahead))
 	}
-	return ahead + 1, nil
 }
