@@ -131,19 +131,43 @@ type Census struct {
 }
 
 // Census counts q's jobs and finds its oldest, reading every item of it projected to its
-// creation time: a read that grows with the queue, which drains take at most once a minute.
+// creation time: a read that grows with the queue, which drains take at most once a minute. Each
+// page starts after the last key read by a key condition, as QueuePage's do, rather than from
+// ExclusiveStartKey: DynamoDB Local finds an ExclusiveStartKey by reading the partition from its
+// start, so a 50,000-job queue's census took it 9 minutes.
 func (s *JobStore) Census(ctx context.Context, q Queue) (Census, error) {
-	list, err := s.query(ctx, string(q), "", "created_at")
-	if err != nil {
-		return Census{}, err
-	}
-	c := Census{Jobs: len(list)}
-	for _, j := range list {
-		if c.Oldest.IsZero() || j.CreatedAt.Before(c.Oldest) {
-			c.Oldest = j.CreatedAt
+	var c Census
+	after := ""
+	for {
+		in := &dynamodb.QueryInput{
+			TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
+			KeyConditionExpression:    aws.String("gsi2pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: string(q)}},
+			ProjectionExpression:      aws.String("created_at, gsi2sk"),
 		}
+		if after != "" {
+			in.KeyConditionExpression = aws.String("gsi2pk = :pk AND gsi2sk > :after")
+			in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: after}
+		}
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return Census{}, fmt.Errorf("counting %s: %w", q, err)
+		}
+		var items []keyedJob
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+			return Census{}, fmt.Errorf("decoding %s: %w", q, err)
+		}
+		c.Jobs += len(items)
+		for _, it := range items {
+			if c.Oldest.IsZero() || it.CreatedAt.Before(c.Oldest) {
+				c.Oldest = it.CreatedAt
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 || len(items) == 0 {
+			return c, nil
+		}
+		after = items[len(items)-1].Key
 	}
-	return c, nil
 }
 
 // PositionCounted is how many jobs ahead QueuePosition counts at most: about 370 read units and a
