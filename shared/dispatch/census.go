@@ -48,6 +48,8 @@ func (h *Handler) census(ctx context.Context, region string) dynamo.Census {
 	if c.seen == nil {
 		c.seen = map[string]censusEntry{}
 	}
-	c.seen[region] = censusEntry{c: sum, at: now}
+	// Fresh from its end: a census slower than censusEvery (a deep queue on a slow store) would
+	// otherwise be taken again by every drain after it.
+	c.seen[region] = censusEntry{c: sum, at: h.now()}
 	return sum
 }
