@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: dev test tools build bench fuzz vet
+.PHONY: dev test tools build bench bench-scale fuzz vet
 
 dev: tools build
 	./bin/tidegate dev
@@ -23,6 +23,11 @@ vet:
 
 bench: tools build
 	bash scripts/bench.sh
+
+# What a drain and a beat cost as the queue and the running jobs grow (bench/scale): not in
+# `make test` or `make bench`; ARGS=-large adds 100,000 queued and 10,000 and 20,000 active jobs.
+bench-scale: tools
+	$(GO) run ./bench/scale $(ARGS)
 
 fuzz:
 	bash scripts/fuzz.sh

@@ -117,8 +117,9 @@ const (
 type Wait struct {
 	ID     string
 	Reason Reason
-	// Position is the job's place among the waiting jobs, from 1, in dispatch order: the API's
-	// queue_position. Jobs held by their price cap count too, at their priority, since that is
+	// Position is the job's place among the waiting jobs judged, from 1, in dispatch order. The
+	// API's queue_position is counted in the job's queue when asked (dynamo.JobStore.QueuePosition),
+	// since a drain judges only the head of its queue. Jobs held by their price cap count too, at their priority, since that is
 	// where they stand once the price allows them.
 	Position int
 }

@@ -56,16 +56,9 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 		}
 	}()
 
-	// The active jobs (capacity in use, dead claims), the queue and the roaming jobs (those that
-	// may run in several regions) are read at once.
-	var queued, roamers []jobs.Job
-	var queuedErr, roamErr error
-	var reads sync.WaitGroup
-	reads.Go(func() { queued, queuedErr = h.Store.Queued(ctx, region) })
-	reads.Go(func() { roamers, roamErr = h.Store.Roaming(ctx) })
+	// The active jobs first: what they hold says how far the queues need reading.
 	active, err := h.Store.Active(ctx, region)
-	reads.Wait()
-	if err = errors.Join(err, queuedErr, roamErr); err != nil {
+	if err != nil {
 		return err
 	}
 	var errs []error
@@ -74,28 +67,20 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 			errs = append(errs, h.dispatch(ctx, region, j.ID, h.adoptedOnDemand(ctx, region, j), nil))
 		}
 	}
-	own := len(queued)
-	rm, err := h.roam(ctx, region, roamers, active, own)
-	if err != nil {
-		// The region's own queue goes on; the roaming jobs wait for the next drain.
-		errs, rm = append(errs, err), roaming{}
-	}
-	queued = append(queued, rm.mine...)
-	capacity, err := h.capacity(ctx, region, queued, active)
+	census := h.census(ctx, region)
+	p, err := h.readQueues(ctx, region, active, census.Jobs)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
-	observed := h.observe(ctx, region, queued)
-	h.keepPrices(ctx, region, observed)
-	queued, onDemand, err := h.atDeadline(ctx, queued, observed)
-	errs = append(errs, err)
-	ready, backoff := backingOff(queued, h.now())
-	decision := admission.Decide(candidates(ready, onDemand, h.LongRunningHoldsSlot), capacity, observed)
-	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, onDemand, rm.choices)...)
-	waiting := slices.Concat(decision.Waiting, backoff)
-	errs = append(errs, h.recordWaits(ctx, queued, waiting, observed))
-	h.gauge(ctx, region, queued, len(active)+len(decision.Admit), waiting)
-	errs = append(errs, h.settleRoaming(ctx, region, rm, capacity, own, decision))
+	// The region's own queue goes on; the roaming jobs wait for the next drain.
+	errs = append(errs, p.rmErr, h.failAtDeadline(ctx, p.failing))
+	h.keepPrices(ctx, region, p.observed)
+	decision := p.decision
+	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, p.onDemand, p.rm.choices)...)
+	waiting := slices.Concat(decision.Waiting, p.backoff)
+	errs = append(errs, h.recordWaits(ctx, p.queued, waiting, p.observed))
+	h.gauge(ctx, region, census, p, len(active)+len(decision.Admit), waiting)
+	errs = append(errs, h.settleRoaming(ctx, region, p.rm, p.full, p.capacity, census.Jobs, decision))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
 		// A lost ring costs a beat: the sweep rings for any event left undelivered.
 		if err := h.Webhooks.RingDrain(ctx); err != nil {
@@ -176,15 +161,12 @@ func candidates(queued []jobs.Job, onDemand map[string]bool, holdSlots bool) []a
 	return out
 }
 
-// atDeadline settles the queued jobs whose price still holds them at their spot deadline
-// (admission.Deadline): it fails those that asked to fail, with spot_deadline_passed and their
-// job.failed event (nothing of them was applied), and answers the rest of queued with the IDs
-// of those that run on demand.
-func (h *Handler) atDeadline(ctx context.Context, queued []jobs.Job, observed map[string]spotgate.Observation) ([]jobs.Job, map[string]bool, error) {
-	now := h.now()
-	kept := make([]jobs.Job, 0, len(queued))
-	onDemand := map[string]bool{}
-	var errs []error
+// atDeadline sorts the queued jobs by their price at their spot deadline (admission.Deadline):
+// those that asked to fail there (failing), and the rest (kept), with the IDs of those that run
+// on demand.
+func atDeadline(queued []jobs.Job, observed map[string]spotgate.Observation, now time.Time) (kept, failing []jobs.Job, onDemand map[string]bool) {
+	kept = make([]jobs.Job, 0, len(queued))
+	onDemand = map[string]bool{}
 	for _, j := range queued {
 		var o spotgate.Observation
 		if j.Spot != nil {
@@ -192,23 +174,34 @@ func (h *Handler) atDeadline(ctx context.Context, queued []jobs.Job, observed ma
 		}
 		switch admission.Deadline(j.Spot, o, now) {
 		case admission.Fail:
-			_, c, err := jobs.Move(j, jobs.StatusFailed, jobs.ReasonSpotDeadlinePassed, now)
-			if err == nil {
-				err = h.Store.Apply(ctx, j, c)
-			}
-			switch {
-			case err == nil:
-				h.Log.InfoContext(ctx, "spot deadline passed; failed", "job_id", j.ID, "region", j.Region)
-			case !errors.Is(err, records.ErrStale): // stale: cancelled meanwhile, say
-				errs = append(errs, err)
-			}
+			failing = append(failing, j)
 			continue
 		case admission.OnDemand:
 			onDemand[j.ID] = true
 		}
 		kept = append(kept, j)
 	}
-	return kept, onDemand, errors.Join(errs...)
+	return kept, failing, onDemand
+}
+
+// failAtDeadline fails each job of failing with spot_deadline_passed and its job.failed event
+// (nothing of them was applied).
+func (h *Handler) failAtDeadline(ctx context.Context, failing []jobs.Job) error {
+	now := h.now()
+	var errs []error
+	for _, j := range failing {
+		_, c, err := jobs.Move(j, jobs.StatusFailed, jobs.ReasonSpotDeadlinePassed, now)
+		if err == nil {
+			err = h.Store.Apply(ctx, j, c)
+		}
+		switch {
+		case err == nil:
+			h.Log.InfoContext(ctx, "spot deadline passed; failed", "job_id", j.ID, "region", j.Region)
+		case !errors.Is(err, records.ErrStale): // stale: cancelled meanwhile, say
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // adoptedOnDemand says whether job j, whose claim ran out, is applied on demand: its spot
@@ -429,8 +422,9 @@ feed:
 	return errs
 }
 
-// recordWaits writes each waiting job's reason, queue position and spot observation where they
-// changed, and a capped job's observation at most every gateRefresh.
+// recordWaits writes each waiting job's reason where it changed, and a capped job's spot
+// observation at most every gateRefresh. A job's place in the queue is not written: it moves for
+// every waiting job at every dispatch, so it is counted when asked (JobStore.QueuePosition).
 func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []admission.Wait, observed map[string]spotgate.Observation) error {
 	byID := make(map[string]jobs.Job, len(queued))
 	for _, j := range queued {
@@ -441,9 +435,8 @@ func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []ad
 	for _, w := range waits {
 		j := byID[w.ID]
 		var reason string
-		var position int
-		if j.PendingReason != string(w.Reason) || j.QueuePosition != w.Position {
-			reason, position = string(w.Reason), w.Position
+		if j.PendingReason != string(w.Reason) {
+			reason = string(w.Reason)
 		}
 		var gate *jobs.SpotGate
 		if j.Spot != nil && (j.SpotGate == nil || now.Sub(j.SpotGate.CheckedAt) >= gateRefresh) {
@@ -453,7 +446,7 @@ func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []ad
 		if reason == "" && gate == nil {
 			continue
 		}
-		err := h.Store.Apply(ctx, j, jobs.Wait(reason, position, gate, now))
+		err := h.Store.Apply(ctx, j, jobs.Wait(reason, 0, gate, now))
 		if err != nil && !errors.Is(err, records.ErrStale) {
 			errs = append(errs, err)
 		}

@@ -26,11 +26,12 @@ type Wake struct {
 
 // Store is what dispatch reads and writes of jobs; dynamo.JobStore is the real one.
 type Store interface {
-	Queued(ctx context.Context, region string) ([]jobs.Job, error)
+	// QueuePage reads a queue a page at a time (queue.go); Census counts one whole.
+	QueuePage(ctx context.Context, q dynamo.Queue, after string, limit int) (dynamo.QueuePage, error)
+	Census(ctx context.Context, q dynamo.Queue) (dynamo.Census, error)
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 	Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error)
-	// Roaming, ClaimIn and the region summaries serve jobs that may run in several regions.
-	Roaming(ctx context.Context) ([]jobs.Job, error)
+	// ClaimIn and the region summaries serve jobs that may run in several regions.
 	ClaimIn(ctx context.Context, id, region string, why jobs.RegionChoice, token string, now, until time.Time) (jobs.Job, error)
 	PutRegionSummary(ctx context.Context, s jobs.RegionSummary) error
 	RegionSummaries(ctx context.Context, regions []string) (map[string]jobs.RegionSummary, error)
@@ -116,6 +117,8 @@ type Handler struct {
 
 	// quotas keeps tenants' quotas for quotaTTL.
 	quotas quotaCache
+	// censuses keeps each region's last census for censusEvery.
+	censuses censusCache
 
 	// hooks let the fault tests stop a drain at the moments a crash would: after a claim, after
 	// the apply, before the record. nil in production.

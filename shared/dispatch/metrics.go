@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/metrics"
 )
@@ -22,13 +23,18 @@ const (
 
 // gauge records what a drain left in region: its waiting jobs (and how many of them their price
 // holds), its active jobs (those it found and those it admitted) and its oldest waiting job's
-// age. queued are the jobs the drain judged, waits those it left waiting.
-func (h *Handler) gauge(ctx context.Context, region string, queued []jobs.Job, active int, waits []admission.Wait) {
-	created := make(map[string]time.Time, len(queued))
-	for _, j := range queued {
+// age. The waiting jobs and the oldest are the census's, less what p admitted, or what p judged
+// where it saw more; the gated ones are those p judged (a drain reads the gated jobs it passes
+// over on its way to filling its room, not those behind).
+func (h *Handler) gauge(ctx context.Context, region string, c dynamo.Census, p plan, active int, waits []admission.Wait) {
+	created := make(map[string]time.Time, len(p.queued))
+	for _, j := range p.queued {
 		created[j.ID] = j.CreatedAt
 	}
 	gated, oldest, now := 0, 0.0, h.now()
+	if !c.Oldest.IsZero() {
+		oldest = now.Sub(c.Oldest).Seconds()
+	}
 	for _, w := range waits {
 		if w.Reason == admission.ReasonSpotPriceAboveCap || w.Reason == admission.ReasonSpotPriceUnknown {
 			gated++
@@ -37,9 +43,10 @@ func (h *Handler) gauge(ctx context.Context, region string, queued []jobs.Job, a
 			oldest = max(oldest, now.Sub(at).Seconds())
 		}
 	}
+	queued := max(len(waits), c.Jobs-len(p.decision.Admit))
 	dims := []string{region}
 	err := errors.Join(
-		h.Metrics.Put(metrics.QueuedJobs, dims, float64(len(waits))),
+		h.Metrics.Put(metrics.QueuedJobs, dims, float64(queued)),
 		h.Metrics.Put(metrics.GatedJobs, dims, float64(gated)),
 		h.Metrics.Put(metrics.ActiveJobs, dims, float64(active)),
 		h.Metrics.Put(metrics.OldestQueuedAge, dims, oldest),

@@ -146,8 +146,11 @@ func (h *Handler) roomFor(region string, active int, activeGPUs, gpus int64) boo
 // choice is older than gateRefresh), keeps region's summary for other regions' drains, and wakes
 // the regions it passed roaming jobs on to, and every other region of a roaming job that waits
 // here for room: this drain has just said it has none.
-func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, capacity admission.Capacity, queue int, d admission.Decision) error {
-	if !rm.seen {
+//
+// A region with no free slot reads no roaming job (unread), so cannot know whether one allows
+// it: it keeps its summary all the same, saying it has no room, one write a drain.
+func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, unread bool, capacity admission.Capacity, queue int, d admission.Decision) error {
+	if !rm.seen && !unread {
 		return nil
 	}
 	now := h.now()

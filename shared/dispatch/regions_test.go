@@ -144,7 +144,9 @@ func TestRegionChoiceWaits(t *testing.T) {
 	}
 	r.prices(t, map[string]float64{west: 0.30})
 	r.clock.skip(2 * time.Minute) // past the price reader's cache
-	r.drainIn(t, region, west)
+	// us-west-2, with no free slot, reads no roaming job: its drain keeps its summary (no room),
+	// which us-east-1's next drain reads to say why the job waits.
+	r.drainIn(t, region, west, region)
 	if got := r.job(t, j.ID); got.Status != jobs.StatusQueued || got.PendingReason != string(admission.ReasonNoRegionWithRoom) {
 		t.Fatalf("job = %s, %q; want queued, %s (us-west-2 open but has no room)", got.Status, got.PendingReason, admission.ReasonNoRegionWithRoom)
 	}

@@ -146,10 +146,10 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 }
 
 // HasQueued reports whether region has any queued job, its own or one that may run in several
-// regions (which any region's drain may take), reading one item of each queue.
+// regions (which any region's drain may take), reading one item of each of its three queues.
 func (s *JobStore) HasQueued(ctx context.Context, region string) (bool, error) {
-	for _, pk := range []string{"queue#" + region, roamingQueue} {
-		if ok, err := s.hasAny(ctx, pk); err != nil || ok {
+	for _, q := range []Queue{RegionQueue(region), LongRunningQueue(region), RoamingQueue} {
+		if ok, err := s.hasAny(ctx, string(q)); err != nil || ok {
 			if err != nil {
 				return false, fmt.Errorf("looking for queued jobs in %s: %w", region, err)
 			}

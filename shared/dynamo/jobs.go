@@ -120,15 +120,18 @@ func toJobItem(j jobs.Job) (jobItem, error) {
 }
 
 // queueKeys place a job in gsi2: queued jobs under queue#<region> in dispatch order (highest
-// priority first, then oldest), queued jobs that have yet to be given a region among several
+// priority first, then oldest), long-running ones apart under queue#<region>#lr (a record
+// without its kind, from before kinds, under queue#<region>), queued jobs that have yet to be given a region among several
 // under roamingQueue in the same order, active ones under one of active#<region>#<shard>, finished ones
 // nowhere.
 func queueKeys(j jobs.Job) (pk, sk string) {
 	switch {
 	case j.Status == jobs.StatusQueued && j.Roaming():
 		return roamingQueue, fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
+	case j.Status == jobs.StatusQueued && j.LongRunning():
+		return string(LongRunningQueue(j.Region)), fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
 	case j.Status == jobs.StatusQueued:
-		return "queue#" + j.Region, fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
+		return string(RegionQueue(j.Region)), fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
 	case j.Status.Active():
 		return activeKey(j.Region, j.ID), activeSort(j)
 	}

@@ -24,10 +24,16 @@ var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created
 
 var summaryNames = map[string]string{"#ns": "namespace", "#region": "region", "#status": "status"}
 
-// Queued reads every queued job of region, in dispatch order, without manifests: the whole
-// candidate set, page after page.
+// Queued reads every queued job of region, its batch jobs' queue then its long-running jobs',
+// each in dispatch order, without manifests: the whole candidate set, page after page. A drain
+// reads only as far as it needs (QueuePage).
 func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error) {
-	return s.byQueueKey(ctx, "queue#"+region, summaryAttrs)
+	batch, err := s.byQueueKey(ctx, string(RegionQueue(region)), summaryAttrs)
+	if err != nil {
+		return nil, err
+	}
+	long, err := s.byQueueKey(ctx, string(LongRunningQueue(region)), summaryAttrs)
+	return append(batch, long...), err
 }
 
 // Active reads every job of region that holds capacity: dispatching, pending or running.

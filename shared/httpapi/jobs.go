@@ -23,6 +23,7 @@ type JobStore interface {
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Queued(ctx context.Context, region string) ([]jobs.Job, error)
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
+	QueuePosition(ctx context.Context, j jobs.Job) (int, error)
 	Purge(ctx context.Context, j jobs.Job) error
 	// SpotPriceHistories reads what the drains kept of a region's spot prices.
 	SpotPriceHistories(ctx context.Context, region string, instanceTypes []string, now time.Time) (map[string][]jobs.PricePoint, error)
@@ -135,6 +136,12 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	j.Placement = a.livePlacement(r.Context(), j)
+	if j.Status == jobs.StatusQueued {
+		// Counted now: no drain writes every waiting job's place as the queue moves.
+		if j.QueuePosition, err = a.jobs.QueuePosition(r.Context(), j); err != nil {
+			return err
+		}
+	}
 	v := jobView{Job: j, Workloads: jobs.Workloads(j.Manifests)}
 	v.ClusterJobs, v.ClusterJobsError = a.liveBatchJobs(r.Context(), j)
 	v.Serving, v.ServingError = a.liveServing(r.Context(), j) // a long-running job's (servinglive.go)

@@ -79,7 +79,9 @@ type Job struct {
 	// spot_price_unknown, queued_behind_higher_priority or name_in_use_by_finishing_job; empty
 	// once dispatched.
 	PendingReason string `json:"pending_reason,omitempty" dynamodbav:"pending_reason,omitempty"`
-	// QueuePosition is the job's place among the region's waiting jobs, from 1, at the last drain.
+	// QueuePosition is a queued job's place in its queue, from 1, counted when the API reads the
+	// job (drains no longer write it; a record from before may keep an old one, which the API
+	// replaces).
 	QueuePosition int `json:"queue_position,omitempty" dynamodbav:"queue_position,omitempty"`
 	// SpotGate is the last spot price observed for a capped job.
 	SpotGate *SpotGate `json:"spot_gate,omitempty" dynamodbav:"spot_gate,omitempty"`

@@ -1,5 +1,6 @@
 // Package awscalls counts the AWS SDK calls made through a config it instruments, by function,
-// service and operation, and the DynamoDB capacity they consumed: middleware on the SDK's own
+// service and operation, the DynamoDB capacity they consumed, and the items each DynamoDB query
+// read by the partition it read: middleware on the SDK's own
 // stack (aws.Config.APIOptions), so every client made from the config is counted, each attempt
 // once, as AWS bills it. It also times the functions' invocations. Benchmarks use it; no function
 // links it.
@@ -15,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -23,6 +25,7 @@ import (
 const (
 	askCapacityID = "tidegate.awscalls.askCapacity"
 	countID       = "tidegate.awscalls.count"
+	itemsID       = "tidegate.awscalls.items"
 )
 
 // Outside names the calls made outside any invocation Invoke started: in `tidegate dev`, the
@@ -57,6 +60,7 @@ type Counter struct {
 	mu          sync.Mutex
 	calls       map[Key]Tally
 	invocations map[string]*Invocations
+	items       map[string]int
 }
 
 // Instrument adds the counter's middleware to cfg, so every client made from it is counted.
@@ -64,7 +68,14 @@ func (c *Counter) Instrument(cfg *aws.Config) {
 	cfg.APIOptions = append(cfg.APIOptions, c.addMiddleware)
 }
 
+// APIOption is the counter's middleware as one of a client's APIOptions, for a client made
+// from options rather than from a config Instrument saw.
+func (c *Counter) APIOption() func(*middleware.Stack) error { return c.addMiddleware }
+
 func (c *Counter) addMiddleware(stack *middleware.Stack) error {
+	if err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc(itemsID, c.countItems), middleware.After); err != nil {
+		return err
+	}
 	// Asked before serialization, on a copy of the caller's input, which is left as it was.
 	if err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc(askCapacityID, askCapacity), middleware.After); err != nil {
 		return err
@@ -127,7 +138,40 @@ func (c *Counter) count(ctx context.Context, in middleware.FinalizeInput, next m
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls, c.invocations = nil, nil
+	c.calls, c.invocations, c.items = nil, nil, nil
+}
+
+// countItems adds the items a DynamoDB Query read (its ScannedCount: what it was charged for,
+// before any filter) to the partition it read, the value of its key condition's ":pk".
+func (c *Counter) countItems(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+	out, md, err := next.HandleInitialize(ctx, in)
+	q, ok := in.Parameters.(*dynamodb.QueryInput)
+	res, done := out.Result.(*dynamodb.QueryOutput)
+	if !ok || !done || err != nil {
+		return out, md, err
+	}
+	pk, ok := q.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS)
+	if !ok {
+		return out, md, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.items == nil {
+		c.items = map[string]int{}
+	}
+	c.items[pk.Value] += int(res.ScannedCount)
+	return out, md, err
+}
+
+// Items is how many items the queries so far read, by the partition read (their ":pk").
+func (c *Counter) Items() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.items))
+	for k, n := range c.items {
+		out[k] = n
+	}
+	return out
 }
 
 // Calls is a copy of the tallies so far.

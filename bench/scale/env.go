@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/dev/awscalls"
+	"github.com/tidegate/tidegate/shared/dev/kubemeter"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/kube/typed"
+)
+
+// The two regions, both on the sandbox's one cluster.
+const (
+	east = "us-east-1"
+	west = "us-west-2"
+)
+
+// env is the run's clients, every one counted: DynamoDB and SQS by awscalls' middleware,
+// Kubernetes through the counting proxy.
+type env struct {
+	counter  *awscalls.Counter
+	proxy    *kubemeter.Proxy
+	db       *dynamodb.Client
+	queue    *sqs.Client
+	clusters *typed.Clusters
+	kc       kubernetes.Interface
+	log      *slog.Logger
+	prefix   string
+}
+
+func newEnv(ctx context.Context, st sandbox.State, proxy *kubemeter.Proxy) (*env, error) {
+	e := &env{counter: &awscalls.Counter{}, proxy: proxy, prefix: fmt.Sprintf("scale-%d", os.Getpid()),
+		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
+	cfg := st.AWSConfig()
+	e.counter.Instrument(&cfg)
+	e.db = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(st.DynamoDBEndpoint) })
+	e.queue = sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(st.AWSEndpoint) })
+	kcs, err := kube.New(config.Config{Regions: map[string]string{east: "sandbox", west: "sandbox"}, Kubeconfig: proxy.Kubeconfig}, aws.Config{})
+	if err != nil {
+		return nil, err
+	}
+	e.clusters = typed.New(kcs)
+	if e.kc, err = e.clusters.Client(ctx, east); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *env) close() {}
+
+// tables creates a fresh set of tables named for what they hold, and answers a function that
+// deletes them.
+func (e *env) tables(ctx context.Context, name string) (dynamo.Tables, func(), error) {
+	base := e.prefix + "-" + name
+	t := dynamo.Tables{Jobs: base + "-jobs", Events: base + "-events", Control: base + "-control"}
+	if err := dynamo.CreateTables(ctx, e.db, t); err != nil {
+		return t, nil, fmt.Errorf("creating tables: %w", err)
+	}
+	return t, func() {
+		for _, s := range t.Specs() {
+			_, _ = e.db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(s.Name)})
+		}
+	}, nil
+}
+
+// namespace creates a namespace for the jobs of one size, and answers a function that deletes it
+// with everything in it.
+func (e *env) namespace(ctx context.Context, name string) (string, func(), error) {
+	ns := e.prefix + "-" + name
+	_, err := e.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", nil, fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	return ns, func() { _ = e.kc.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) }, nil
+}
+
+// row is one operation at one size.
+type row struct {
+	op    string // what ran
+	input string // what grows: "queued", "active"
+	n     int    // its size
+	took  time.Duration
+	// read and write are the DynamoDB capacity units consumed.
+	read, write float64
+	aws, kube   int // calls
+	// queueItems are the items read of the queues' partitions (queue#…): the queued jobs read.
+	queueItems int
+}
+
+// measure runs f once, counting what it costs.
+func (e *env) measure(op, input string, n int, f func() error) (row, error) {
+	e.counter.Reset()
+	e.proxy.Counts(true)
+	start := time.Now()
+	err := f()
+	r := row{op: op, input: input, n: n, took: time.Since(start)}
+	for _, t := range e.counter.Calls() {
+		r.aws += t.Calls
+		r.read += t.ReadUnits
+		r.write += t.WriteUnits
+	}
+	for _, c := range e.proxy.Counts(true) {
+		r.kube += c
+	}
+	for pk, items := range e.counter.Items() {
+		if strings.HasPrefix(pk, "queue#") {
+			r.queueItems += items
+		}
+	}
+	progress("%s over %d %s: %s, %.1f RRU, %.1f WRU, %d AWS calls, %d Kubernetes calls, %d queued items read",
+		op, n, input, r.took.Round(time.Millisecond), r.read, r.write, r.aws, r.kube, r.queueItems)
+	return r, err
+}

@@ -1,0 +1,203 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tidegate/tidegate/shared/jobs"
+)
+
+// Queue is one gsi2 partition of queued jobs, kept in dispatch order (highest priority first,
+// then oldest): a drain reads it page by page, only as far as it needs.
+type Queue string
+
+// RegionQueue is region's own queue of jobs that hold a slot when they run.
+func RegionQueue(region string) Queue { return Queue("queue#" + region) }
+
+// LongRunningQueue is region's queue of long-running jobs (Deployments', StatefulSets'): apart,
+// so that a drain of a region whose slots are full, where only a slot-free long-running job may
+// still start, reads them without reading the batch jobs that wait for a slot.
+func LongRunningQueue(region string) Queue { return Queue("queue#" + region + longRunningSuffix) }
+
+// RoamingQueue is the queue of jobs that wait for a region among several: every region's drain
+// reads it beside its own.
+const RoamingQueue Queue = roamingQueue
+
+// longRunningSuffix marks a region's long-running queue; '#' is in no region's name.
+const longRunningSuffix = "#lr"
+
+// QueuePage is one page of a queue.
+type QueuePage struct {
+	Jobs []jobs.Job // without manifests, in dispatch order
+	// Keys are each job's place in dispatch order, one for one with Jobs: strings that sort as
+	// the jobs dispatch, the same across every queue, so a drain merges its queues by them.
+	Keys []string
+	// Next is where the next page starts, the last key read; "" when the queue was read to its end.
+	Next string
+}
+
+// keyedJob is a queue's item with its place in it.
+type keyedJob struct {
+	jobs.Job
+	Key string `dynamodbav:"gsi2sk"`
+}
+
+// QueuePage reads at most limit jobs of q after the key after ("" from the start). A page of
+// the roaming queue reads its ids there and the jobs themselves by BatchGetItem (gsi2 does not
+// project a job's regions), leaving out a job claimed since.
+func (s *JobStore) QueuePage(ctx context.Context, q Queue, after string, limit int) (QueuePage, error) {
+	attrs := summaryAttrs + ", gsi2sk"
+	if q == RoamingQueue {
+		attrs = "id, gsi2sk"
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
+		KeyConditionExpression:    aws.String("gsi2pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: string(q)}},
+		ProjectionExpression:      &attrs,
+		Limit:                     aws.Int32(int32(max(limit, 1))),
+	}
+	if q != RoamingQueue {
+		in.ExpressionAttributeNames = summaryNames
+	}
+	if after != "" {
+		in.KeyConditionExpression = aws.String("gsi2pk = :pk AND gsi2sk > :after")
+		in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: after}
+	}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return QueuePage{}, fmt.Errorf("reading a page of %s: %w", q, err)
+	}
+	var items []keyedJob
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return QueuePage{}, fmt.Errorf("decoding a page of %s: %w", q, err)
+	}
+	var page QueuePage
+	if len(out.LastEvaluatedKey) > 0 && len(items) > 0 {
+		page.Next = items[len(items)-1].Key
+	}
+	if q == RoamingQueue {
+		items, err = s.roamers(ctx, items)
+		if err != nil {
+			return QueuePage{}, err
+		}
+	}
+	for _, it := range items {
+		page.Jobs, page.Keys = append(page.Jobs, it.Job), append(page.Keys, it.Key)
+	}
+	return page, nil
+}
+
+// roamers reads the roaming jobs listed (at most statesPerRead: a page is smaller), keeping
+// their order and keys and leaving out those no longer queued for a region among several.
+func (s *JobStore) roamers(ctx context.Context, listed []keyedJob) ([]keyedJob, error) {
+	if len(listed) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(listed))
+	for i, it := range listed {
+		ids[i] = it.ID
+	}
+	names := maps.Clone(summaryNames)
+	names["#regions"] = "regions"
+	read, err := s.readJobs(ctx, ids, summaryAttrs+", #regions, region_choice", names)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]jobs.Job, len(read))
+	for _, j := range read {
+		byID[j.ID] = j
+	}
+	var out []keyedJob
+	for _, it := range listed {
+		if j, ok := byID[it.ID]; ok && j.Status == jobs.StatusQueued && j.Roaming() {
+			out = append(out, keyedJob{Job: j, Key: it.Key})
+		}
+	}
+	return out, nil
+}
+
+// Census is what a queue's whole read says of it: how many jobs wait, and since when the oldest.
+type Census struct {
+	Jobs   int
+	Oldest time.Time // zero when none waits
+}
+
+// Census counts q's jobs and finds its oldest, reading every item of it projected to its
+// creation time: a read that grows with the queue, which drains take at most once a minute. Each
+// page starts after the last key read by a key condition, as QueuePage's do.
+func (s *JobStore) Census(ctx context.Context, q Queue) (Census, error) {
+	var c Census
+	after := ""
+	for {
+		in := &dynamodb.QueryInput{
+			TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
+			KeyConditionExpression:    aws.String("gsi2pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: string(q)}},
+			ProjectionExpression:      aws.String("created_at, gsi2sk"),
+		}
+		if after != "" {
+			in.KeyConditionExpression = aws.String("gsi2pk = :pk AND gsi2sk > :after")
+			in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: after}
+		}
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return Census{}, fmt.Errorf("counting %s: %w", q, err)
+		}
+		var items []keyedJob
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+			return Census{}, fmt.Errorf("decoding %s: %w", q, err)
+		}
+		c.Jobs += len(items)
+		for _, it := range items {
+			if c.Oldest.IsZero() || it.CreatedAt.Before(c.Oldest) {
+				c.Oldest = it.CreatedAt
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 || len(items) == 0 {
+			return c, nil
+		}
+		after = items[len(items)-1].Key
+	}
+}
+
+// PositionCounted is how many jobs ahead QueuePosition counts at most: about 370 read units and a
+// few pages; a job further back is answered PositionCounted+1, meaning at least that.
+const PositionCounted = 10_000
+
+// QueuePosition is queued job j's place in its queue, from 1: one more than the jobs ahead of it
+// in dispatch order, counted when asked (a read that grows with the place, about 27 jobs ahead
+// a read unit, up to PositionCounted), so no drain writes every waiting job's place as the queue
+// moves. 0 for a job not queued.
+func (s *JobStore) QueuePosition(ctx context.Context, j jobs.Job) (int, error) {
+	pk, sk := queueKeys(j)
+	if j.Status != jobs.StatusQueued || pk == "" {
+		return 0, nil
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2), Select: types.SelectCount,
+		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk < :sk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: pk}, ":sk": &types.AttributeValueMemberS{Value: sk}},
+		Limit: aws.Int32(PositionCounted),
+	}
+	ahead := 0
+	for {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return 0, fmt.Errorf("counting the jobs ahead of %s: %w", j.ID, err)
+		}
+		ahead += int(page.Count)
+		if len(page.LastEvaluatedKey) == 0 || ahead >= PositionCounted {
+			return min(ahead, PositionCounted) + 1, nil
+		}
+		in.ExclusiveStartKey, in.Limit = page.LastEvaluatedKey, aws.Int32(int32(PositionCounted-ahead))
+	}
+}
