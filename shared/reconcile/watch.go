@@ -34,6 +34,10 @@ const (
 	// watchBatch bounds the events taken together before their jobs are followed: enough that a
 	// burst of ends rings dispatch once, few enough that the first end is not kept waiting.
 	watchBatch = 100
+	// followers is how many watched jobs are followed at once. Recording an end reads the record,
+	// the Job, its pods, their nodes and log tails, some ten requests that take a second on a
+	// busy machine: one at a time, ten ends a second would queue up behind each other.
+	followers = 8
 )
 
 // errDropped is a watch that ended before the beat's window did: closed by the API server, cut
@@ -50,19 +54,20 @@ func (h *Handler) watchAll(ctx context.Context, start time.Time, listed []owned)
 	if !time.Now().Before(until) {
 		return
 	}
-	ctx, cancel := context.WithDeadline(ctx, until)
+	window, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i, r := range h.Regions {
-		wg.Go(func() { h.watchRegion(ctx, r, listed[i]) })
+		wg.Go(func() { h.watchRegion(ctx, window, r, listed[i]) })
 	}
 	wg.Wait()
 }
 
-// watchRegion watches region's Jobs and bare pods from l's LISTs until ctx ends, recording each
-// job's steps as its objects move. A dropped watch is resumed by a fresh pass over the region,
-// the beat's own, whose LISTs the next watch starts from: what happened in between is in them.
-func (h *Handler) watchRegion(ctx context.Context, region string, l owned) {
+// watchRegion watches region's Jobs and bare pods from l's LISTs until window ends, recording each
+// job's steps as its objects move, under ctx, so that what was begun when the window ends is
+// finished. A dropped watch is resumed by a fresh pass over the region, the beat's own, whose
+// LISTs the next watch starts from: what happened in between is in them.
+func (h *Handler) watchRegion(ctx, window context.Context, region string, l owned) {
 	if h.Clusters == nil {
 		return
 	}
@@ -77,45 +82,45 @@ func (h *Handler) watchRegion(ctx context.Context, region string, l owned) {
 			return
 		}
 	}
-	for ctx.Err() == nil {
+	for window.Err() == nil {
 		began := time.Now()
 		if l.jobsVersion != "" && l.podsVersion != "" {
-			err = h.watchFrom(ctx, wc, kc, region, l)
+			err = h.watchFrom(ctx, window, wc, kc, region, l)
 		}
-		if ctx.Err() != nil {
+		if window.Err() != nil {
 			return
 		}
 		h.Log.InfoContext(ctx, "resuming a dropped watch with a fresh pass", "region", region, "error", err)
 		if wait := resumePause - time.Since(began); wait > 0 {
-			sleep(ctx, wait)
+			sleep(window, wait)
 		}
 		var passErr error
-		if l, passErr = h.region(ctx, region); passErr != nil && ctx.Err() == nil {
+		if l, passErr = h.region(window, region); passErr != nil && window.Err() == nil {
 			h.Log.WarnContext(ctx, "a pass resuming the watch", "region", region, "error", passErr)
 		}
 	}
 }
 
-// watchFrom watches region's Jobs and bare pods through wc from l's resourceVersions, and follows
-// each job whose objects an event moves, through kc as the pass does, until ctx ends (nil) or a
-// watch drops.
-func (h *Handler) watchFrom(ctx context.Context, wc, kc kubernetes.Interface, region string, l owned) error {
-	ctx, cancel := context.WithCancel(ctx)
+// watchFrom watches region's Jobs and bare pods through wc from l's resourceVersions until window
+// ends (nil) or a watch drops, and follows each job whose objects an event moves, through kc and
+// under ctx, as the pass does.
+func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Interface, region string, l owned) error {
+	window, cancel := context.WithCancel(window)
 	defer cancel()
 	opts := func(selector, version string) metav1.ListOptions {
 		o := metav1.ListOptions{LabelSelector: selector, ResourceVersion: version}
-		if d, ok := ctx.Deadline(); ok {
+		if d, ok := window.Deadline(); ok {
 			secs := int64(time.Until(d)/time.Second) + 1
 			o.TimeoutSeconds = &secs
 		}
 		return o
 	}
-	jw, err := wc.BatchV1().Jobs("").Watch(ctx, opts(jobs.IDKey, l.jobsVersion))
+	jw, err := wc.BatchV1().Jobs("").Watch(window, opts(jobs.IDKey, l.jobsVersion))
 	if err != nil {
 		return fmt.Errorf("watching %s's Jobs: %w", region, err)
 	}
 	defer jw.Stop()
-	pw, err := wc.CoreV1().Pods("").Watch(ctx, opts(unownedPods, l.podsVersion))
+	pw, err := wc.CoreV1().Pods("").Watch(window, opts(unownedPods, l.podsVersion))
 	if err != nil {
 		return fmt.Errorf("watching %s's pods: %w", region, err)
 	}
@@ -124,11 +129,11 @@ func (h *Handler) watchFrom(ctx context.Context, wc, kc kubernetes.Interface, re
 	// nodes are not watched: an interruption of a running job is seen by the next pass.
 	w := owned{jobs: l.jobs, pods: l.pods, view: newNodeView(nil, h.CapacityLabel, h.recall(region).spot, h.now())}
 	for {
-		moved, err := w.take(ctx, jw.ResultChan(), pw.ResultChan())
+		moved, err := w.take(window, jw.ResultChan(), pw.ResultChan())
 		if len(moved) > 0 {
 			h.followMoved(ctx, kc, region, w, moved)
 		}
-		if err != nil || ctx.Err() != nil {
+		if err != nil || window.Err() != nil {
 			return err
 		}
 	}
@@ -211,29 +216,60 @@ func replace[T any](objs []T, obj T, deleted bool, key func(T) string) []T {
 }
 
 // followMoved follows, as the pass would, each job of ids whose objects show a step past the
-// status remembered of it, reading its record first, then rings dispatch once if any of them
-// ended (their room is free) and the webhook function once if any moved.
+// status remembered of it, reading its record first, followers at a time. Dispatch is rung as soon
+// as the first of them has ended, so its room is used while the others are recorded, and once more
+// after them if more ended since; the webhook function is rung once if any moved. The events wait
+// meanwhile, so w is only read; while the jobs are slow to follow, the next batch grows.
 func (h *Handler) followMoved(ctx context.Context, kc kubernetes.Interface, region string, w owned, ids []string) {
-	ended, moved := false, false
+	var mu sync.Mutex
+	endsSinceRing, moved := 0, false
+	rung := false
+	slots := make(chan struct{}, followers)
+	var wg sync.WaitGroup
 	for _, id := range ids {
-		from, to, err := h.followWatched(ctx, kc, region, w, id)
-		if err != nil {
-			h.Log.WarnContext(ctx, "following a watched job; the next pass tries again", "job_id", id, "error", err)
-		}
-		if to != "" && to != from {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			from, to, err := h.followWatched(ctx, kc, region, w, id)
+			if err != nil {
+				h.Log.WarnContext(ctx, "following a watched job; the next pass tries again", "job_id", id, "error", err)
+			}
+			if to == "" || to == from {
+				return
+			}
+			mu.Lock()
 			moved = true
-			ended = ended || to.Terminal()
-		}
+			first := to.Terminal() && !rung
+			if to.Terminal() {
+				endsSinceRing++
+			}
+			if first {
+				rung, endsSinceRing = true, 0
+			}
+			mu.Unlock()
+			if first {
+				h.ring(ctx, region)
+			}
+		})
 	}
-	if ended && h.Ringer != nil {
-		if err := h.Ringer.Ring(ctx, region); err != nil {
-			h.Log.WarnContext(ctx, "ringing dispatch after an end; the next beat's sweep rings again", "region", region, "error", err)
-		}
+	wg.Wait()
+	if endsSinceRing > 0 {
+		h.ring(ctx, region)
 	}
 	if moved && h.Bell != nil {
 		if err := h.Bell.RingDrain(ctx); err != nil {
 			h.Log.WarnContext(ctx, "ringing the webhook queue after a step; the next beat's sweep rings again", "error", err)
 		}
+	}
+}
+
+// ring rings dispatch for region, whose room a watched job's end has freed.
+func (h *Handler) ring(ctx context.Context, region string) {
+	if h.Ringer == nil {
+		return
+	}
+	if err := h.Ringer.Ring(ctx, region); err != nil {
+		h.Log.WarnContext(ctx, "ringing dispatch after an end; the next beat's sweep rings again", "region", region, "error", err)
 	}
 }
 
