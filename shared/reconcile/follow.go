@@ -307,9 +307,9 @@ type owned struct {
 	// pod is watched (retry.go).
 	watched map[string][]corev1.Pod
 	view    nodeView
-	// jobsVersion and podsVersion are the resourceVersions the Jobs' and the pods' LISTs were
-	// read at, which a watch resumes from; "" when a LIST failed.
-	jobsVersion, podsVersion string
+	// jobsVersion, podsVersion and watchedVersion are the resourceVersions the Jobs', the pods'
+	// and the watched pods' LISTs were read at, which a watch resumes from; "" when a LIST failed.
+	jobsVersion, podsVersion, watchedVersion string
 }
 
 // has reports whether job id has a Job, a pod, a Deployment or a StatefulSet.

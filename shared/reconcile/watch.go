@@ -84,7 +84,7 @@ func (h *Handler) watchRegion(ctx, window context.Context, region string, l owne
 	}
 	for window.Err() == nil {
 		began := time.Now()
-		if l.jobsVersion != "" && l.podsVersion != "" {
+		if l.jobsVersion != "" && l.podsVersion != "" && l.watchedVersion != "" {
 			err = h.watchFrom(ctx, window, wc, kc, region, l)
 		}
 		if window.Err() != nil {
@@ -125,11 +125,20 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 		return fmt.Errorf("watching %s's pods: %w", region, err)
 	}
 	defer pw.Stop()
-	// What the watch follows a job with: its Jobs and bare pods, kept current by the events. Its
-	// nodes are not watched: an interruption of a running job is seen by the next pass.
-	w := owned{jobs: l.jobs, pods: l.pods, view: newNodeView(nil, h.CapacityLabel, h.recall(region).spot, h.now())}
+	ww, err := wc.CoreV1().Pods("").Watch(window, opts(watchedPods, l.watchedVersion))
+	if err != nil {
+		return fmt.Errorf("watching %s's retried jobs' pods: %w", region, err)
+	}
+	defer ww.Stop()
+	// What the watch follows a job with: its Jobs, bare pods and, for a job with a retry policy,
+	// its Jobs' pods, kept current by the events. Nodes are not watched: a pod's DisruptionTarget
+	// is seen as it comes, a node's taint or loss by the next pass.
+	w := owned{jobs: l.jobs, pods: l.pods, watched: l.watched, view: newNodeView(nil, h.CapacityLabel, h.recall(region).spot, h.now())}
+	if w.watched == nil {
+		w.watched = map[string][]corev1.Pod{}
+	}
 	for {
-		moved, err := w.take(window, jw.ResultChan(), pw.ResultChan())
+		moved, err := w.take(window, jw.ResultChan(), pw.ResultChan(), ww.ResultChan())
 		if len(moved) > 0 {
 			h.followMoved(ctx, kc, region, w, moved)
 		}
@@ -142,23 +151,27 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 // take waits for the next event of either watch and takes it, with any others already waiting
 // (up to watchBatch), into o. It answers the ids of the jobs whose objects they changed, in the
 // order first seen, and errDropped (wrapped) when a watch ended or sent an error.
-func (o owned) take(ctx context.Context, jobEvents, podEvents <-chan kwatch.Event) ([]string, error) {
+func (o owned) take(ctx context.Context, jobEvents, podEvents, watchedEvents <-chan kwatch.Event) ([]string, error) {
 	var ids []string
 	seen := map[string]bool{}
 	for n := 0; n < watchBatch; n++ {
 		var ev kwatch.Event
-		var open bool
+		var open, ofWatched bool
 		if n == 0 {
 			select {
 			case <-ctx.Done():
 				return nil, nil
 			case ev, open = <-jobEvents:
 			case ev, open = <-podEvents:
+			case ev, open = <-watchedEvents:
+				ofWatched = true
 			}
 		} else {
 			select {
 			case ev, open = <-jobEvents:
 			case ev, open = <-podEvents:
+			case ev, open = <-watchedEvents:
+				ofWatched = true
 			default:
 				return ids, nil
 			}
@@ -166,7 +179,7 @@ func (o owned) take(ctx context.Context, jobEvents, podEvents <-chan kwatch.Even
 		if !open {
 			return ids, errDropped
 		}
-		id, err := o.apply(ev)
+		id, err := o.apply(ev, ofWatched)
 		if err != nil {
 			return ids, err
 		}
@@ -178,9 +191,9 @@ func (o owned) take(ctx context.Context, jobEvents, podEvents <-chan kwatch.Even
 	return ids, nil
 }
 
-// apply brings o up to date with one event, answering the id of the job whose object it is ("" for
-// a bookmark, or an object without one).
-func (o owned) apply(ev kwatch.Event) (string, error) {
+// apply brings o up to date with one event, of the watched pods' watch when ofWatched, answering
+// the id of the job whose object it is ("" for a bookmark, or an object without one).
+func (o owned) apply(ev kwatch.Event, ofWatched bool) (string, error) {
 	switch obj := ev.Object.(type) {
 	case *batchv1.Job:
 		id := obj.Labels[jobs.IDKey]
@@ -190,8 +203,12 @@ func (o owned) apply(ev kwatch.Event) (string, error) {
 		return id, nil
 	case *corev1.Pod:
 		id := obj.Labels[jobs.IDKey]
+		group := o.pods
+		if ofWatched {
+			group = o.watched
+		}
 		if id != "" {
-			o.pods[id] = replace(o.pods[id], *obj, ev.Type == kwatch.Deleted, func(p corev1.Pod) string { return p.Namespace + "/" + p.Name })
+			group[id] = replace(group[id], *obj, ev.Type == kwatch.Deleted, func(p corev1.Pod) string { return p.Namespace + "/" + p.Name })
 		}
 		return id, nil
 	}
@@ -276,10 +293,12 @@ func (h *Handler) ring(ctx context.Context, region string) {
 // followWatched follows job id of region, whose objects w holds, through settle, the pass's own
 // path, when they show a step past the status remembered of it; it answers the status its record
 // was read in and the status it is left in ("" for either when it was not read, or is not known).
-// A long-running job is left to the pass, which lists its Deployments and StatefulSets.
+// A job whose pods show an interruption is read too, as the pass reads it (flagged), for its
+// retry. A long-running job is left to the pass, which lists its Deployments and StatefulSets.
 func (h *Handler) followWatched(ctx context.Context, kc kubernetes.Interface, region string, w owned, id string) (from, to jobs.Status, err error) {
 	s, known := h.recalled(region, id)
-	if known && (!following(s) || !w.moved(id, s)) || !w.has(id) {
+	_, interrupted := Interruption(w.podsOf(id), w.view, anyAttempt)
+	if known && (!following(s) || !w.moved(id, s) && !interrupted) || !w.has(id) && !interrupted {
 		return "", "", nil
 	}
 	read, err := h.Jobs.States(ctx, []string{id})
