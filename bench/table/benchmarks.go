@@ -209,6 +209,16 @@ var steps = []Step{
 		},
 	},
 	{
+		Name: "ends", About: "a job's end to its record and one-second jobs a second at capacity 10 on the dev stack with a minute's beat, against the goals (p50 ≤ 2 s, p99 ≤ 5 s, capacity ÷ 3 jobs a second)",
+		Command: "go run ./bench/ends -n 200 -c 10",
+		Rows: []Row{
+			// Its markdown rows: | Figure | Measured | Goal | Ratio |; the floor is the goal itself.
+			{What: "a job's end to its record, p50 ÷ 2 s", Goal: atMost(1), Find: Cell{First: "end to record, p50", Col: 4}},
+			{What: "a job's end to its record, p99 ÷ 5 s", Goal: atMost(1), Find: Cell{First: "end to record, p99", Col: 4}},
+			{What: "200 one-second jobs a second at capacity 10 ÷ capacity ÷ 3", Goal: atLeast(1), Find: Cell{First: "jobs a second", Col: 4}},
+		},
+	},
+	{
 		Name: "calls", About: "AWS calls per job from submission to success on the dev stack, against the least the design needs, and the cost of 1,000 jobs",
 		Command: "go run ./bench/calls -n 200",
 		Rows: []Row{

@@ -70,6 +70,10 @@ type Config struct {
 	// long after it ends. 0 leaves Jobs as their manifests have them. Never below MinJobTTL, so
 	// that the beat (every minute) has recorded the end before the Job and its pods are gone.
 	JobTTL time.Duration
+	// Watch is how long after its start each beat watches the regions' Jobs and bare pods, to
+	// record a job's end as it happens and give its room back at once (TIDEGATE_WATCH_SECONDS,
+	// whole seconds; WatchFor(BeatInterval) when unset). 0 watches not: an end waits for the beat.
+	Watch time.Duration
 	// LongRunning is how Deployments' and StatefulSets' jobs share a region (longrunning.go).
 	LongRunning LongRunningSettings
 	// OnDemandPrices is each instance type's on-demand price per hour in dollars, what a finished
@@ -196,6 +200,7 @@ const (
 	EnvDefaultQuota         = "TIDEGATE_DEFAULT_QUOTA"
 	EnvJobRetentionDays     = "TIDEGATE_JOB_RETENTION_DAYS"
 	EnvJobTTLSeconds        = "TIDEGATE_JOB_TTL_SECONDS"
+	EnvWatchSeconds         = "TIDEGATE_WATCH_SECONDS"
 	EnvCapacityTypeLabel    = "TIDEGATE_CAPACITY_TYPE_LABEL"
 	EnvOnDemandPrices       = "TIDEGATE_ON_DEMAND_PRICES"
 	EnvAppRuntimes          = "TIDEGATE_APP_RUNTIMES"
@@ -265,6 +270,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.RateLimit, c.RateBurst = r.rate()
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
 	c.JobRetention, c.JobTTL = r.cleanup()
+	c.Watch = r.watch()
 	c.CapacityTypeLabel = r.capacityTypeLabel()
 	c.OnDemandPrices = r.onDemand(EnvOnDemandPrices)
 	c.AppRuntimes = r.appRuntimes(EnvAppRuntimes)
@@ -378,6 +384,20 @@ func (r *reader) cleanup() (retention, ttl time.Duration) {
 		ttl = time.Duration(v) * time.Second
 	}
 	return time.Duration(days) * 24 * time.Hour, ttl
+}
+
+// watch is how long each beat watches: EnvWatchSeconds, or WatchFor(BeatInterval) when unset.
+func (r *reader) watch() time.Duration {
+	s := r.get(EnvWatchSeconds)
+	if s == "" {
+		return WatchFor(BeatInterval)
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 || time.Duration(v)*time.Second >= BeatInterval {
+		r.fail(EnvWatchSeconds, fmt.Errorf("%q is not 0 (no watch: a job's end waits for the next beat) or a whole number of seconds below the beat's %d; the default is %d",
+			s, int(BeatInterval.Seconds()), int(WatchFor(BeatInterval).Seconds())))
+	}
+	return time.Duration(v) * time.Second
 }
 
 // rate is the default request budget: a rate (a number, fractions allowed) and a burst (a whole
@@ -594,3 +614,8 @@ func parseBool(s string) (bool, error) {
 
 // BeatInterval is how often AWS runs the reconcile schedule: template.yaml's rate(1 minute).
 const BeatInterval = time.Minute
+
+// WatchFor is how long a beat every interval watches by default: all but a twentieth of the
+// interval (57 s of a minute), so it has let its lease go, and the Lambda its one reserved slot,
+// before the next beat starts; the next beat's pass records what ended in between.
+func WatchFor(interval time.Duration) time.Duration { return interval - interval/20 }

@@ -277,3 +277,32 @@ func TestParseAppUnreadyLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestParseWatch(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"", 57 * time.Second},
+		{"0", 0},
+		{"30", 30 * time.Second},
+		{"59", 59 * time.Second},
+	} {
+		m := full()
+		m[EnvWatchSeconds] = tt.v
+		c, err := Parse(env(m))
+		if err != nil || c.Watch != tt.want {
+			t.Errorf("Parse(%s=%q) = watch %v, %v; want %v", EnvWatchSeconds, tt.v, c.Watch, err, tt.want)
+		}
+	}
+	for _, v := range []string{"-1", "60", "3600", "57s", "1.5"} {
+		m := full()
+		m[EnvWatchSeconds] = v
+		if _, err := Parse(env(m)); err == nil || !strings.Contains(err.Error(), EnvWatchSeconds) {
+			t.Errorf("Parse(%s=%q) = %v, want an error naming %s", EnvWatchSeconds, v, err, EnvWatchSeconds)
+		}
+	}
+	if got := WatchFor(5 * time.Second); got != 4750*time.Millisecond {
+		t.Errorf("WatchFor(5s) = %v, want 4.75s", got)
+	}
+}

@@ -52,7 +52,7 @@ const (
 	faultCapacity = 50
 	// dispatchDeadline and beatDeadline are the functions' timeouts in template.yaml.
 	dispatchDeadline = 60 * time.Second
-	beatDeadline     = 55 * time.Second
+	beatDeadline     = 60 * time.Second
 	// requestDeadline is the short per-request deadline the suite's clients run under, so a
 	// request the API server never answers ends as a timeout in seconds, not at the Lambda's end.
 	requestDeadline = 2 * time.Second
@@ -238,7 +238,9 @@ func newFaultClusters(t *testing.T, base *typed.Clusters, f *faults) *faultClust
 		t.Fatal(err)
 	}
 	rc.Timeout = requestDeadline
-	rc.WrapTransport = func(next http.RoundTripper) http.RoundTripper { return &faultTransport{next: next, faults: f} }
+	rc.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
+		return &watchFaultTransport{next: &faultTransport{next: next, faults: f}, faults: f}
+	}
 	c := &faultClusters{}
 	if c.client, err = kubernetes.NewForConfig(rc); err != nil {
 		t.Fatal(err)
@@ -344,6 +346,8 @@ func newBeater(t *testing.T, r rig, f *faults) *beater {
 		return &reconcile.Handler{
 			Regions: rc.Regions, Queues: rc.Queues, Ringer: rc.Ringer, Jobs: rc.Jobs, Log: rc.Log, Now: rc.Now,
 			Leases: &b.process, Clusters: clusters,
+			// Each beat watches a moment after its pass, under the watch faults (watchfault_test.go).
+			Watch: watchWindow,
 		}
 	}
 	b.h = b.fresh()
@@ -366,7 +370,8 @@ func (b *beater) invoke(ev events.EventBridgeEvent) {
 // TestFaults is issue 4's fault suite: N jobs through two dispatch workers and two reconcile
 // workers at once, each wake delivered twice in each of two concurrent batches, each beat
 // delivered twice, under random crashes after a claim and between apply and record, API-server
-// 429s, 500s and timeouts, leases overrun, and manifests the API server refuses for good. Leases
+// 429s, 500s and timeouts, leases overrun, and manifests the API server refuses for good; each beat
+// watches after its pass, its watches cut off or expired (410) at random. Leases
 // and backoffs run out by moving the shared clock, not by sleeping. Every job must end in exactly
 // one Kubernetes Job, one terminal status (succeeded: every injected fault is transient, so none
 // may fail a job), a history without repeats, and exactly one queued, dispatched, started and

@@ -57,7 +57,7 @@ var (
 	DispatchOutcomes = Metric{Name: "DispatchOutcomes", Unit: Count, Dimensions: []string{DimRegion, DimOutcome},
 		About: "dispatch attempts by outcome: dispatched, rejected_by_cluster, dispatch_failed, retried, name_in_use", Source: "dispatch"}
 	BeatDuration = Metric{Name: "BeatDuration", Unit: Milliseconds,
-		About: "one beat, start to end", Source: "reconcile"}
+		About: "one beat's pass, start to end (not the watch after it)", Source: "reconcile"}
 	BeatLateness = Metric{Name: "BeatLateness", Unit: Milliseconds,
 		About: "how long after its scheduled time a beat started", Source: "reconcile"}
 	WebhookAttempts = Metric{Name: "WebhookAttempts", Unit: Count, Dimensions: []string{DimOutcome},

@@ -50,20 +50,23 @@ const (
 // records of the listed jobs it does not remember and of those whose objects moved past what it
 // remembers, and records each one's steps: a beat where nothing changed reads no other record.
 // A followed job whose objects have been gone from the LISTs for goneGrace is recorded failed
-// (memory.go). It answers the records it read beside the LISTs, claims among them, for the sweep.
-func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error) {
+// (memory.go). It answers the records it read beside the LISTs, claims among them, for the sweep,
+// and the LISTs, which a watch resumes from (watch.go).
+func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, owned, error) {
 	if h.Clusters == nil {
-		return h.statesWithoutCluster(ctx, region, errors.New("no cluster access configured"))
+		read, err := h.statesWithoutCluster(ctx, region, errors.New("no cluster access configured"))
+		return read, owned{}, err
 	}
 	kc, err := h.Clusters.Client(ctx, region)
 	if err != nil {
-		return h.statesWithoutCluster(ctx, region, err)
+		read, err := h.statesWithoutCluster(ctx, region, err)
+		return read, owned{}, err
 	}
 
 	last := h.recall(region)
 	l, unlisted, err := h.look(ctx, kc, region, last)
 	if err != nil {
-		return unlisted, err
+		return unlisted, owned{}, err
 	}
 	now := h.now()
 	next := last.next(region, l, unlisted, now)
@@ -76,7 +79,7 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 	}
 	changed, err := h.Jobs.States(ctx, unread)
 	if err != nil {
-		return unlisted, fmt.Errorf("reading %s's changed jobs: %w", region, err)
+		return unlisted, l, fmt.Errorf("reading %s's changed jobs: %w", region, err)
 	}
 
 	var errs []error
@@ -100,7 +103,7 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, error)
 		}
 	}
 	h.remember(region, next)
-	return unlisted, errors.Join(errs...)
+	return unlisted, l, errors.Join(errs...)
 }
 
 // look LISTs region's Jobs and pods and, at the same time, reads the records no LIST shows or,
@@ -304,6 +307,9 @@ type owned struct {
 	// pod is watched (retry.go).
 	watched map[string][]corev1.Pod
 	view    nodeView
+	// jobsVersion, podsVersion and watchedVersion are the resourceVersions the Jobs', the pods'
+	// and the watched pods' LISTs were read at, which a watch resumes from; "" when a LIST failed.
+	jobsVersion, podsVersion, watchedVersion string
 }
 
 // has reports whether job id has a Job, a pod, a Deployment or a StatefulSet.
@@ -368,6 +374,8 @@ func listOwned(ctx context.Context, kc kubernetes.Interface) owned {
 			if err != nil {
 				return nil, "", err
 			}
+			// Every page of a LIST is read at its first page's resourceVersion.
+			o.podsVersion = l.ResourceVersion
 			return l.Items, l.Continue, nil
 		}, func(p corev1.Pod) string { return p.Labels[jobs.IDKey] })
 	}()
@@ -377,11 +385,15 @@ func listOwned(ctx context.Context, kc kubernetes.Interface) owned {
 		if err != nil {
 			return nil, "", err
 		}
+		o.jobsVersion = l.ResourceVersion
 		return l.Items, l.Continue, nil
 	}, func(kj batchv1.Job) string { return kj.Labels[jobs.IDKey] })
 	<-done
 	<-served
 	o.err = errors.Join(jobErr, podErr, servingErr)
+	if o.err != nil {
+		o.jobsVersion, o.podsVersion = "", ""
+	}
 	return o
 }
 

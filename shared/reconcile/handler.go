@@ -39,6 +39,11 @@ type WebhookSweeper interface {
 	Sweep(ctx context.Context) error
 }
 
+// WebhookBell wakes the webhook function to fan the outbox out; delivery.Queue is the real one.
+type WebhookBell interface {
+	RingDrain(ctx context.Context) error
+}
+
 // Hosting runs hosted apps' plan, one beat at a time; hosting.Hoster is the real one.
 type Hosting interface {
 	Beat(ctx context.Context) error
@@ -84,19 +89,30 @@ type Handler struct {
 	// CapacityLabel is the node label telling spot nodes from on-demand ones
 	// (TIDEGATE_CAPACITY_TYPE_LABEL): a pod lost with its spot node is a spot interruption.
 	CapacityLabel string
+	// Watch is how long after its start a beat goes on watching its regions' Jobs and bare pods,
+	// recording starts and ends as they happen and ringing dispatch at each end (watch.go); 0
+	// watches not, and a job's end waits for the next beat (TIDEGATE_WATCH_SECONDS).
+	Watch time.Duration
+	// Bell, when set, wakes the webhook function after the watch records a job's start or end, so
+	// its event goes out now rather than at the next beat's sweep; delivery.Queue is the real one.
+	Bell WebhookBell
 
 	mu     sync.Mutex
 	memory map[string]memory // by region: what the last beat saw
 }
 
-// beatLease outlasts one beat: the function's 55 s timeout in template.yaml, and a little more.
+// beatLease is how long a beat's lease runs from its last renewal (lease.go): a beat that dies
+// holds up the next for at most this long.
 const beatLease = time.Minute
 
 // HandleBeat runs one beat, if no other beat is running: EventBridge may deliver a beat twice,
-// and a slow beat may overlap the next; the lease makes the second a no-op.
+// and a slow beat may overlap the next; the lease makes the second a no-op. With Watch set, the
+// beat then watches its regions until Watch after it started (watch.go), and a beat that finds
+// the lease held waits a little for the watching beat before it to let go.
 func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) error {
+	start := time.Now()
 	owner := ids.New("beat-", h.now())
-	ok, err := h.Leases.Acquire(ctx, "reconcile", owner, h.now(), h.now().Add(beatLease))
+	ok, err := h.acquire(ctx, owner)
 	if err != nil {
 		return err
 	}
@@ -104,7 +120,24 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 		h.Log.InfoContext(ctx, "another beat is running; this one does nothing", "event_id", ev.ID)
 		return nil
 	}
-	defer func() { _ = h.Leases.Release(context.WithoutCancel(ctx), "reconcile", owner) }()
+	ctx, lost := context.WithCancel(ctx)
+	kept := h.keepLease(ctx, owner, lost)
+	defer func() {
+		lost()
+		kept()
+		_ = h.Leases.Release(context.WithoutCancel(ctx), "reconcile", owner)
+	}()
+	listed, err := h.pass(ctx, ev)
+	if h.Watch > 0 {
+		h.watchAll(ctx, start, listed)
+	}
+	return err
+}
+
+// pass is the beat's work proper: it follows the regions' jobs, runs the host plan, keeps the
+// isolation objects and sweeps. It answers what it LISTed of each region, by the index of
+// h.Regions, for the watch.
+func (h *Handler) pass(ctx context.Context, ev events.EventBridgeEvent) ([]owned, error) {
 	defer h.timed(ctx, h.now(), ev.Time)
 	// Hosting runs beside the jobs: the two touch different pods and records.
 	hosted := make(chan error, 1)
@@ -127,9 +160,10 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 	}()
 	// The regions are followed at once: each has its own cluster and its own records.
 	errs := make([]error, len(h.Regions), len(h.Regions)+2)
+	listed := make([]owned, len(h.Regions))
 	var wg sync.WaitGroup
 	for i, r := range h.Regions {
-		wg.Go(func() { errs[i] = h.region(ctx, r) })
+		wg.Go(func() { listed[i], errs[i] = h.region(ctx, r) })
 	}
 	wg.Wait()
 	errs = append(errs, <-hosted)
@@ -137,7 +171,7 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 	if h.Webhooks != nil {
 		errs = append(errs, h.Webhooks.Sweep(ctx))
 	}
-	return errors.Join(errs...)
+	return listed, errors.Join(errs...)
 }
 
 // started records job j's time from submission to the beat seeing it run.
@@ -168,8 +202,8 @@ func (h *Handler) now() time.Time {
 }
 
 // region follows region's jobs and sweeps it, asking whether it has queued jobs while the jobs
-// are followed rather than after.
-func (h *Handler) region(ctx context.Context, region string) error {
+// are followed rather than after. It answers what it LISTed.
+func (h *Handler) region(ctx context.Context, region string) (owned, error) {
 	type answer struct {
 		queued bool
 		err    error
@@ -179,12 +213,12 @@ func (h *Handler) region(ctx context.Context, region string) error {
 		q, err := h.Queues.HasQueued(ctx, region)
 		asked <- answer{q, err}
 	}()
-	read, err := h.follow(ctx, region)
+	read, l, err := h.follow(ctx, region)
 	a := <-asked
 	if a.err != nil {
-		return errors.Join(err, a.err)
+		return l, errors.Join(err, a.err)
 	}
-	return errors.Join(err, h.sweep(ctx, region, read, a.queued))
+	return l, errors.Join(err, h.sweep(ctx, region, read, a.queued))
 }
 
 // sweep rings dispatch for region if it has queued jobs or a claim whose dispatcher died (read

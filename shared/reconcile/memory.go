@@ -93,3 +93,26 @@ func (h *Handler) remember(region string, m memory) {
 	}
 	h.memory[region] = m
 }
+
+// recalled is the status region's memory holds for job id, and whether it holds one.
+func (h *Handler) recalled(region, id string) (jobs.Status, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.memory[region].recorded[id]
+	return s, ok
+}
+
+// note keeps s as the status of job id in region's memory, as the pass does, or forgets it when
+// keep is false; a cold memory stays cold, so that the next pass reads every active record.
+func (h *Handler) note(region, id string, s jobs.Status, keep bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m := h.memory[region]
+	switch {
+	case m.cold():
+	case keep:
+		m.recorded[id] = s
+	default:
+		delete(m.recorded, id)
+	}
+}

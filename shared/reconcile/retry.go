@@ -29,15 +29,17 @@ const attemptTailLines = 20
 // that Interruption can judge them. A failed LIST leaves that part out: interruptions are then
 // seen a beat later, or when the job ends.
 func watch(ctx context.Context, kc kubernetes.Interface, l *owned, label string, wasSpot map[string]bool, now time.Time) {
+	var version string
 	watched, err := listPages(ctx, watchedPods, func(opts metav1.ListOptions) ([]corev1.Pod, string, error) {
 		pl, err := kc.CoreV1().Pods("").List(ctx, opts)
 		if err != nil {
 			return nil, "", err
 		}
+		version = pl.ResourceVersion
 		return pl.Items, pl.Continue, nil
 	}, func(p corev1.Pod) string { return p.Labels[jobs.IDKey] })
 	if err == nil {
-		l.watched = watched
+		l.watched, l.watchedVersion = watched, version
 	}
 	watching := len(l.watched) > 0
 	for _, ps := range l.pods {

@@ -98,22 +98,25 @@ func deleteDone(ctx context.Context, log *slog.Logger, q *sqs.Client, queueURL s
 	}
 }
 
-// beat calls the reconcile handler every interval, as the schedule does in AWS, until ctx ends.
+// beat calls the reconcile handler at once and then every interval, as the schedule does in AWS,
+// until ctx ends. The first beat does not wait an interval: with a minute's beat, the jobs of the
+// stack's first minute would otherwise run unwatched.
 func beat(ctx context.Context, log *slog.Logger, every time.Duration, h func(context.Context, events.EventBridgeEvent) error) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	now := time.Now()
 	for n := 1; ; n++ {
+		ev := events.EventBridgeEvent{
+			Version: "0", ID: "dev-beat-" + now.UTC().Format("20060102T150405.000"), DetailType: "Scheduled Event",
+			Source: "aws.events", Time: now.UTC(), Region: "us-east-1",
+		}
+		if err := h(ctx, ev); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("reconcile beat failed", "beat", n, "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			ev := events.EventBridgeEvent{
-				Version: "0", ID: "dev-beat-" + now.UTC().Format("20060102T150405.000"), DetailType: "Scheduled Event",
-				Source: "aws.events", Time: now.UTC(), Region: "us-east-1",
-			}
-			if err := h(ctx, ev); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("reconcile beat failed", "beat", n, "err", err)
-			}
+		case now = <-t.C:
 		}
 	}
 }

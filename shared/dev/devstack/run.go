@@ -150,7 +150,9 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 		Isolation:            config.DefaultIsolation(),
 		JobRetention:         config.DefaultJobRetentionDays * 24 * time.Hour,
 		JobTTL:               cmp.Or(opt.JobTTL, config.DefaultJobTTL),
-		LongRunning:          config.LongRunningSettings{PerTenant: config.DefaultLongRunningPerTenant},
+		// Each beat watches until shortly before the next, as in AWS, whatever --beat is.
+		Watch:       config.WatchFor(opt.Beat),
+		LongRunning: config.LongRunningSettings{PerTenant: config.DefaultLongRunningPerTenant},
 		// The sandbox's spot and on-demand nodes carry this label.
 		CapacityTypeLabel: sandbox.CapacityTypeLabel,
 		Endpoints: config.Endpoints{

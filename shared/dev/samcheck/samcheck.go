@@ -36,7 +36,7 @@ const (
 	RuleVisibility  Rule = "visibility"  // a queue's visibility timeout is 6 × its consumer's timeout
 	RuleRedrive     Rule = "redrive"     // a queue that feeds a function dead-letters after ≥ 5 receives
 	RuleEncryption  Rule = "encryption"  // queues are encrypted at rest
-	RuleSchedule    Rule = "schedule"    // the reconcile beat runs at shared/config.BeatInterval
+	RuleSchedule    Rule = "schedule"    // the reconcile beat runs at shared/config.BeatInterval, its timeout covering its watch
 	RuleWildcard    Rule = "wildcard"    // no Allow statement grants "*" resources or actions
 	RuleAccess      Rule = "access"      // each function's role reaches exactly what it uses
 	RuleTable       Rule = "table"       // tables have the shared schema, PITR, SSE, on-demand billing

@@ -188,6 +188,11 @@ func TestCheckReports(t *testing.T) {
 			want: Problem{RuleSchedule, "ReconcileFunction", `runs at "rate(5 minutes)"`},
 		},
 		{
+			name:   "beat's timeout below its watch",
+			mutate: func(doc map[string]any) { props(doc, "ReconcileFunction")["Timeout"] = 55 },
+			want:   Problem{RuleSchedule, "ReconcileFunction", "Timeout is 55 s; make it at least 59 s"},
+		},
+		{
 			name:   "beat removed",
 			mutate: func(doc map[string]any) { delete(props(doc, "ReconcileFunction"), "Events") },
 			want:   Problem{RuleSchedule, "ReconcileFunction", "has no Schedule event"},

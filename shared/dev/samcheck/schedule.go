@@ -3,10 +3,13 @@ package samcheck
 import (
 	"maps"
 	"slices"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/config"
 )
 
 // checkSchedule checks that the reconcile function has exactly one schedule, enabled, at
-// shared/config.BeatInterval.
+// shared/config.BeatInterval, and a timeout that covers the watch after each beat's pass.
 func checkSchedule(t *Template) []Problem {
 	fn, ok := t.CFN.GetAllServerlessFunctionResources()[reconciler]
 	if !ok {
@@ -32,6 +35,12 @@ func checkSchedule(t *Template) []Problem {
 		if s.Enabled != nil && !*s.Enabled {
 			ps = append(ps, problem(RuleSchedule, reconciler, "event %s is disabled; without the beat, jobs are not followed and lost messages are not recovered", name))
 		}
+	}
+	// The beat watches until config.WatchFor(BeatInterval) after it starts, and stops watchStop
+	// (2 s, shared/reconcile) before its deadline: a shorter timeout cuts the watch short.
+	if need := int((config.WatchFor(config.BeatInterval) + 2*time.Second).Seconds()); timeout(t, fn) < need {
+		ps = append(ps, problem(RuleSchedule, reconciler, "Timeout is %d s; make it at least %d s, so the beat watches its default %d s (TIDEGATE_WATCH_SECONDS) and lets its lease go in time",
+			timeout(t, fn), need, int(config.WatchFor(config.BeatInterval).Seconds())))
 	}
 	switch len(schedules) {
 	case 0:

@@ -42,6 +42,9 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Metrics:   c.Metrics,
 		// A pod lost with its spot node is a spot interruption, told by this label.
 		CapacityLabel: cfg.CapacityTypeLabel,
+		// Between beats, ends are recorded as they happen; their events go out at once.
+		Watch: cfg.Watch,
+		Bell:  delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
 	}, nil
 }
 

@@ -18,19 +18,32 @@ import (
 type Clusters struct {
 	*kube.Clusters
 
-	mu      sync.Mutex
-	clients map[string]kubernetes.Interface
+	mu       sync.Mutex
+	clients  map[string]kubernetes.Interface
+	watchers map[string]kubernetes.Interface
 }
 
 // New adds typed clients to c.
 func New(c *kube.Clusters) *Clusters {
-	return &Clusters{Clusters: c, clients: map[string]kubernetes.Interface{}}
+	return &Clusters{Clusters: c, clients: map[string]kubernetes.Interface{}, watchers: map[string]kubernetes.Interface{}}
 }
 
 // Client is region's typed client set, sharing the dynamic client's settings and token refresh.
 func (c *Clusters) Client(ctx context.Context, region string) (kubernetes.Interface, error) {
+	return c.client(ctx, region, c.clients, false)
+}
+
+// Watching is region's typed client set for watches: Client's, without the timeout on each
+// request, which counts a watch's whole stream and would cut it off. A watch is bounded by its
+// own timeoutSeconds and context instead.
+func (c *Clusters) Watching(ctx context.Context, region string) (kubernetes.Interface, error) {
+	return c.client(ctx, region, c.watchers, true)
+}
+
+// client is region's client set in kept, made on first use; untimed drops the request timeout.
+func (c *Clusters) client(ctx context.Context, region string, kept map[string]kubernetes.Interface, untimed bool) (kubernetes.Interface, error) {
 	c.mu.Lock()
-	cs, ok := c.clients[region]
+	cs, ok := kept[region]
 	c.mu.Unlock()
 	if ok {
 		return cs, nil
@@ -39,14 +52,17 @@ func (c *Clusters) Client(ctx context.Context, region string) (kubernetes.Interf
 	if err != nil {
 		return nil, err
 	}
+	if untimed {
+		rc.Timeout = 0
+	}
 	if cs, err = kubernetes.NewForConfig(rc); err != nil {
 		return nil, fmt.Errorf("making a client for %s: %w", rc.Host, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if prev, ok := c.clients[region]; ok {
+	if prev, ok := kept[region]; ok {
 		return prev, nil
 	}
-	c.clients[region] = cs
+	kept[region] = cs
 	return cs, nil
 }

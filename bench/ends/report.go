@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// report prints the run's figures and, in the table bench/table reads, each against its goal.
+func report(w io.Writer, m measured) {
+	p50, p99 := percentile(m.latencies, 50), percentile(m.latencies, 99)
+	rate := float64(m.n) / m.took.Seconds()
+	floor := float64(m.capacity) / goalShare
+	fmt.Fprintf(w, "%d jobs of %s at capacity %d, the beat every %s, load %s\n\n", m.n, m.run, m.capacity, m.beat, m.load)
+	fmt.Fprintf(w, "- first submission to last end recorded: %s (%.2f jobs/s)\n", m.took.Round(10*time.Millisecond), rate)
+	fmt.Fprintf(w, "- a pod's life as its watch saw it, Running to Succeeded: %s on average\n", m.lifetime.Round(10*time.Millisecond))
+	fmt.Fprintf(w, "- pod's end to its record's end: p50 %s, p99 %s, max %s\n\n",
+		p50.Round(10*time.Millisecond), p99.Round(10*time.Millisecond), m.latencies[len(m.latencies)-1].Round(10*time.Millisecond))
+	fmt.Fprintln(w, "| Figure | Measured | Goal | Ratio |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|")
+	fmt.Fprintf(w, "| end to record, p50 | %s | %s | %.2f× |\n", p50.Round(10*time.Millisecond), goalP50, p50.Seconds()/goalP50.Seconds())
+	fmt.Fprintf(w, "| end to record, p99 | %s | %s | %.2f× |\n", p99.Round(10*time.Millisecond), goalP99, p99.Seconds()/goalP99.Seconds())
+	fmt.Fprintf(w, "| jobs a second | %.2f | %.2f (capacity ÷ %d) | %.2f× |\n", rate, floor, goalShare, rate/floor)
+}
+
+// percentile is the p-th percentile of sorted, the nearest rank.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (p*len(sorted)+99)/100 - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
