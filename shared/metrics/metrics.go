@@ -43,9 +43,9 @@ type Metric struct {
 // The metrics. README's "Metrics" table lists the same, and a test holds the two together.
 var (
 	QueuedJobs = Metric{Name: "QueuedJobs", Unit: Count, Dimensions: []string{DimRegion},
-		About: "jobs waiting in the region's queue, gated ones included", Source: "dispatch"}
+		About: "jobs waiting in the region's queue, gated ones included (counted whole at most once a minute)", Source: "dispatch"}
 	GatedJobs = Metric{Name: "GatedJobs", Unit: Count, Dimensions: []string{DimRegion},
-		About: "waiting jobs held by their spot price cap", Source: "dispatch"}
+		About: "waiting jobs held by their spot price cap, among those the drain read", Source: "dispatch"}
 	ActiveJobs = Metric{Name: "ActiveJobs", Unit: Count, Dimensions: []string{DimRegion},
 		About: "jobs holding the region's room: dispatching, pending or running", Source: "dispatch"}
 	OldestQueuedAge = Metric{Name: "OldestQueuedAge", Unit: Seconds, Dimensions: []string{DimRegion},
