@@ -78,13 +78,13 @@ func TestHostedAppsRunForReal(t *testing.T) {
 	}
 	r1 := c.waitLive("hello", 1)
 	pod1 := played(t, cs, ns, r1)
-	c.waitLogs("hello", "registered "+r1)
+	c.waitLogs("hello", 0, "registered "+r1)
 
 	code, body := c.upload("hello", tarball(t, map[string]string{"tidegate.json": `{"start":["node","server.js"]}`, "server.js": slowApp}))
 	if code != 201 {
 		t.Fatalf("upload of release 2 = %d %s, want 201", code, body)
 	}
-	lines := c.waitLogs("hello", "uid=")
+	lines := c.waitLogs("hello", 2, "uid=") // the live host is release 1's: ask for release 2's
 	if want := "uid=1000 leak=none usr=read-only"; !strings.Contains(strings.Join(lines, "\n"), want) {
 		t.Errorf("release 2's first line = %q, want %q", lines, want)
 	}
@@ -93,7 +93,7 @@ func TestHostedAppsRunForReal(t *testing.T) {
 	}
 	r2 := c.waitLive("hello", 2)
 	played(t, cs, ns, r2)
-	c.waitLogs("hello", "release 2 registered: 200")
+	c.waitLogs("hello", 0, "release 2 registered: 200")
 	c.waitGone(cs, ns, r1)
 	waitNoFolder(t, pod1)
 
@@ -147,12 +147,17 @@ func (c client) app(name string) appView {
 	return v
 }
 
-// waitLogs waits until the app's logs hold a line containing want, and answers them.
-func (c client) waitLogs(app, want string) []string {
+// waitLogs waits until the app's logs (release's, or the default's for 0) hold a line containing want, and
+// answers them.
+func (c client) waitLogs(app string, release int, want string) []string {
 	c.t.Helper()
+	path := "/api/v1/apps/" + app + "/logs"
+	if release > 0 {
+		path += fmt.Sprintf("?release=%d", release)
+	}
 	var last string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		code, body := c.do("GET", "/api/v1/apps/"+app+"/logs", "")
+		code, body := c.do("GET", path, "")
 		last = body
 		var v struct {
 			Lines []string `json:"lines"`
