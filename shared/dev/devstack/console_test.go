@@ -179,6 +179,15 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	shot("job")
 	do("jobs list", step, chromedp.Navigate(st.URL+"/#/jobs"), chromedp.WaitVisible(chromedp.CSS(`#jobs [data-status="succeeded"]`)))
+	// A job a client submits through the API, as the CLI does, appears on the open list and
+	// reaches succeeded there, without a reload.
+	eval(`window.samePage = "list"`)
+	row := `#jobs tr[data-job="` + c.submitPlain(t, "from-a-client") + `"]`
+	do("a client's job appearing and succeeding on the list", 3*time.Minute, chromedp.WaitVisible(chromedp.CSS(row)),
+		chromedp.WaitVisible(chromedp.CSS(row+` [data-status="succeeded"]`)))
+	if eval(`String(window.samePage)`) != "list" {
+		t.Error("the jobs list was loaded again to show a client's job; want it to update in place")
+	}
 	shot("jobs")
 
 	// A gated job: three prices above its cap of 0.30 make three points beside the cap.

@@ -20,22 +20,34 @@ import (
 // 0.30 on g5.xlarge and spot_deadline deadline, on_deadline onDeadline (none when empty).
 func (c client) submitCapped(t *testing.T, name, deadline, onDeadline string) string {
 	t.Helper()
-	body := map[string]any{
-		"region": "us-east-1", "namespace": "team-a", "max_spot_price": 0.30, "spot_instance_type": "g5.xlarge",
-		"manifest": map[string]any{
-			"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": fmt.Sprintf("%s-%d", name, os.Getpid())},
-			"spec": map[string]any{"backoffLimit": 0, "template": map[string]any{"spec": map[string]any{
-				"restartPolicy":   "Never",
-				"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": 1000, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
-				"containers": []any{map[string]any{
-					"name": "main", "image": "busybox:1.36", "command": []any{"true"},
-					"securityContext": map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}},
-				}},
-			}}},
-		},
-	}
+	body := map[string]any{"max_spot_price": 0.30, "spot_instance_type": "g5.xlarge"}
 	if deadline != "" {
 		body["spot_deadline"], body["on_deadline"] = deadline, onDeadline
+	}
+	return c.submitJob(t, name, body)
+}
+
+// submitPlain submits, as a client does, a one-pod Job named name that succeeds at once.
+func (c client) submitPlain(t *testing.T, name string) string {
+	t.Helper()
+	return c.submitJob(t, name, map[string]any{})
+}
+
+// submitJob submits, to us-east-1 in team-a, a one-pod Job named name (made unique) with body's
+// other fields, and answers the job's id.
+func (c client) submitJob(t *testing.T, name string, body map[string]any) string {
+	t.Helper()
+	body["region"], body["namespace"] = "us-east-1", "team-a"
+	body["manifest"] = map[string]any{
+		"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": fmt.Sprintf("%s-%d", name, os.Getpid())},
+		"spec": map[string]any{"backoffLimit": 0, "template": map[string]any{"spec": map[string]any{
+			"restartPolicy":   "Never",
+			"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": 1000, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+			"containers": []any{map[string]any{
+				"name": "main", "image": "busybox:1.36", "command": []any{"true"},
+				"securityContext": map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}},
+			}},
+		}}},
 	}
 	code, out := c.do("POST", "/api/v1/jobs", mustMarshal(t, body))
 	var created struct {
