@@ -29,9 +29,6 @@ import (
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
-// envState names the state file of stand-ins another process runs.
-const envState = "TIDEGATE_SANDBOX_STATE"
-
 // idleBeats are the beats counted with no job in the system, before the jobs: the beat's fixed
 // part, taken off the run's beats so that what is left is what the jobs cost.
 const idleBeats = 3
@@ -92,7 +89,7 @@ func run(n, workers int, beat, timeout time.Duration) (measured, error) {
 	defer os.RemoveAll(work)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, stopStandins, err := standins(ctx, filepath.Join(work, "sandbox"))
+	st, stopStandins, err := sandbox.Attach(ctx, filepath.Join(work, "sandbox"), func(msg string) { progress("%s", msg) })
 	if err != nil {
 		return measured{}, err
 	}
@@ -188,24 +185,4 @@ func waitBeats(ctx context.Context, c *awscalls.Counter, k int, beat time.Durati
 		}
 	}
 	return nil
-}
-
-// standins attaches to the stand-ins named by envState, or else starts its own in dir.
-func standins(ctx context.Context, dir string) (sandbox.State, func(), error) {
-	if path := os.Getenv(envState); path != "" {
-		progress("attaching to the stand-ins in %s", path)
-		st, err := sandbox.ReadState(path)
-		if err != nil {
-			return sandbox.State{}, nil, fmt.Errorf("%s: %w", envState, err)
-		}
-		if st.Kubeconfig == "" {
-			return sandbox.State{}, nil, fmt.Errorf("the sandbox in %s has no cluster; start it with --kube", path)
-		}
-		return st, func() {}, nil
-	}
-	sb, err := sandbox.Start(ctx, sandbox.Options{Dir: dir, Kube: true, Progress: func(msg string) { progress("%s", msg) }})
-	if err != nil {
-		return sandbox.State{}, nil, err
-	}
-	return sb.State, sb.Stop, nil
 }

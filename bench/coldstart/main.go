@@ -73,7 +73,7 @@ func run(runs int, rie string, timeout time.Duration) error {
 	// functions run against the real stand-ins, with tables and queues of their own: a cold
 	// start here includes its first store and cluster calls, as in AWS.
 	ctx := context.Background()
-	st, stopStandins, err := standins(ctx, filepath.Join(work, "sandbox"))
+	st, stopStandins, err := sandbox.Attach(ctx, filepath.Join(work, "sandbox"), func(msg string) { progress("%s", msg) })
 	if err != nil {
 		return err
 	}

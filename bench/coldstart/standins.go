@@ -17,32 +17,8 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 )
 
-// envState names the state file of stand-ins another process runs (`tidegate sandbox --kube`, as
-// `make test` starts them); the benchmark attaches to them instead of starting its own.
-const envState = "TIDEGATE_SANDBOX_STATE"
-
 // cleanupTimeout bounds deleting the run's tables and queues from stand-ins others may share.
 const cleanupTimeout = 30 * time.Second
-
-// standins attaches to the stand-ins named by envState, or else starts its own in dir (the
-// cluster too); stop ends only what it started.
-func standins(ctx context.Context, dir string) (st sandbox.State, stop func(), err error) {
-	if path := os.Getenv(envState); path != "" {
-		progress("attaching to the stand-ins in %s", path)
-		if st, err = sandbox.ReadState(path); err != nil {
-			return sandbox.State{}, nil, fmt.Errorf("%s: %w", envState, err)
-		}
-		if st.Kubeconfig == "" {
-			return sandbox.State{}, nil, fmt.Errorf("the sandbox in %s has no cluster for the beat to read; start it with --kube", path)
-		}
-		return st, func() {}, nil
-	}
-	sb, err := sandbox.Start(ctx, sandbox.Options{Dir: dir, Kube: true, Progress: func(msg string) { progress("%s", msg) }})
-	if err != nil {
-		return sandbox.State{}, nil, err
-	}
-	return sb.State, sb.Stop, nil
-}
 
 // resources are the run's own tables, queues and apps namespace, named after this process so
 // that runs sharing stand-ins never meet.

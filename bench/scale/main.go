@@ -26,9 +26,6 @@ import (
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
-// envState names the state file of stand-ins another process runs.
-const envState = "TIDEGATE_SANDBOX_STATE"
-
 // The sizes the issue asks for. The largest ones are behind -large: loading 100,000 jobs and
 // running 20,000 take most of the half hour on two shared cores.
 var (
@@ -104,7 +101,7 @@ func run(qs, as []int) ([]row, error) {
 	}
 	defer os.RemoveAll(work)
 	ctx := context.Background()
-	st, stop, err := standins(ctx, filepath.Join(work, "sandbox"))
+	st, stop, err := sandbox.Attach(ctx, filepath.Join(work, "sandbox"), func(msg string) { progress("%s", msg) })
 	if err != nil {
 		return nil, err
 	}
@@ -135,24 +132,4 @@ func run(qs, as []int) ([]row, error) {
 		rows = append(rows, r...)
 	}
 	return rows, nil
-}
-
-// standins attaches to the stand-ins named by envState, or else starts its own in dir.
-func standins(ctx context.Context, dir string) (sandbox.State, func(), error) {
-	if path := os.Getenv(envState); path != "" {
-		progress("attaching to the stand-ins in %s", path)
-		st, err := sandbox.ReadState(path)
-		if err != nil {
-			return sandbox.State{}, nil, fmt.Errorf("%s: %w", envState, err)
-		}
-		if st.Kubeconfig == "" {
-			return sandbox.State{}, nil, fmt.Errorf("the sandbox in %s has no cluster; start it with --kube", path)
-		}
-		return st, func() {}, nil
-	}
-	sb, err := sandbox.Start(ctx, sandbox.Options{Dir: dir, Kube: true, Progress: func(msg string) { progress("%s", msg) }})
-	if err != nil {
-		return sandbox.State{}, nil, err
-	}
-	return sb.State, sb.Stop, nil
 }

@@ -109,3 +109,27 @@ func ReadState(path string) (State, error) {
 	}
 	return st, nil
 }
+
+// EnvState names the state file of stand-ins another process runs (`tidegate sandbox --kube`, as
+// `make test` starts them); a benchmark attaches to them (Attach) instead of starting its own.
+const EnvState = "TIDEGATE_SANDBOX_STATE"
+
+// Attach attaches to the stand-ins, with their cluster, that EnvState names, or else starts its
+// own in dir, saying each step to progress. stop ends only what Attach started.
+func Attach(ctx context.Context, dir string, progress func(string)) (st State, stop func(), err error) {
+	if path := os.Getenv(EnvState); path != "" {
+		progress("attaching to the stand-ins in " + path)
+		if st, err = ReadState(path); err != nil {
+			return State{}, nil, fmt.Errorf("%s: %w", EnvState, err)
+		}
+		if st.Kubeconfig == "" {
+			return State{}, nil, fmt.Errorf("the sandbox in %s has no cluster; start it with --kube", path)
+		}
+		return st, func() {}, nil
+	}
+	sb, err := Start(ctx, Options{Dir: dir, Kube: true, Progress: progress})
+	if err != nil {
+		return State{}, nil, err
+	}
+	return sb.State, sb.Stop, nil
+}
