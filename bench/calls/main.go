@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -64,6 +65,15 @@ func fail(err error) {
 	os.Exit(1)
 }
 
+// readyTimeout bounds the stack's start on running stand-ins: tables, queues, a KMS key, the dev
+// tenant and the namespaces, each a few requests.
+const readyTimeout = 2 * time.Minute
+
+// errorsOnly logs the stack's errors to stderr.
+func errorsOnly() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
 func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "calls: "+format+"\n", args...)
 }
@@ -106,19 +116,19 @@ func run(n, workers int, beat, timeout time.Duration) (measured, error) {
 	defer rcv.Close()
 
 	counter := &awscalls.Counter{}
-	stack, err := startStack(ctx, st, devstack.Options{
+	stack, err := devstack.Start(ctx, devstack.Options{
 		Addr: "127.0.0.1:0", APIKey: "tg_calls_bench", Beat: beat, WebhooksAllowPrivate: true,
 		Dir: filepath.Join(work, "dev"), Standins: &st, Prefix: fmt.Sprintf("calls-%d", os.Getpid()),
 		Kubeconfig: proxy.Kubeconfig, Meter: counter,
 		// Every job admitted at once, and no submission refused for its rate: the run counts
 		// what a job costs, not what waiting for room or a rate limit costs.
 		RegionCapacity: fmt.Sprintf("us-east-1=%d", n), RateLimit: 10000, RateBurst: 10000,
-	})
+	}, errorsOnly(), readyTimeout)
 	if err != nil {
 		return measured{}, err
 	}
-	defer stack.stop()
-	api := client{url: stack.state.URL, key: stack.state.APIKey}
+	defer stack.Stop()
+	api := client{url: stack.State.URL, key: stack.State.APIKey}
 	if err := api.subscribe(ctx, rcv.url()); err != nil {
 		return measured{}, err
 	}
@@ -147,7 +157,7 @@ func run(n, workers int, beat, timeout time.Duration) (measured, error) {
 	}
 	time.Sleep(settle)
 	m.run, m.invocations, m.kube = counter.Calls(), counter.Invocations(), proxy.Counts(false)
-	stack.stop()
+	stack.Stop()
 	m.beats = m.invocations["reconcile"].Count
 	m.deliveries = rcv.counts()
 	return m, nil

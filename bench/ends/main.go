@@ -16,10 +16,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -94,20 +92,20 @@ func measure(n, capacity int, run, beat, timeout time.Duration) (measured, error
 		return measured{}, err
 	}
 	defer stopStandins()
-	stack, err := startStack(ctx, devstack.Options{
+	stack, err := devstack.Start(ctx, devstack.Options{
 		Addr: "127.0.0.1:0", APIKey: "tg_ends_bench", Beat: beat,
 		Dir: filepath.Join(work, "dev"), Standins: &st, Prefix: fmt.Sprintf("ends-%d", os.Getpid()),
 		RegionCapacity: fmt.Sprintf("us-east-1=%d", capacity), RateLimit: 10000, RateBurst: 10000,
-	})
+	}, stackLog(), readyTimeout)
 	if err != nil {
 		return measured{}, err
 	}
-	defer stack.stop()
+	defer stack.Stop()
 	pods, err := watchPods(ctx, st.Kubeconfig, "team-a")
 	if err != nil {
 		return measured{}, err
 	}
-	api := client{url: stack.state.URL, key: stack.state.APIKey}
+	api := client{url: stack.State.URL, key: stack.State.APIKey}
 
 	m := measured{n: n, capacity: capacity, run: run, beat: beat, load: loadAverage()}
 	// The stack's first beat, at once, has passed (applying the namespaces' isolation objects
@@ -164,44 +162,14 @@ func loadAverage() string {
 	return one
 }
 
-// stack is a running devstack; stop ends it and waits until it has stopped, once.
-type stack struct {
-	state devstack.State
-	stop  func()
-}
-
 // readyTimeout bounds the stack's start on running stand-ins.
 const readyTimeout = 2 * time.Minute
 
-// startStack runs devstack with opt until stop, and answers once it serves. Its errors are logged
-// to stderr; its progress lines are dropped.
-func startStack(ctx context.Context, opt devstack.Options) (*stack, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	ready := make(chan devstack.State, 1)
-	opt.Ready = func(s devstack.State) { ready <- s }
-	done := make(chan error, 1)
+// stackLog logs the stack's errors to stderr, and all its lines with -v.
+func stackLog() *slog.Logger {
 	level := slog.LevelError
 	if verbose {
 		level = slog.LevelInfo
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	go func() { done <- devstack.Run(ctx, opt, io.Discard, log) }()
-	stopped := false
-	s := &stack{stop: func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}}
-	select {
-	case s.state = <-ready:
-		return s, nil
-	case err := <-done:
-		cancel()
-		return nil, fmt.Errorf("starting the dev stack: %w", errors.Join(err, errors.New("it stopped before serving")))
-	case <-time.After(readyTimeout):
-		s.stop()
-		return nil, fmt.Errorf("the dev stack did not serve within %s", readyTimeout)
-	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
