@@ -63,17 +63,29 @@ fresh() { # fresh NAME VERSION: the binary exists and was built at VERSION.
 }
 stamp() { printf '%s\n' "$2" >"$stamps/$1"; }
 
+# built_name PACKAGE: the file go build -o DIR/ writes PACKAGE's binary to: its last path element,
+# or the one before it when that is a major version (go.etcd.io/etcd/server/v3 builds "server").
+built_name() {
+	local pkg=$1 last=${1##*/}
+	if [[ "$last" =~ ^v[0-9]+$ ]]; then
+		pkg=${pkg%/*}
+		last=${pkg##*/}
+	fi
+	printf '%s\n' "$last"
+}
+
 # build DIR LDFLAGS NAME=VERSION=PACKAGE...: one go build, in the module at DIR, of every package
 # whose binary is not fresh, into a temporary folder whose binaries are then renamed into place, so
 # an interrupted build never leaves a half-written binary that looks installed.
 build() {
 	local dir=$1 ldflags=$2 spec name version pkg
 	shift 2
-	local names=() pkgs=()
+	local names=() versions=() pkgs=()
 	for spec in "$@"; do
 		IFS== read -r name version pkg <<<"$spec"
 		fresh "$name" "$version" && continue
 		names+=("$name")
+		versions+=("$version")
 		pkgs+=("$pkg")
 	done
 	((${#names[@]})) || return 0
@@ -85,11 +97,12 @@ build() {
 	# machine busy without running out of memory.
 	(cd "$dir" && go build -p 2 -trimpath -gcflags "$gcflags" -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}") ||
 		die "building ${names[*]} failed (see the go output above)"
-	for spec in "$@"; do
-		IFS== read -r name version pkg <<<"$spec"
-		[[ -e "$tmp/$name" ]] || continue
-		mv -f "$tmp/$name" "$bin/$name"
-		stamp "$name" "$version"
+	local i out
+	for i in "${!names[@]}"; do
+		out=$(built_name "${pkgs[i]}")
+		[[ -e "$tmp/$out" ]] || die "go build made no $out for ${pkgs[i]} (wanted as ${names[i]})"
+		mv -f "$tmp/$out" "$bin/${names[i]}"
+		stamp "${names[i]}" "${versions[i]}"
 	done
 	rm -rf "$tmp"
 	say "built ${names[*]} in $((SECONDS - start))s"
