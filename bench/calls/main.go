@@ -22,8 +22,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/tidegate/tidegate/bench/jobsapi"
 	"github.com/tidegate/tidegate/shared/dev/awscalls"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
 	"github.com/tidegate/tidegate/shared/dev/kubemeter"
@@ -128,8 +130,8 @@ func run(n, workers int, beat, timeout time.Duration) (measured, error) {
 		return measured{}, err
 	}
 	defer stack.Stop()
-	api := client{url: stack.State.URL, key: stack.State.APIKey}
-	if err := api.subscribe(ctx, rcv.url()); err != nil {
+	api := jobsapi.Client{URL: stack.State.URL, Key: stack.State.APIKey}
+	if err := api.Subscribe(ctx, rcv.url(), hookSecret, append(slices.Clone(jobEvents), "job.failed")); err != nil {
 		return measured{}, err
 	}
 
@@ -141,7 +143,7 @@ func run(n, workers int, beat, timeout time.Duration) (measured, error) {
 
 	progress("submitting %d jobs, %d at a time", n, workers)
 	start := time.Now()
-	ids, err := api.submitAll(ctx, n, workers)
+	ids, err := api.SubmitAll(ctx, n, workers, jobName, jobRequest)
 	if err != nil {
 		return m, err
 	}

@@ -24,8 +24,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tidegate/tidegate/bench/jobsapi"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
+	"github.com/tidegate/tidegate/shared/jobs"
 )
 
 // verbose is -v.
@@ -77,6 +79,11 @@ type measured struct {
 	// lifetime is the pods' mean time from Running to Succeeded, as the watch saw them.
 	lifetime time.Duration
 	load     string
+	// steps are a slot's cycle, step by step; idle how long each slot stood empty between pods;
+	// busy how many drains found the region draining already.
+	steps []step
+	idle  []time.Duration
+	busy  int
 }
 
 func measure(n, capacity int, run, beat, timeout time.Duration) (measured, error) {
@@ -92,20 +99,21 @@ func measure(n, capacity int, run, beat, timeout time.Duration) (measured, error
 		return measured{}, err
 	}
 	defer stopStandins()
+	log := newMarks(stackPrinter())
 	stack, err := devstack.Start(ctx, devstack.Options{
 		Addr: "127.0.0.1:0", APIKey: "tg_ends_bench", Beat: beat,
 		Dir: filepath.Join(work, "dev"), Standins: &st, Prefix: fmt.Sprintf("ends-%d", os.Getpid()),
 		RegionCapacity: fmt.Sprintf("us-east-1=%d", capacity), RateLimit: 10000, RateBurst: 10000,
-	}, stackLog(), readyTimeout)
+	}, slog.New(log), readyTimeout)
 	if err != nil {
 		return measured{}, err
 	}
 	defer stack.Stop()
-	pods, err := watchPods(ctx, st.Kubeconfig, "team-a")
+	objects, err := watchObjects(ctx, st.Kubeconfig, "team-a")
 	if err != nil {
 		return measured{}, err
 	}
-	api := client{url: stack.State.URL, key: stack.State.APIKey}
+	api := jobsapi.Client{URL: stack.State.URL, Key: stack.State.APIKey}
 
 	m := measured{n: n, capacity: capacity, run: run, beat: beat, load: loadAverage()}
 	// The stack's first beat, at once, has passed (applying the namespaces' isolation objects
@@ -113,35 +121,61 @@ func measure(n, capacity int, run, beat, timeout time.Duration) (measured, error
 	time.Sleep(10 * time.Second)
 	progress("submitting %d jobs of %s at capacity %d, the beat every %s", n, run, capacity, beat)
 	start := time.Now()
-	ids, err := api.submitAll(ctx, n, 8, run)
+	request := func(name string) map[string]any {
+		// kwok ends the pod this long after it runs (shared/dev/sandbox/stages/pod-complete.yaml).
+		return jobsapi.JobRequest(name, map[string]string{"run": runLabel}, map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": run.String()}, "sleep", "1")
+	}
+	ids, err := api.SubmitAll(ctx, n, 8, func(i int) string { return fmt.Sprintf("%s-%d", runLabel, i) }, request)
 	if err != nil {
 		return m, err
 	}
-	ended, err := api.waitEnded(ctx, ids, time.Now().Add(timeout))
+	ended, err := api.WaitEnded(ctx, "run="+runLabel, ids, time.Now().Add(timeout))
 	if err != nil {
 		return m, err
 	}
-	seen := pods.snapshot()
+	// The end's record is logged just after the write the listing saw.
+	time.Sleep(100 * time.Millisecond)
+	seen := objects.snapshot()
 	var last time.Time
 	var lives time.Duration
 	for _, id := range ids {
 		p, ok := seen[id]
 		if !ok || p.ended.IsZero() {
-			return m, fmt.Errorf("job %s ended (%s) but the watch never saw its pod end", id, ended[id].status)
+			return m, fmt.Errorf("job %s ended (%s) but the watch never saw its pod end", id, ended[id].Status)
 		}
-		if ended[id].status != "succeeded" {
-			return m, fmt.Errorf("job %s ended %s, want succeeded", id, ended[id].status)
+		if ended[id].Status != jobs.StatusSucceeded {
+			return m, fmt.Errorf("job %s ended %s, want succeeded", id, ended[id].Status)
 		}
-		m.latencies = append(m.latencies, ended[id].at.Sub(p.ended))
+		at := statusAt(ended[id], ended[id].Status)
+		m.latencies = append(m.latencies, at.Sub(p.ended))
 		if verbose {
-			progress("%s: pod ended at +%.1fs, record at +%.1fs", id, p.ended.Sub(start).Seconds(), ended[id].at.Sub(start).Seconds())
+			progress("%s: pod ended at +%.1fs, record at +%.1fs", id, p.ended.Sub(start).Seconds(), at.Sub(start).Seconds())
 		}
-		last = latest(last, ended[id].at)
+		last = latest(last, at)
 		lives += p.ended.Sub(p.running)
 	}
 	slices.Sort(m.latencies)
 	m.took, m.lifetime = last.Sub(start), lives/time.Duration(len(ids))
+	m.steps, m.idle, m.busy = breakdown(seen, ended, log, capacity)
 	return m, nil
+}
+
+// runLabel marks the run's jobs, so that listing them finds no other run's.
+var runLabel = fmt.Sprintf("ends-%d", os.Getpid())
+
+// breakdown is the run's slot cycle, step by step, how long each slot stood empty, and how many
+// rings found the region draining already.
+func breakdown(seen map[string]life, ended map[string]jobs.Job, log *marks, capacity int) ([]step, []time.Duration, int) {
+	at, recorded := log.times()
+	var claims []time.Time
+	for _, j := range ended {
+		if t := statusAt(j, jobs.StatusDispatching); !t.IsZero() {
+			claims = append(claims, t)
+		}
+	}
+	slices.SortFunc(claims, time.Time.Compare)
+	o := observed{lives: seen, records: ended, recorded: recorded, rang: at[markRang], draining: at[markDraining], claims: claims}
+	return cycle(o), idle(seen, capacity), len(at[markBusy])
 }
 
 func latest(a, b time.Time) time.Time {
@@ -165,11 +199,11 @@ func loadAverage() string {
 // readyTimeout bounds the stack's start on running stand-ins.
 const readyTimeout = 2 * time.Minute
 
-// stackLog logs the stack's errors to stderr, and all its lines with -v.
-func stackLog() *slog.Logger {
+// stackPrinter prints the stack's errors to stderr, and all its lines but Debug with -v.
+func stackPrinter() slog.Handler {
 	level := slog.LevelError
 	if verbose {
 		level = slog.LevelInfo
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})
 }

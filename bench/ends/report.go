@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -21,6 +22,15 @@ func report(w io.Writer, m measured) {
 	fmt.Fprintf(w, "| end to record, p50 | %s | %s | %.2f× |\n", p50.Round(10*time.Millisecond), goalP50, p50.Seconds()/goalP50.Seconds())
 	fmt.Fprintf(w, "| end to record, p99 | %s | %s | %.2f× |\n", p99.Round(10*time.Millisecond), goalP99, p99.Seconds()/goalP99.Seconds())
 	fmt.Fprintf(w, "| jobs a second | %.2f | %.2f (capacity ÷ %d) | %.2f× |\n", rate, floor, goalShare, rate/floor)
+	fmt.Fprintf(w, "\nA slot's cycle, step by step (%d drains found the region draining already):\n\n", m.busy)
+	fmt.Fprintln(w, "| Step | Mean | p50 | Jobs |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|")
+	for _, s := range m.steps {
+		sorted := slices.Sorted(slices.Values(s.takes))
+		fmt.Fprintf(w, "| %s | %s | %s | %d |\n", s.name, mean(s.takes).Round(time.Millisecond), percentile(sorted, 50).Round(time.Millisecond), len(s.takes))
+	}
+	idle := slices.Sorted(slices.Values(m.idle))
+	fmt.Fprintf(w, "| a slot empty, pod end → next pod Running | %s | %s | %d |\n", mean(idle).Round(time.Millisecond), percentile(idle, 50).Round(time.Millisecond), len(idle))
 }
 
 // percentile is the p-th percentile of sorted, the nearest rank.
