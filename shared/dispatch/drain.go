@@ -39,6 +39,7 @@ const (
 // Drain dispatches what region's capacity and spot prices allow now, in priority order, and
 // records why every other queued job waits.
 func (h *Handler) Drain(ctx context.Context, region string) error {
+	h.Log.DebugContext(ctx, "draining", "region", region)
 	owner := ids.New("drain-", h.now())
 	ok, err := h.Leases.Acquire(ctx, "dispatch#"+region, owner, h.now(), h.now().Add(drainLease))
 	if err != nil {

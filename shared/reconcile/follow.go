@@ -182,7 +182,8 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 	if _, done, err := h.retryInterrupted(ctx, kc, j, l); done {
 		return "", false, err // retried (queued again): read afresh until its next attempt runs
 	}
-	s, err = h.followOne(ctx, kc, j, ofAttempt(l.jobs[j.ID], j.AttemptOf()), ofAttempt(l.pods[j.ID], j.AttemptOf()))
+	kjobs := EndedByPods(ofAttempt(l.jobs[j.ID], j.AttemptOf()), l.ran[j.ID])
+	s, err = h.followOne(ctx, kc, j, kjobs, ofAttempt(l.pods[j.ID], j.AttemptOf()))
 	return s, s != "" && s != jobs.StatusQueued, err
 }
 
@@ -242,6 +243,7 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 			}
 			return "", err
 		}
+		h.Log.DebugContext(ctx, "recorded", "job_id", j.ID, "status", st.To)
 		if st.To == jobs.StatusRunning {
 			h.started(ctx, j)
 		}
@@ -306,7 +308,10 @@ type owned struct {
 	// watched are the Job pods of jobs with a retry policy, and view the nodes, when any listed
 	// pod is watched (retry.go).
 	watched map[string][]corev1.Pod
-	view    nodeView
+	// ran are the Jobs' pods a watch saw (watch.go), from which EndedByPods sees a Job succeed
+	// before its controller says so; the pass LISTs none.
+	ran  map[string][]corev1.Pod
+	view nodeView
 	// jobsVersion, podsVersion and watchedVersion are the resourceVersions the Jobs', the pods'
 	// and the watched pods' LISTs were read at, which a watch resumes from; "" when a LIST failed.
 	jobsVersion, podsVersion, watchedVersion string
@@ -324,7 +329,7 @@ func (o owned) has(id string) bool {
 // record says; a job with nothing but Deployments and StatefulSets listed is judged as either,
 // since reading a record too many costs only the read.
 func (o owned) moved(id string, s jobs.Status) bool {
-	if len(Follow(s, false, o.jobs[id], o.pods[id])) > 0 {
+	if len(Follow(s, false, EndedByPods(o.jobs[id], o.ran[id]), o.pods[id])) > 0 {
 		return true
 	}
 	return len(o.jobs[id]) == 0 && len(o.pods[id]) == 0 && len(FollowLongRunning(s, o.serving[id])) > 0

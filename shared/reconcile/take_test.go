@@ -25,9 +25,9 @@ func labelledJob(ns, name, id string, active int32) *batchv1.Job {
 func TestTakeKeepsObjectsCurrent(t *testing.T) {
 	o := owned{
 		jobs: map[string][]batchv1.Job{"a": {*labelledJob("ns", "a", "a", 1)}, "b": {*labelledJob("ns", "b", "b", 1)}},
-		pods: map[string][]corev1.Pod{}, watched: map[string][]corev1.Pod{},
+		pods: map[string][]corev1.Pod{}, watched: map[string][]corev1.Pod{}, ran: map[string][]corev1.Pod{},
 	}
-	jobEvents, podEvents, watchedEvents := make(chan kwatch.Event, 10), make(chan kwatch.Event, 10), make(chan kwatch.Event, 10)
+	jobEvents, podEvents, watchedEvents, ranEvents := make(chan kwatch.Event, 10), make(chan kwatch.Event, 10), make(chan kwatch.Event, 10), make(chan kwatch.Event, 10)
 	jobEvents <- kwatch.Event{Type: kwatch.Modified, Object: labelledJob("ns", "a", "a", 0)}
 	jobEvents <- kwatch.Event{Type: kwatch.Added, Object: labelledJob("ns", "c", "c", 1)}
 	jobEvents <- kwatch.Event{Type: kwatch.Deleted, Object: labelledJob("ns", "b", "b", 1)}
@@ -36,10 +36,11 @@ func TestTakeKeepsObjectsCurrent(t *testing.T) {
 	jobEvents <- kwatch.Event{Type: kwatch.Bookmark, Object: labelledJob("", "", "", 0)}
 	podEvents <- kwatch.Event{Type: kwatch.Added, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: map[string]string{jobs.IDKey: "d"}}}}
 	watchedEvents <- kwatch.Event{Type: kwatch.Modified, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a-x", Labels: map[string]string{jobs.IDKey: "a"}}}}
+	ranEvents <- kwatch.Event{Type: kwatch.Modified, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c-y", Labels: map[string]string{jobs.IDKey: "c"}}}}
 
 	var moved []string
-	for len(jobEvents)+len(podEvents)+len(watchedEvents) > 0 {
-		ids, err := o.take(context.Background(), jobEvents, podEvents, watchedEvents)
+	for len(jobEvents)+len(podEvents)+len(watchedEvents)+len(ranEvents) > 0 {
+		ids, err := o.take(context.Background(), [watches]<-chan kwatch.Event{jobEvents, podEvents, watchedEvents, ranEvents})
 		if err != nil {
 			t.Fatalf("take: %v", err)
 		}
@@ -63,6 +64,9 @@ func TestTakeKeepsObjectsCurrent(t *testing.T) {
 	if len(o.watched["a"]) != 1 || len(o.pods["a"]) != 0 {
 		t.Errorf("a watched pod of job a went to its watched pods %d times and its bare pods %d; want 1 and 0", len(o.watched["a"]), len(o.pods["a"]))
 	}
+	if len(o.ran["c"]) != 1 || len(o.pods["c"]) != 0 {
+		t.Errorf("a Job's pod of job c went to its Jobs' pods %d times and its bare pods %d; want 1 and 0", len(o.ran["c"]), len(o.pods["c"]))
+	}
 }
 
 // TestTakeReportsADroppedWatch: a watch whose channel closes, or which sends an error (410
@@ -74,14 +78,14 @@ func TestTakeReportsADroppedWatch(t *testing.T) {
 		"410 Expired": {Type: kwatch.Error, Object: expired},
 	} {
 		o := owned{jobs: map[string][]batchv1.Job{}, pods: map[string][]corev1.Pod{}}
-		jobEvents, podEvents, watchedEvents := make(chan kwatch.Event, 2), make(chan kwatch.Event), make(chan kwatch.Event)
+		jobEvents, podEvents, watchedEvents, ranEvents := make(chan kwatch.Event, 2), make(chan kwatch.Event), make(chan kwatch.Event), make(chan kwatch.Event)
 		jobEvents <- kwatch.Event{Type: kwatch.Added, Object: labelledJob("ns", "a", "a", 1)}
 		if last == nil {
 			close(jobEvents)
 		} else {
 			jobEvents <- *last
 		}
-		ids, err := o.take(context.Background(), jobEvents, podEvents, watchedEvents)
+		ids, err := o.take(context.Background(), [watches]<-chan kwatch.Event{jobEvents, podEvents, watchedEvents, ranEvents})
 		if !errors.Is(err, errDropped) || !slices.Equal(ids, []string{"a"}) {
 			t.Errorf("%s: take = %v, %v; want [a] and errDropped", name, ids, err)
 		}

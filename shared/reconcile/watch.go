@@ -130,15 +130,25 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 		return fmt.Errorf("watching %s's retried jobs' pods: %w", region, err)
 	}
 	defer ww.Stop()
-	// What the watch follows a job with: its Jobs, bare pods and, for a job with a retry policy,
-	// its Jobs' pods, kept current by the events. Nodes are not watched: a pod's DisruptionTarget
-	// is seen as it comes, a node's taint or loss by the next pass.
-	w := owned{jobs: l.jobs, pods: l.pods, watched: l.watched, view: newNodeView(nil, h.CapacityLabel, h.recall(region).spot, h.now())}
+	// The Jobs' pods are watched from the bare pods' LIST (the same resource, so the same
+	// resourceVersion holds): the pass LISTs none of them, and needs none, since what one missed
+	// only delays an end until its Job's own verdict.
+	rw, err := wc.CoreV1().Pods("").Watch(window, opts(jobPods, l.podsVersion))
+	if err != nil {
+		return fmt.Errorf("watching %s's Jobs' pods: %w", region, err)
+	}
+	defer rw.Stop()
+	// What the watch follows a job with: its Jobs, bare pods and its Jobs' pods, kept current by
+	// the events. Nodes are not watched: a pod's DisruptionTarget is seen as it comes, a node's
+	// taint or loss by the next pass.
+	w := owned{jobs: l.jobs, pods: l.pods, watched: l.watched, ran: map[string][]corev1.Pod{},
+		view: newNodeView(nil, h.CapacityLabel, h.recall(region).spot, h.now())}
 	if w.watched == nil {
 		w.watched = map[string][]corev1.Pod{}
 	}
+	events := [...]<-chan kwatch.Event{ofJobs: jw.ResultChan(), ofPods: pw.ResultChan(), ofWatched: ww.ResultChan(), ofJobPods: rw.ResultChan()}
 	for {
-		moved, err := w.take(window, jw.ResultChan(), pw.ResultChan(), ww.ResultChan())
+		moved, err := w.take(window, events)
 		if len(moved) > 0 {
 			h.followMoved(ctx, kc, region, w, moved)
 		}
@@ -148,30 +158,49 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 	}
 }
 
-// take waits for the next event of either watch and takes it, with any others already waiting
-// (up to watchBatch), into o. It answers the ids of the jobs whose objects they changed, in the
-// order first seen, and errDropped (wrapped) when a watch ended or sent an error.
-func (o owned) take(ctx context.Context, jobEvents, podEvents, watchedEvents <-chan kwatch.Event) ([]string, error) {
+// jobPods selects the pods the Job controller made for a job's Jobs, whose end EndedByPods reads.
+const jobPods = jobs.IDKey + "," + batchv1.JobNameLabel
+
+// The watches a beat keeps on a region, by the index of their channels in take's events.
+const (
+	ofJobs = iota
+	ofPods
+	ofWatched
+	ofJobPods
+	watches
+)
+
+// take waits for the next event of any watch and takes it, with any others already waiting (up
+// to watchBatch), into o. It answers the ids of the jobs whose objects they changed, in the order
+// first seen, and errDropped (wrapped) when a watch ended or sent an error.
+func (o owned) take(ctx context.Context, events [watches]<-chan kwatch.Event) ([]string, error) {
 	var ids []string
 	seen := map[string]bool{}
 	for n := 0; n < watchBatch; n++ {
 		var ev kwatch.Event
-		var open, ofWatched bool
+		var open bool
+		var of int
 		if n == 0 {
 			select {
 			case <-ctx.Done():
 				return nil, nil
-			case ev, open = <-jobEvents:
-			case ev, open = <-podEvents:
-			case ev, open = <-watchedEvents:
-				ofWatched = true
+			case ev, open = <-events[ofJobs]:
+			case ev, open = <-events[ofPods]:
+				of = ofPods
+			case ev, open = <-events[ofWatched]:
+				of = ofWatched
+			case ev, open = <-events[ofJobPods]:
+				of = ofJobPods
 			}
 		} else {
 			select {
-			case ev, open = <-jobEvents:
-			case ev, open = <-podEvents:
-			case ev, open = <-watchedEvents:
-				ofWatched = true
+			case ev, open = <-events[ofJobs]:
+			case ev, open = <-events[ofPods]:
+				of = ofPods
+			case ev, open = <-events[ofWatched]:
+				of = ofWatched
+			case ev, open = <-events[ofJobPods]:
+				of = ofJobPods
 			default:
 				return ids, nil
 			}
@@ -179,7 +208,7 @@ func (o owned) take(ctx context.Context, jobEvents, podEvents, watchedEvents <-c
 		if !open {
 			return ids, errDropped
 		}
-		id, err := o.apply(ev, ofWatched)
+		id, err := o.apply(ev, of)
 		if err != nil {
 			return ids, err
 		}
@@ -191,9 +220,9 @@ func (o owned) take(ctx context.Context, jobEvents, podEvents, watchedEvents <-c
 	return ids, nil
 }
 
-// apply brings o up to date with one event, of the watched pods' watch when ofWatched, answering
-// the id of the job whose object it is ("" for a bookmark, or an object without one).
-func (o owned) apply(ev kwatch.Event, ofWatched bool) (string, error) {
+// apply brings o up to date with one event of the watch of (ofJobs for a Job's), answering the id
+// of the job whose object it is ("" for a bookmark, or an object without one).
+func (o owned) apply(ev kwatch.Event, of int) (string, error) {
 	switch obj := ev.Object.(type) {
 	case *batchv1.Job:
 		id := obj.Labels[jobs.IDKey]
@@ -204,8 +233,11 @@ func (o owned) apply(ev kwatch.Event, ofWatched bool) (string, error) {
 	case *corev1.Pod:
 		id := obj.Labels[jobs.IDKey]
 		group := o.pods
-		if ofWatched {
+		switch of {
+		case ofWatched:
 			group = o.watched
+		case ofJobPods:
+			group = o.ran
 		}
 		if id != "" {
 			group[id] = replace(group[id], *obj, ev.Type == kwatch.Deleted, func(p corev1.Pod) string { return p.Namespace + "/" + p.Name })
@@ -287,7 +319,9 @@ func (h *Handler) ring(ctx context.Context, region string) {
 	}
 	if err := h.Ringer.Ring(ctx, region); err != nil {
 		h.Log.WarnContext(ctx, "ringing dispatch after an end; the next beat's sweep rings again", "region", region, "error", err)
+		return
 	}
+	h.Log.DebugContext(ctx, "rang dispatch", "region", region)
 }
 
 // followWatched follows job id of region, whose objects w holds, through settle, the pass's own

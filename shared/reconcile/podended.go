@@ -1,0 +1,67 @@
+package reconcile
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// EndedByPods answers kjobs with each Job that its own pods show has succeeded marked Complete,
+// so a job's end is seen as its pod ends rather than when the Job controller next syncs it, a
+// second later (it batches a Job's pod updates for a second, syncJobBatchPeriod). Only where the
+// pod's success decides the Job's exactly: one completion, at most one pod at a time, no deadline
+// the controller could judge first, no success or pod failure policy, not suspended, no verdict
+// or failure target yet, and every pod it made that the watch has seen succeeded. A pod counts
+// only when the Job controls it by UID: a pod a tenant's manifest labels with the Job's name is
+// not the Job's. Failures are always the Job's own verdict: a failed pod under backoffLimit is
+// not a failed Job. pods are the Job pods the watch saw; the Jobs given are not changed.
+func EndedByPods(kjobs []batchv1.Job, pods []corev1.Pod) []batchv1.Job {
+	if len(pods) == 0 {
+		return kjobs
+	}
+	out := kjobs
+	for i, kj := range kjobs {
+		if !endedByPods(kj, pods) {
+			continue
+		}
+		if &out[0] == &kjobs[0] {
+			out = append([]batchv1.Job(nil), kjobs...)
+		}
+		done := out[i].DeepCopy()
+		done.Status.Conditions = append(done.Status.Conditions, batchv1.JobCondition{
+			Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: podSucceededReason,
+		})
+		out[i] = *done
+	}
+	return out
+}
+
+// podSucceededReason marks a Complete condition EndedByPods made, not the Job controller.
+const podSucceededReason = "PodSucceeded"
+
+func endedByPods(kj batchv1.Job, pods []corev1.Pod) bool {
+	s := kj.Spec
+	if !atMostOne(s.Completions) || !atMostOne(s.Parallelism) || s.ActiveDeadlineSeconds != nil ||
+		s.SuccessPolicy != nil || s.PodFailurePolicy != nil || s.Suspend != nil && *s.Suspend || kj.UID == "" {
+		return false
+	}
+	for _, c := range kj.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			return false // a verdict, a failure target or a suspension: the Job's own word stands
+		}
+	}
+	succeeded := false
+	for _, p := range pods {
+		owner := metav1.GetControllerOf(&p)
+		if owner == nil || owner.UID != kj.UID {
+			continue
+		}
+		if p.Status.Phase != corev1.PodSucceeded {
+			return false
+		}
+		succeeded = true
+	}
+	return succeeded
+}
+
+func atMostOne(n *int32) bool { return n == nil || *n <= 1 }
