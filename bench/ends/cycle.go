@@ -26,21 +26,22 @@ type observed struct {
 }
 
 // cycle breaks a slot's cycle into its steps, from a job's claim to the claim of the job that
-// takes its room: the apply, the scheduler and kwok, the pod's own run, the Job controller's
-// verdict, the watch and the record, the ring, the drain's start and its reads before it claims.
+// takes its room: the apply, the scheduler and kwok, the pod's own run, the watch and the record,
+// the ring, the drain's start and its reads before it claims; and, beside them, the Job
+// controller's verdict, which an end no longer waits for where the pod's success decides the Job.
 // A step with no time at either end (a ring the run never saw, say) is left out for that job.
 func cycle(o observed) []step {
 	steps := []step{
 		{name: "claim → Job made (the apply)"},
 		{name: "Job made → pod Running (scheduler, kwok)"},
 		{name: "pod Running → pod ended (the job's own run)"},
-		{name: "pod ended → Job's Complete condition (the Job controller)"},
-		{name: "Job Complete → end's status (watch event, record read)"},
+		{name: "pod ended → end's status (watch event, record read)"},
 		{name: "end's status → end written (details read, the write)"},
 		{name: "end written → dispatch rung"},
 		{name: "rung → drain begins (the queue, the poller)"},
 		{name: "drain begins → next claim (the drain's reads)"},
 	}
+	controller := step{name: "beside: pod ended → Job's Complete condition (the Job controller)"}
 	for id, l := range o.lives {
 		j, ok := o.records[id]
 		if !ok {
@@ -50,14 +51,17 @@ func cycle(o observed) []step {
 		written := o.recorded[id]
 		rung := after(o.rang, written)
 		began := after(o.draining, rung)
-		marks := []time.Time{claimed, l.created, l.running, l.ended, l.complete, ended, written, rung, began, after(o.claims, began)}
+		marks := []time.Time{claimed, l.created, l.running, l.ended, ended, written, rung, began, after(o.claims, began)}
 		for i := range steps {
 			if !marks[i].IsZero() && !marks[i+1].IsZero() {
 				steps[i].takes = append(steps[i].takes, marks[i+1].Sub(marks[i]))
 			}
 		}
+		if !l.ended.IsZero() && !l.complete.IsZero() {
+			controller.takes = append(controller.takes, l.complete.Sub(l.ended))
+		}
 	}
-	return steps
+	return append(steps, controller)
 }
 
 // idle is how long each slot stood empty: from a pod's end to the start of the pod that took its
