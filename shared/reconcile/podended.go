@@ -50,6 +50,12 @@ func endedByPods(kj batchv1.Job, pods []corev1.Pod) bool {
 			return false // a verdict, a failure target or a suspension: the Job's own word stands
 		}
 	}
+	// A failure counted, or a pod still terminating (which may yet fail), could take the Job past
+	// its backoffLimit in the very sync that sees the success; the watch may not have seen that
+	// pod, made before it began, so the Job's own counts decide.
+	if kj.Status.Failed > 0 || kj.Status.Terminating != nil && *kj.Status.Terminating > 0 {
+		return false
+	}
 	succeeded := false
 	for _, p := range pods {
 		owner := metav1.GetControllerOf(&p)

@@ -41,6 +41,9 @@ func TestEndedByPods(t *testing.T) {
 		kj.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 		return kj
 	}
+	failedBefore, terminating := kjob("u1", nil), kjob("u1", nil)
+	failedBefore.Status.Failed = 1
+	terminating.Status.Terminating = ptr[int32](1)
 	failureTarget := kjob("u1", nil)
 	failureTarget.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}}
 	for _, tc := range []struct {
@@ -72,6 +75,8 @@ func TestEndedByPods(t *testing.T) {
 			[]corev1.Pod{podOf("p", "u1", corev1.PodSucceeded)}, jobs.StatusRunning},
 		{"suspended", kjob("u1", func(s *batchv1.JobSpec) { s.Suspend = ptr(true) }),
 			[]corev1.Pod{podOf("p", "u1", corev1.PodSucceeded)}, jobs.StatusRunning},
+		{"a failed pod counted, which the watch never saw", failedBefore, []corev1.Pod{podOf("p1", "u1", corev1.PodSucceeded)}, jobs.StatusRunning},
+		{"a pod terminating, which may yet fail", terminating, []corev1.Pod{podOf("p1", "u1", corev1.PodSucceeded)}, jobs.StatusRunning},
 		{"a failure target already", failureTarget, []corev1.Pod{podOf("p", "u1", corev1.PodSucceeded)}, jobs.StatusRunning},
 		{"complete already", complete(kjob("u1", nil)), []corev1.Pod{podOf("p", "u1", corev1.PodSucceeded)}, jobs.StatusSucceeded},
 	} {
