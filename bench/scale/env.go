@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +39,8 @@ type env struct {
 	proxy    *kubemeter.Proxy
 	db       *dynamodb.Client
 	queue    *sqs.Client
+	kms      *kms.Client
+	s3       *s3.Client
 	clusters *typed.Clusters
 	kc       kubernetes.Interface
 	log      *slog.Logger
@@ -50,6 +54,9 @@ func newEnv(ctx context.Context, st sandbox.State, proxy *kubemeter.Proxy) (*env
 	e.counter.Instrument(&cfg)
 	e.db = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(st.DynamoDBEndpoint) })
 	e.queue = sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(st.AWSEndpoint) })
+	e.kms = kms.NewFromConfig(cfg, func(o *kms.Options) { o.BaseEndpoint = aws.String(st.KMSEndpoint) })
+	// Path-style addressing keeps the bucket out of the host name, which on loopback would not resolve.
+	e.s3 = s3.NewFromConfig(cfg, func(o *s3.Options) { o.BaseEndpoint = aws.String(st.AWSEndpoint); o.UsePathStyle = true })
 	kcs, err := kube.New(config.Config{Regions: map[string]string{east: "sandbox", west: "sandbox"}, Kubeconfig: proxy.Kubeconfig}, aws.Config{})
 	if err != nil {
 		return nil, err
@@ -92,7 +99,7 @@ func (e *env) namespace(ctx context.Context, name string) (string, func(), error
 // row is one operation at one size.
 type row struct {
 	op    string // what ran
-	input string // what grows: "queued", "active"
+	input string // what grows: "queued", "active", "apps", "webhooks"
 	n     int    // its size
 	took  time.Duration
 	// read and write are the DynamoDB capacity units consumed.
