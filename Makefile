@@ -24,8 +24,9 @@ vet:
 bench: tools build
 	bash scripts/bench.sh
 
-# What a drain and a beat cost as the queue and the running jobs grow (bench/scale): not in
-# `make test` or `make bench`; ARGS=-large adds 100,000 queued and 10,000 and 20,000 active jobs.
+# What a drain, a beat, a hosting beat and a webhook fan-out cost as the queue, the running jobs,
+# the apps and a tenant's webhooks grow (bench/scale): not in `make test` or `make bench`;
+# ARGS=-large adds 100,000 queued and 10,000 and 20,000 active jobs and 10,000 apps.
 bench-scale: tools
 	$(GO) run ./bench/scale $(ARGS)
 

@@ -115,25 +115,31 @@ func (e *env) settle(ctx context.Context, beat func() error) error {
 	return fmt.Errorf("the beat still wrote after %d beats", settleBeats)
 }
 
-// waitPods waits until n pods of ns are in phase.
+// waitPods waits until n pods of ns are in phase, printing how many are every half minute. A
+// failed LIST is tried again until the deadline: a busy apiserver (a namespace of thousands of
+// pods being deleted) can time one out.
 func (e *env) waitPods(ctx context.Context, ns string, n int, phase corev1.PodPhase) error {
 	deadline := time.Now().Add(runningWait)
+	told := time.Now()
 	for {
-		l, err := e.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return err
-		}
 		got := 0
-		for _, p := range l.Items {
-			if p.Status.Phase == phase {
-				got++
+		l, err := e.kc.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err == nil {
+			for _, p := range l.Items {
+				if p.Status.Phase == phase {
+					got++
+				}
 			}
 		}
-		if got >= n {
+		if err == nil && got >= n {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return errors.New("timed out waiting for pods to be " + string(phase) + fmt.Sprintf(": %d of %d", got, n))
+			return errors.Join(err, fmt.Errorf("timed out waiting for pods to be %s: %d of %d", phase, got, n))
+		}
+		if time.Since(told) > 30*time.Second {
+			progress("%d of %d pods %s", got, n, phase)
+			told = time.Now()
 		}
 		time.Sleep(2 * time.Second)
 	}

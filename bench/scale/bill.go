@@ -24,8 +24,8 @@ const (
 const (
 	monthJobs     = 1_000_000
 	peakActive    = 20_000
-	apps          = 2_000
-	webhooks      = 100
+	monthApps     = 2_000
+	monthWebhooks = 100
 	minutesMonth  = 730 * 60 // AWS bills a month as 730 hours
 	billRegions   = 2
 	billQueue     = 100_000 // queued jobs in each region all month: the census reads them
@@ -35,6 +35,11 @@ const (
 	appTarballGB  = 0.005        // 5 MB an app
 	appStarts     = 30           // host starts an app a month, each reading its tarball
 	memoryGB      = 512.0 / 1024 // dispatch and reconcile, template.yaml
+	webhookGB     = 256.0 / 1024 // the webhook function, template.yaml
+	eventsPerJob  = 4            // queued, dispatched, started, completed (bench/calls)
+	// billTenants hold the webhooks: 100 over 50 tenants is each event to two webhooks, one of
+	// which perThousandJobs already counts.
+	billTenants = tenants
 	// perThousandJobs is what bench/calls measured 1,000 jobs to cost from submission to success,
 	// their four events delivered to one webhook: $0.062 on 2026-12-01 (BENCHMARKS.md, "AWS
 	// calls per job"), with that machine's durations.
@@ -45,7 +50,7 @@ const (
 // workload's sizes along the line through the two largest sizes measured (at).
 func bill(w io.Writer, rows []row) {
 	fmt.Fprintf(w, "\n### A month: %s jobs, %s running at peak, %s apps, %d webhooks, %d regions\n\n",
-		thousands(monthJobs), thousands(peakActive), thousands(apps), webhooks, billRegions)
+		thousands(monthJobs), thousands(peakActive), thousands(monthApps), monthWebhooks, billRegions)
 	fmt.Fprintln(w, "| Part | How many a month | Each | $ a month |")
 	fmt.Fprintln(w, "|---|--:|---|--:|")
 	total := 0.0
@@ -53,6 +58,7 @@ func bill(w io.Writer, rows []row) {
 		total += dollars
 		fmt.Fprintf(w, "| %s | %s | %s | %.2f |\n", part, thousands(int(count)), each, dollars)
 	}
+	defer func() { billNotes(w, total) }()
 	line("jobs, submission to success (bench/calls)", monthJobs, fmt.Sprintf("$%.3f per 1,000", perThousandJobs), monthJobs/1000*perThousandJobs)
 	beats := float64(minutesMonth)
 	if q, ok := at(rows, "beat: nothing changed", peakActive); ok {
@@ -77,14 +83,65 @@ func bill(w io.Writer, rows []row) {
 	polls := float64(monthJobs * pollsPerJob)
 	line("job reads by clients (API Gateway, Lambda, DynamoDB)", polls, fmt.Sprintf("%d RRU, %.2f GB-s", pollRRU, pollGBSeconds),
 		polls*(apiPerRequest+lambdaPerRequest+pollGBSeconds*lambdaPerGBSecond+pollRRU*dynamoPerRRU))
-	line("app tarballs in S3 (stored, uploaded, read at each host start)", apps, fmt.Sprintf("%.0f MB, %d starts", appTarballGB*1000, appStarts),
-		apps*(appTarballGB*s3PerGBMonth+s3PerPut+appStarts*s3PerGet))
+	line("app tarballs in S3 (stored, uploaded, read at each host start)", monthApps, fmt.Sprintf("%.0f MB, %d starts", appTarballGB*1000, appStarts),
+		monthApps*(appTarballGB*s3PerGBMonth+s3PerPut+appStarts*s3PerGet))
+	billHosting(rows, line)
+	billFanOuts(rows, line)
+}
+
+// billLine adds a part to the bill.
+type billLine func(part string, count float64, each string, dollars float64)
+
+// billHosting bills a quiet hosting beat every minute over the workload's apps, and each host
+// start (appStarts an app a month) at what a beat that revived 1% of the hosts cost beyond a
+// quiet one, a host.
+func billHosting(rows []row, line billLine) {
+	beats := float64(minutesMonth)
+	quiet, ok := at(rows, "hosting beat: nothing to do", monthApps)
+	if !ok {
+		line("hosting beats", 0, "not measured in this run", 0)
+		return
+	}
+	line(fmt.Sprintf("quiet hosting beats over %s apps (inside the beat's invocation)", thousands(monthApps)), beats, units(quiet, 1),
+		beats*(cost(quiet, 1)-lambdaPerRequest))
+	changed, ok := at(rows, "hosting beat: 1% of hosts lost", monthApps)
+	if !ok {
+		return
+	}
+	hosts := float64(max(monthApps/100, 1))
+	start := changed
+	start.read, start.write = max(changed.read-quiet.read, 0)/hosts, max(changed.write-quiet.write, 0)/hosts
+	start.took = max(changed.took-quiet.took, 0) / time.Duration(hosts)
+	starts := float64(monthApps * appStarts)
+	line("host starts by the hosting beat (the beat's own share)", starts, units(start, 1), starts*(cost(start, 1)-lambdaPerRequest))
+}
+
+// billFanOuts bills each job event's deliveries beyond the first webhook (which perThousandJobs
+// counts), at what one more webhook added to the fan-out of one event, measured between the
+// fewest and the most webhooks.
+func billFanOuts(rows []row, line billLine) {
+	rs := byOp(rows, "fan-out of one event, first attempts sent")
+	if len(rs) < 2 {
+		line("fan-outs to many webhooks", 0, "not measured in this run", 0)
+		return
+	}
+	a, b := rs[0], rs[len(rs)-1]
+	k := float64(b.n - a.n)
+	more := row{read: max(b.read-a.read, 0) / k, write: max(b.write-a.write, 0) / k, took: max(b.took-a.took, 0) / time.Duration(k)}
+	extra := float64(monthJobs*eventsPerJob) * (float64(monthWebhooks)/billTenants - 1)
+	each := fmt.Sprintf("%.1f RRU, %.1f WRU, %.3f GB-s", more.read, more.write, more.took.Seconds()*webhookGB)
+	line(fmt.Sprintf("deliveries to the other webhooks (%d over %d tenants)", monthWebhooks, billTenants), extra, each,
+		extra*(more.read*dynamoPerRRU+more.write*dynamoPerWRU+more.took.Seconds()*webhookGB*lambdaPerGBSecond))
+}
+
+// billNotes ends the bill: its total and the prices.
+func billNotes(w io.Writer, total float64) {
 	fmt.Fprintf(w, "| **total** | | | **%.2f** |\n", total)
 	fmt.Fprintln(w, "\nPrices (us-east-1 list, no free tier): Lambda $0.20 a million requests and $0.0000133334 a GB-s (arm64);")
 	fmt.Fprintln(w, "API Gateway HTTP API $1.00 a million; DynamoDB on-demand $0.625 a million write and $0.125 a million")
 	fmt.Fprintln(w, "read request units; SQS $0.40 a million requests; S3 Standard $0.023 a GB-month, $0.005 per 1,000 PUTs,")
-	fmt.Fprintln(w, "$0.0004 per 1,000 GETs. Durations are this machine's, at 512 MB. Not in it: the hosting beat and a")
-	fmt.Fprintln(w, "fan-out to many webhooks (not measured by this suite), EKS, EC2 nodes and data transfer.")
+	fmt.Fprintln(w, "$0.0004 per 1,000 GETs. Durations are this machine's, at 512 MB (the webhook function's at 256 MB).")
+	fmt.Fprintln(w, "Not in it: EKS, EC2 nodes and data transfer.")
 }
 
 // largest is op's row at its largest size.
@@ -96,9 +153,10 @@ func largest(rows []row, op string) (row, bool) {
 	return rs[len(rs)-1], true
 }
 
-// at is op's cost at size n, on the line through its two largest sizes (a fixed part and a part
-// a unit of its input), never below what the largest measured; with one size, that size's cost
-// scaled by n over it (an upper bound where growth is at most linear).
+// at is op's cost at size n: between two sizes measured, on the line through them; past the
+// largest, on the line through the two largest (a fixed part and a part a unit of its input),
+// never below what the largest measured; with one size, that size's cost scaled by n over it (an
+// upper bound where growth is at most linear).
 func at(rows []row, op string, n int) (row, bool) {
 	rs := byOp(rows, op)
 	switch len(rs) {
@@ -109,10 +167,17 @@ func at(rows []row, op string, n int) (row, bool) {
 		r.read, r.write, r.took, r.n = r.read*k, r.write*k, time.Duration(float64(r.took)*k), n
 		return r, true
 	}
-	a, b := rs[len(rs)-2], rs[len(rs)-1]
+	i := len(rs) - 1
+	for i > 1 && rs[i-1].n >= n {
+		i--
+	}
+	a, b := rs[i-1], rs[i]
 	line := func(ya, yb float64) float64 {
-		slope := (yb - ya) / float64(b.n-a.n)
-		return max(yb+slope*float64(n-b.n), yb)
+		y := yb + (yb-ya)/float64(b.n-a.n)*float64(n-b.n)
+		if n > b.n {
+			return max(y, yb)
+		}
+		return max(y, 0)
 	}
 	out := b
 	out.n = n

@@ -10,8 +10,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -37,6 +40,8 @@ type env struct {
 	proxy    *kubemeter.Proxy
 	db       *dynamodb.Client
 	queue    *sqs.Client
+	kms      *kms.Client
+	s3       *s3.Client
 	clusters *typed.Clusters
 	kc       kubernetes.Interface
 	log      *slog.Logger
@@ -50,6 +55,9 @@ func newEnv(ctx context.Context, st sandbox.State, proxy *kubemeter.Proxy) (*env
 	e.counter.Instrument(&cfg)
 	e.db = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(st.DynamoDBEndpoint) })
 	e.queue = sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(st.AWSEndpoint) })
+	e.kms = kms.NewFromConfig(cfg, func(o *kms.Options) { o.BaseEndpoint = aws.String(st.KMSEndpoint) })
+	// Path-style addressing keeps the bucket out of the host name, which on loopback would not resolve.
+	e.s3 = s3.NewFromConfig(cfg, func(o *s3.Options) { o.BaseEndpoint = aws.String(st.AWSEndpoint); o.UsePathStyle = true })
 	kcs, err := kube.New(config.Config{Regions: map[string]string{east: "sandbox", west: "sandbox"}, Kubeconfig: proxy.Kubeconfig}, aws.Config{})
 	if err != nil {
 		return nil, err
@@ -78,21 +86,37 @@ func (e *env) tables(ctx context.Context, name string) (dynamo.Tables, func(), e
 	}, nil
 }
 
+// namespaceGone bounds the wait for a namespace of thousands of pods to be deleted.
+const namespaceGone = 10 * time.Minute
+
 // namespace creates a namespace for the jobs of one size, and answers a function that deletes it
-// with everything in it.
+// with everything in it and waits until it is gone: a namespace of thousands of pods being
+// deleted keeps the apiserver busy enough to time out the next size's LISTs.
 func (e *env) namespace(ctx context.Context, name string) (string, func(), error) {
 	ns := e.prefix + "-" + name
 	_, err := e.kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", nil, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
-	return ns, func() { _ = e.kc.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) }, nil
+	return ns, func() {
+		ctx := context.Background()
+		if err := e.kc.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+			return
+		}
+		progress("deleting namespace %s", ns)
+		for deadline := time.Now().Add(namespaceGone); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+			if _, err := e.kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				return
+			}
+		}
+		progress("namespace %s still not gone after %s", ns, namespaceGone)
+	}, nil
 }
 
 // row is one operation at one size.
 type row struct {
 	op    string // what ran
-	input string // what grows: "queued", "active"
+	input string // what grows: "queued", "active", "apps", "webhooks"
 	n     int    // its size
 	took  time.Duration
 	// read and write are the DynamoDB capacity units consumed.

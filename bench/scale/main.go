@@ -1,10 +1,11 @@
 // Command scale measures what Tidegate's periodic operations cost as the work grows: the time,
 // the DynamoDB read and write units (every call asks ReturnConsumedCapacity) and the AWS and
-// Kubernetes API calls of one drain and of one reconcile beat, each at several sizes of its own
-// input, on the stand-ins. It prints the table, each operation's growth exponent against its
-// input (the slope of log cost on log size), and a monthly AWS bill for a stated workload.
+// Kubernetes API calls of one drain, one reconcile beat, one hosting beat and one webhook fan-out,
+// each at several sizes of its own input, on the stand-ins. It prints the table, each operation's
+// growth exponent against its input (the slope of log cost on log size), and a monthly AWS bill
+// for a stated workload.
 //
-//	go run ./bench/scale [-large] [-queued 1000,10000] [-active 200,1000]
+//	go run ./bench/scale [-large] [-queued 1000,10000] [-active 200,1000] [-apps 200,1000] [-webhooks 1,100]
 //
 // The data is loaded with BatchWriteItem (dynamo.JobStore.Load), not through the API: the
 // records are what the operations read, not what submitting them costs. With
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,13 +28,16 @@ import (
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 )
 
-// The sizes the issue asks for. The largest ones are behind -large: loading 100,000 jobs and
-// running 20,000 take most of the half hour on two shared cores.
+// The sizes the issue asks for. The largest ones are behind -large: loading 100,000 jobs,
+// running 20,000 and hosting 10,000 apps take most of the half hour on two shared cores.
 var (
 	queuedSizes      = []int{1_000, 10_000}
 	queuedSizesLarge = []int{100_000}
 	activeSizes      = []int{200, 1_000}
 	activeSizesLarge = []int{10_000, 20_000}
+	appSizes         = []int{200, 1_000}
+	appSizesLarge    = []int{10_000}
+	webhookSizes     = []int{1, 100} // 100 a tenant is the most the API lets a tenant register
 )
 
 // tenants and regions the queued jobs are spread over, as the issue states the workload.
@@ -42,46 +47,55 @@ const (
 )
 
 func main() {
-	large := flag.Bool("large", false, "also the largest sizes: 100,000 queued jobs, 10,000 and 20,000 active ones")
-	queued := flag.String("queued", "", "the queue sizes, comma-separated, in place of the default ones")
-	active := flag.String("active", "", "the active sizes, comma-separated, in place of the default ones (0: no beat)")
+	large := flag.Bool("large", false, "also the largest sizes: 100,000 queued jobs, 10,000 and 20,000 active ones, 10,000 apps")
+	s := runSizes{queued: queuedSizes, active: activeSizes, apps: appSizes, webhooks: webhookSizes}
+	flag.Func("queued", "the queue sizes, comma-separated, in place of the default ones (0: no drain)", sizeFlag(&s.queued))
+	flag.Func("active", "the active sizes, comma-separated, in place of the default ones (0: no beat)", sizeFlag(&s.active))
+	flag.Func("apps", "the app counts, comma-separated, in place of the default ones (0: no hosting beat)", sizeFlag(&s.apps))
+	flag.Func("webhooks", "the webhooks a tenant, comma-separated, in place of the default ones (0: no fan-out)", sizeFlag(&s.webhooks))
 	flag.Parse()
-	qs, as := queuedSizes, activeSizes
 	if *large {
-		qs, as = append(qs, queuedSizesLarge...), append(as, activeSizesLarge...)
-	}
-	var err error
-	if *queued != "" {
-		if qs, err = sizeFlag(*queued); err != nil {
-			fail(fmt.Errorf("-queued: %w", err))
-		}
-	}
-	if *active != "" {
-		if as, err = sizeFlag(*active); err != nil {
-			fail(fmt.Errorf("-active: %w", err))
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, grow := range map[string]struct {
+			to   *[]int
+			more []int
+		}{"queued": {&s.queued, queuedSizesLarge}, "active": {&s.active, activeSizesLarge}, "apps": {&s.apps, appSizesLarge}} {
+			if !set[name] {
+				*grow.to = append(slices.Clone(*grow.to), grow.more...)
+			}
 		}
 	}
 	start := time.Now()
-	rows, err := run(qs, as)
+	rows, err := run(s)
+	// What was measured before a failure is printed all the same: a long run is not lost to its last step.
+	report(os.Stdout, rows, time.Since(start))
 	if err != nil {
 		fail(err)
 	}
-	report(os.Stdout, rows, time.Since(start))
 }
 
-// sizeFlag reads a comma-separated list of sizes; 0 stands for none.
-func sizeFlag(v string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%q is not a list of sizes such as 1000,10000", v)
+// sizes are the sizes of each input the run measures at.
+type runSizes struct {
+	queued, active, apps, webhooks []int
+}
+
+// sizeFlag reads a comma-separated list of sizes into to; 0 stands for none.
+func sizeFlag(to *[]int) func(string) error {
+	return func(v string) error {
+		var out []int
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 0 {
+				return fmt.Errorf("%q is not a list of sizes such as 1000,10000", v)
+			}
+			if n > 0 {
+				out = append(out, n)
+			}
 		}
-		if n > 0 {
-			out = append(out, n)
-		}
+		*to = out
+		return nil
 	}
-	return out, nil
 }
 
 func fail(err error) {
@@ -93,8 +107,9 @@ func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "scale: "+format+"\n", args...)
 }
 
-// run measures the drains at each queue size and the beats at each active size.
-func run(qs, as []int) ([]row, error) {
+// run measures the fan-outs at each webhook count, the drains at each queue size, the hosting
+// beats at each app count and the beats at each active size.
+func run(s runSizes) ([]row, error) {
 	work, err := os.MkdirTemp("", "tidegate-scale-")
 	if err != nil {
 		return nil, err
@@ -117,19 +132,23 @@ func run(qs, as []int) ([]row, error) {
 	}
 	defer env.close()
 	var rows []row
-	for _, n := range qs {
-		r, err := env.drains(ctx, n)
-		if err != nil {
-			return rows, fmt.Errorf("drains over %d queued jobs: %w", n, err)
+	for _, p := range []struct {
+		what  string
+		sizes []int
+		f     func(context.Context, int) ([]row, error)
+	}{
+		{"fan-out to %d webhooks", s.webhooks, env.fanOut},
+		{"drains over %d queued jobs", s.queued, env.drains},
+		{"hosting beats over %d apps", s.apps, env.hosts},
+		{"beats over %d active jobs", s.active, env.beats},
+	} {
+		for _, n := range p.sizes {
+			r, err := p.f(ctx, n)
+			rows = append(rows, r...)
+			if err != nil {
+				return rows, fmt.Errorf(p.what+": %w", n, err)
+			}
 		}
-		rows = append(rows, r...)
-	}
-	for _, m := range as {
-		r, err := env.beats(ctx, m)
-		if err != nil {
-			return rows, fmt.Errorf("beats over %d active jobs: %w", m, err)
-		}
-		rows = append(rows, r...)
 	}
 	return rows, nil
 }

@@ -34,3 +34,31 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+func TestAt(t *testing.T) {
+	rows := []row{
+		{op: "op", n: 100, read: 10, write: 1},
+		{op: "op", n: 1000, read: 100, write: 1},
+		{op: "op", n: 10000, read: 1000, write: 2},
+		{op: "other", n: 5, read: 7},
+	}
+	tests := []struct {
+		op          string
+		n           int
+		read, write float64
+		ok          bool
+	}{
+		{"op", 550, 55, 1, true},        // between the two smallest
+		{"op", 2000, 200, 1.1111, true}, // between the two largest
+		{"op", 20000, 2000, 3.1111, true},
+		{"op", 100, 10, 1, true},
+		{"other", 50, 70, 0, true}, // one size: scaled
+		{"missing", 50, 0, 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := at(rows, tt.op, tt.n)
+		if ok != tt.ok || math.Abs(got.read-tt.read) > 1e-3 || math.Abs(got.write-tt.write) > 1e-3 {
+			t.Errorf("at(%s, %d) = %.4f RRU, %.4f WRU, %v; want %.4f, %.4f, %v", tt.op, tt.n, got.read, got.write, ok, tt.read, tt.write, tt.ok)
+		}
+	}
+}
