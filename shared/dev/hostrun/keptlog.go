@@ -2,6 +2,7 @@ package hostrun
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -53,7 +54,7 @@ func (k *keptLog) Write(p []byte) (int, error) {
 func (k *keptLog) rotate() error {
 	keep := min(k.size, k.max/2)
 	tail := make([]byte, keep)
-	if _, err := k.f.ReadAt(tail, k.size-keep); err != nil && err != io.EOF {
+	if _, err := k.f.ReadAt(tail, k.size-keep); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	if keep < k.size {
