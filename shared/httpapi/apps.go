@@ -42,10 +42,12 @@ type AppStore interface {
 
 var _ AppStore = (*dynamo.AppStore)(nil)
 
-// SourceObjects stores release sources and reads uploads back; the S3 client is the real one.
+// SourceObjects stores release sources, reads uploads back and deletes them once used; the S3
+// client is the real one.
 type SourceObjects interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 }
 
 var _ SourceObjects = (*s3.Client)(nil)

@@ -126,7 +126,7 @@ type releaseRequest struct {
 
 // releaseFromUpload makes app name's next release from the object of the upload the body names,
 // checked as a direct upload is (its bounds, entries, paths, links and tidegate.json) and against
-// the sha256 and length its upload declared. The upload is then forgotten.
+// the sha256 and length its upload declared. The upload is then forgotten and its object deleted.
 func (a *api) releaseFromUpload(w http.ResponseWriter, r *http.Request, name, note string) error {
 	var req releaseRequest
 	if err := decodeJSON(w, r, &req); err != nil {
@@ -144,6 +144,8 @@ func (a *api) releaseFromUpload(w http.ResponseWriter, r *http.Request, name, no
 		return err
 	}
 	if !a.now().Before(u.ExpiresAt) {
+		// Its record was this org's and app's (read above), so the object is theirs to drop.
+		a.dropUploadObject(ctx, u.ID)
 		return Invalid(fmt.Sprintf(detailUploadExpired, u.ID, u.ExpiresAt.Format(time.RFC3339), name), FieldProblem{"upload", "expired"})
 	}
 	packed, src, err := a.uploaded(ctx, u)
@@ -158,7 +160,20 @@ func (a *api) releaseFromUpload(w http.ResponseWriter, r *http.Request, name, no
 		// The release is made; the upload's record goes with its TTL all the same.
 		a.log.WarnContext(ctx, "forgetting an upload that became a release", "upload", u.ID, "error", err)
 	}
+	a.dropUploadObject(ctx, u.ID)
 	return writeJSON(w, http.StatusCreated, rel)
+}
+
+// dropUploadObject deletes upload id's object once it can make no release: it made one (its
+// sources are now stored under their digest, and a used upload is forgotten) or it expired. The
+// caller has read the upload's record under the caller's own org and app, so no other org can
+// have it dropped. The answer never waits on it: a failed delete is logged, and the bucket's
+// lifecycle rule (uploads/, two days) removes the object all the same.
+func (a *api) dropUploadObject(ctx context.Context, id string) {
+	_, err := a.sources.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(a.sourcesBucket), Key: aws.String(apps.UploadKey(a.sourcesPrefix, id))})
+	if err != nil {
+		a.log.WarnContext(ctx, "deleting a used upload's object; the bucket's lifecycle rule will", "upload", id, "error", err)
+	}
 }
 
 // uploaded reads u's object back and checks it: its length against u's before reading it, then

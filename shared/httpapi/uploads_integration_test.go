@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/tidegate/tidegate/shared/apps"
@@ -90,9 +92,74 @@ func TestUploadThroughS3(t *testing.T) {
 	if status, out := st.releaseFrom(t, st.member, "web", id); status != 404 {
 		t.Errorf("a second release from the same upload = %d %v, want 404: it was used", status, out)
 	}
+	if st.hasObject(t, apps.UploadKey(st.prefix, id)) {
+		t.Errorf("after release 1 was made from upload %s its object is still under uploads/, want it deleted", id)
+	}
 	// A small release still comes as the body.
 	if status, out := st.upload(t, "web", sources(t, map[string]string{"index.js": "x"})); status != 201 || number(out["release"]) != 2 {
 		t.Errorf("direct upload after one through S3 = %d %v, want release 2", status, out)
+	}
+}
+
+// hasObject says the bucket holds key.
+func (st *appStack) hasObject(t *testing.T, key string) bool {
+	t.Helper()
+	_, err := st.s3.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(st.bucket), Key: aws.String(key)})
+	var resp *awshttp.ResponseError
+	if errors.As(err, &resp) && resp.HTTPStatusCode() == http.StatusNotFound {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("HEAD %s: %v", key, err)
+	}
+	return true
+}
+
+// TestUploadObjectDroppedByItsOwnerAlone: a hostile org cannot have another org's upload object
+// deleted: naming its id (for an app of the same name, or an expired upload), or its key, is
+// refused before anything is deleted, and the owner still makes its release from it. An expired
+// upload's object is deleted when its own org names it, since it can make no release.
+func TestUploadObjectDroppedByItsOwnerAlone(t *testing.T) {
+	st := newAppStack(t)
+	good := sources(t, map[string]string{"index.js": "serve()\n"})
+	status, up := st.declare(t, st.member, "web", digest(good), len(good))
+	if status != 201 {
+		t.Fatalf("POST uploads = %d %v", status, up)
+	}
+	id := up["upload"].(string)
+	key := apps.UploadKey(st.prefix, id)
+	put(t, up, good)
+	for _, named := range []string{id, key, "uploads/" + id + ".tar.gz", "up-../../" + key} {
+		if status, out := st.releaseFrom(t, st.beta, "web", named); status != 404 && status != 400 {
+			t.Errorf("beta releasing acme's upload as %q = %d %v, want 404 or 400", named, status, out)
+		}
+		if !st.hasObject(t, key) {
+			t.Fatalf("after beta named acme's upload as %q, acme's object %s is gone", named, key)
+		}
+	}
+	if status, out := st.releaseFrom(t, st.member, "web", id); status != 201 {
+		t.Fatalf("acme's release from its upload after beta's tries = %d %v, want 201", status, out)
+	}
+	if st.hasObject(t, key) {
+		t.Errorf("after acme's release from upload %s its object is still there", id)
+	}
+
+	old := apps.Upload{ID: "up-00000000000000000000000001", App: "web", SHA256: digest(good), Bytes: int64(len(good)), CreatedAt: time.Now().Add(-48 * time.Hour), ExpiresAt: time.Now().Add(-24 * time.Hour)}
+	if err := st.store.CreateUpload(context.Background(), "acme", old); err != nil {
+		t.Fatal(err)
+	}
+	oldKey := apps.UploadKey(st.prefix, old.ID)
+	if _, err := st.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(st.bucket), Key: aws.String(oldKey), Body: bytes.NewReader(good)}); err != nil {
+		t.Fatal(err)
+	}
+	if status, out := st.releaseFrom(t, st.beta, "web", old.ID); status != 404 || !st.hasObject(t, oldKey) {
+		t.Errorf("beta naming acme's expired upload = %d %v, object kept %v; want 404 and the object kept", status, out, st.hasObject(t, oldKey))
+	}
+	if status, out := st.releaseFrom(t, st.member, "web", old.ID); status != 400 || !strings.Contains(out["detail"].(string), "expired") {
+		t.Errorf("acme's release from its expired upload = %d %v, want 400 saying so", status, out)
+	}
+	if st.hasObject(t, oldKey) {
+		t.Errorf("acme's expired upload %s was refused but its object is still there, want it deleted", old.ID)
 	}
 }
 

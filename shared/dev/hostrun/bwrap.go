@@ -38,11 +38,11 @@ type jail struct {
 // bwrapArgs is bwrap's command line for s: every namespace of its own but the network, which the
 // process shares with this machine so it reaches the dev API on loopback; this machine's system
 // read-only, a private /tmp, /proc and /dev; the pod's volumes; and user 1000. The process dies
-// with bwrap, and bwrap with the runner. The environment is not on the command line: bwrap reads
+// with bwrap, and bwrap with the runner. bwrap says its sandbox's pid 1 on infoFD (sandbox.go). The environment is not on the command line: bwrap reads
 // it from argsFD (envArgs).
 func bwrapArgs(s jail) []string {
 	args := []string{
-		"--args", argsFD,
+		"--args", argsFD, "--info-fd", infoFD,
 		"--unshare-all", "--unshare-user", "--share-net",
 		"--uid", sandboxUser, "--gid", sandboxUser,
 		"--die-with-parent", "--new-session",
@@ -90,3 +90,7 @@ func envArgs(env map[string]string) []byte {
 
 // argsFD is the descriptor bwrap reads envArgs from: the first of exec.Cmd's ExtraFiles.
 const argsFD = "3"
+
+// infoFD is the descriptor bwrap writes the sandbox's pid 1 to, as JSON ("child-pid"): the second
+// of exec.Cmd's ExtraFiles.
+const infoFD = "4"

@@ -24,7 +24,7 @@ func TestBwrapArgs(t *testing.T) {
 	}
 	got := bwrapArgs(s)
 	want := []string{
-		"--args", "3", "--unshare-all", "--unshare-user", "--share-net", "--uid", "1000", "--gid", "1000",
+		"--args", "3", "--info-fd", "4", "--unshare-all", "--unshare-user", "--share-net", "--uid", "1000", "--gid", "1000",
 		"--die-with-parent", "--new-session", "--hostname", "web-r1-0a1b2c3d",
 		"--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/podspec"
 )
 
@@ -51,6 +52,7 @@ type Runner struct {
 	system []systemPath
 	dir    string // the pods' folders, one per pod UID
 	asRoot bool   // the runner is root, so bwrap is started as user 1000 itself
+	keep   int64  // the most of a container's output kept; 0 is maxKept
 
 	mu   sync.Mutex
 	runs map[types.UID]*run
@@ -110,29 +112,63 @@ func (r *Runner) pass(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	live := map[types.UID]bool{}
+	listed := map[types.UID]bool{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if !r.plays(p) {
-			continue
-		}
-		live[p.UID] = true
+		listed[p.UID] = true
 		rn, ok := r.runs[p.UID]
-		if !ok {
+		switch {
+		case ok && p.DeletionTimestamp != nil:
+			rn.stop(graceOf(p))
+		case !ok && r.leftOver(p):
+			r.remove(ctx, p, r.opt.Log.With("host", p.Name, "pod_uid", string(p.UID)))
+		case !r.plays(p):
+		case !ok:
 			r.start(ctx, p)
-			continue
-		}
-		if want, ok := rn.status(); ok && !shows(p.Status, want) {
-			r.show(ctx, rn)
+		default:
+			if want, ok := rn.status(); ok && !shows(p.Status, want) {
+				r.show(ctx, rn)
+			}
 		}
 	}
 	for uid, rn := range r.runs {
-		if !live[uid] {
-			rn.cancel()
-			delete(r.runs, uid)
+		if !listed[uid] {
+			// Gone without a deletion seen (a force delete): the spec's grace, as a kubelet.
+			rn.stop(graceOf(rn.pod))
 		}
 	}
 	return nil
+}
+
+// defaultGrace is a pod's terminationGracePeriodSeconds when its spec has none: Kubernetes'
+// default.
+const defaultGrace = 30 * time.Second
+
+// graceOf is how long p's process has between SIGTERM and SIGKILL as a kubelet reckons it: the
+// deletion's grace period, else the spec's terminationGracePeriodSeconds, else defaultGrace.
+func graceOf(p *corev1.Pod) time.Duration {
+	switch {
+	case p.DeletionGracePeriodSeconds != nil:
+		return time.Duration(*p.DeletionGracePeriodSeconds) * time.Second
+	case p.Spec.TerminationGracePeriodSeconds != nil:
+		return time.Duration(*p.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return defaultGrace
+}
+
+// leftOver says p is a pod of ours a previous runner played, now going with no process of this
+// runner's: that runner ended with it, so it is removed.
+func (r *Runner) leftOver(p *corev1.Pod) bool {
+	_, ours := podspec.AppOf(p)
+	return ours && p.DeletionTimestamp != nil && p.Annotations[sandbox.ProcessAnnotation] == "true"
+}
+
+// kept is the most of a container's output kept on this machine.
+func (r *Runner) kept() int64 {
+	if r.keep > 0 {
+		return r.keep
+	}
+	return maxKept
 }
 
 // plays says p is a pod of ours to run: not going, not left to kwok, and, when no process of the
@@ -152,8 +188,7 @@ func (r *Runner) plays(p *corev1.Pod) bool {
 
 // start plays p in a goroutine of its own, until p is gone or the runner stops.
 func (r *Runner) start(ctx context.Context, p *corev1.Pod) {
-	ctx, cancel := context.WithCancel(ctx)
-	rn := &run{pod: p.DeepCopy(), cancel: cancel}
+	rn := newRun(p)
 	r.runs[p.UID] = rn
 	r.wg.Go(func() { r.play(ctx, rn) })
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -26,12 +28,42 @@ const waitDelay = 2 * time.Second
 
 // run is one pod played: its spec as first seen and how far its process has come.
 type run struct {
-	pod    *corev1.Pod
-	cancel context.CancelFunc
-	dir    string // set by prepare
+	pod *corev1.Pod
+	dir string // set by prepare
+
+	// stopping is closed once the pod is gone or going; grace is then how long its process has
+	// between SIGTERM and SIGKILL.
+	stopping chan struct{}
+	stopOnce sync.Once
+	grace    time.Duration
 
 	mu       sync.Mutex
 	progress *progress // nil until the install begins
+}
+
+func newRun(p *corev1.Pod) *run { return &run{pod: p.DeepCopy(), stopping: make(chan struct{})} }
+
+// stop ends rn's process as a kubelet ends a container of a pod going: SIGTERM, then SIGKILL once
+// grace has passed. Only the first call counts.
+func (rn *run) stop(grace time.Duration) {
+	rn.stopOnce.Do(func() {
+		rn.grace = grace
+		close(rn.stopping)
+	})
+}
+
+func (rn *run) stopped() bool {
+	select {
+	case <-rn.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// ending is how rn's sandbox is to end: with the runner (ctx), or as rn's pod goes.
+func (rn *run) ending(ctx context.Context, log *slog.Logger) *ending {
+	return &ending{ctx: ctx, stop: rn.stopping, grace: func() time.Duration { return rn.grace }, log: log}
 }
 
 func (rn *run) set(p progress) {
@@ -50,18 +82,14 @@ func (rn *run) status() (corev1.PodStatus, bool) {
 	return statusOf(rn.pod, *rn.progress), true
 }
 
-// play runs rn's pod: the install container, then, if it succeeded, the app container, showing
-// each step in the pod's status. It returns once the pod is gone (ctx ends), having removed the
-// pod's folder; a process still running is killed.
+// play runs rn's pod: the install container, then, if it succeeded and the pod is not going, the
+// app container, showing each step in the pod's status. Once the pod is going and its process has
+// ended, it removes the pod, as a kubelet does, and the pod's folder; when the runner ends (ctx),
+// a process still running is killed and the pod left for the next runner.
 func (r *Runner) play(ctx context.Context, rn *run) {
 	p := rn.pod
 	log := r.opt.Log.With("host", p.Name, "pod_uid", string(p.UID))
-	defer func() {
-		<-ctx.Done()
-		if rn.dir != "" {
-			os.RemoveAll(rn.dir)
-		}
-	}()
+	defer r.leave(ctx, rn, log)
 	if err := r.prepare(ctx, rn); err != nil {
 		log.WarnContext(ctx, "preparing a host's process", "error", err)
 		return
@@ -71,7 +99,7 @@ func (r *Runner) play(ctx context.Context, rn *run) {
 	r.show(ctx, rn)
 	log.InfoContext(ctx, "installing a host's release")
 	code, err := r.exec(ctx, rn, p.Spec.InitContainers, nil)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || rn.stopped() {
 		return
 	}
 	if err != nil || code != 0 {
@@ -96,6 +124,35 @@ func (r *Runner) play(ctx context.Context, rn *run) {
 	log.InfoContext(ctx, "a host's process exited", "exit_code", failed(code, err), "error", err)
 	rn.set(progress{Stage: exited, Began: began, Started: started, Ended: time.Now(), ExitCode: failed(code, err)})
 	r.show(ctx, rn)
+}
+
+// leave waits until rn's pod is going (or the runner ends), then, its process having ended,
+// removes the pod and its folder and forgets rn.
+func (r *Runner) leave(ctx context.Context, rn *run, log *slog.Logger) {
+	select {
+	case <-rn.stopping:
+		r.remove(ctx, rn.pod, log)
+	case <-ctx.Done():
+	}
+	if rn.dir != "" {
+		os.RemoveAll(rn.dir)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.runs, rn.pod.UID)
+}
+
+// remove deletes pod p, whose process has ended, at once: the last step of a pod's deletion,
+// which kwok leaves to the runner for the pods it plays. The UID precondition spares a newer pod
+// of the same name; a pod already gone is no error.
+func (r *Runner) remove(ctx context.Context, p *corev1.Pod, log *slog.Logger) {
+	zero := int64(0)
+	err := r.kc.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &p.UID},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+		log.WarnContext(ctx, "removing a host's pod once its process ended", "error", err)
+	}
 }
 
 // failed is the exit code to show: code, or 127 (a shell's "could not run") when the process did
@@ -175,6 +232,9 @@ func (r *Runner) secrets(ctx context.Context, p *corev1.Pod) (map[string]map[str
 // takes nothing from them.
 func (r *Runner) exec(ctx context.Context, rn *run, containers []corev1.Container, secrets map[string]map[string][]byte) (int, error) {
 	for _, c := range containers {
+		if rn.stopped() {
+			return 0, nil
+		}
 		code, err := r.execOne(ctx, rn, c, secrets)
 		if err != nil || code != 0 {
 			return code, err
@@ -195,7 +255,7 @@ func (r *Runner) execOne(ctx context.Context, rn *run, c corev1.Container, secre
 	if err != nil {
 		return 0, err
 	}
-	f, err := os.OpenFile(logFile(rn.dir, c.Name), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := openKept(logFile(rn.dir, c.Name), r.kept())
 	if err != nil {
 		return 0, err
 	}
@@ -208,10 +268,10 @@ func (r *Runner) execOne(ctx context.Context, rn *run, c corev1.Container, secre
 	for _, m := range c.VolumeMounts {
 		s.Mounts = append(s.Mounts, mount{Source: filepath.Join(rn.dir, "volumes", m.Name), Target: m.MountPath, ReadOnly: m.ReadOnly})
 	}
-	cmd := exec.CommandContext(ctx, r.bwrap, bwrapArgs(s)...)
+	cmd := exec.Command(r.bwrap, bwrapArgs(s)...)
 	cmd.Stdout, cmd.Stderr, cmd.WaitDelay = stdout, stderr, waitDelay
 	cmd.SysProcAttr = r.credential()
-	err = runWithEnv(cmd, env)
+	err = runWithEnv(cmd, env, rn.ending(ctx, r.opt.Log.With("host", rn.pod.Name, "container", c.Name)))
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

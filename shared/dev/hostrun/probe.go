@@ -49,7 +49,7 @@ func (r *Runner) try() error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = r.credential()
-	if err := runWithEnv(cmd, map[string]string{"PATH": imagePath}); err != nil {
+	if err := runWithEnv(cmd, map[string]string{"PATH": imagePath}, nil); err != nil {
 		return fmt.Errorf("%w: bwrap could not start a sandbox (%v: %s); it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0)",
 			ErrCannotRun, err, strings.TrimSpace(out.String()))
 	}
@@ -97,28 +97,4 @@ func findRuntimes() []string {
 		}
 	}
 	return found
-}
-
-// runWithEnv runs cmd, a bwrap whose arguments begin with bwrapArgs', with nothing in its own
-// environment and env for the process it starts, passed on a pipe (envArgs).
-func runWithEnv(cmd *exec.Cmd, env map[string]string) error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	cmd.Env = []string{}
-	cmd.ExtraFiles = []*os.File{r}
-	err = cmd.Start()
-	r.Close()
-	if err != nil {
-		w.Close()
-		return err
-	}
-	// bwrap reads the whole file before it does anything else; a bwrap that failed first
-	// leaves the write an EPIPE, and Wait says why.
-	go func() {
-		_, _ = w.Write(envArgs(env))
-		w.Close()
-	}()
-	return cmd.Wait()
 }

@@ -27,8 +27,8 @@ const (
 	// OOMKilled and exit code 137. It wins over ExitCodeAnnotation.
 	OOMKillAnnotation = "tidegate.io/sandbox-oom-kill"
 	// ProcessAnnotation ("true") says a process on this machine plays the pod
-	// (shared/dev/hostrun), which writes its status itself: kwok's pod-ready stage leaves it
-	// alone. Only its deletion is still kwok's.
+	// (shared/dev/hostrun), which writes its status itself and, once the pod is deleted and its
+	// process has ended, removes it: kwok's pod-ready and pod-delete stages leave it alone.
 	ProcessAnnotation = "tidegate.io/sandbox-process"
 )
 
