@@ -2,6 +2,7 @@ package hosting_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tidegate/tidegate/shared/apps"
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/podspec"
 )
 
@@ -47,7 +49,8 @@ func runs(t *testing.T, p corev1.Pod) (sha string, start []string) {
 // TestLostLiveHostServesUntilTheWantedRegisters: release 1 is live and release 2 wanted, its host
 // started and not registered, when release 1's pod is lost. The next beat starts release 1's host
 // again, from release 1's own sources and start command beside the Secret it ran with, and
-// counts a crash of it; the app stays live on it, and later beats leave it be. Release 2's host
+// counts a crash of it; the app stays live on it, later beats leave it be, and its process
+// cannot register in the wanted release's place. Release 2's host
 // still registers with its own token, goes live, and only then is release 1's host stopped.
 func TestLostLiveHostServesUntilTheWantedRegisters(t *testing.T) {
 	s := newStack(t)
@@ -104,6 +107,13 @@ func TestLostLiveHostServesUntilTheWantedRegisters(t *testing.T) {
 	}
 	if len(a.Crashes[h1]) != 1 {
 		t.Errorf("crashes of %s after its lost pod was started again = %v, want one", h1, a.Crashes[h1])
+	}
+
+	// The old release's process, started again, cannot register over the wanted release: its
+	// token is not the app's current one, and a registration of it would change nothing.
+	_, _, err = s.apps.Register(ctx, h1, string(p.UID), string(secretAfter.Data[podspec.EnvHostToken]), s.now)
+	if !errors.Is(err, dynamo.ErrHostNotWanted) {
+		t.Errorf("registering the live host started again with its own token: %v, want %v", err, dynamo.ErrHostNotWanted)
 	}
 
 	s.running(t, h1)
