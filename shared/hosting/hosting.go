@@ -32,6 +32,9 @@ type Apps interface {
 	MarkLive(ctx context.Context, org, app, host string, release int, now time.Time) error
 	MarkFailed(ctx context.Context, org, app string, release int, host, reason, lines string, now time.Time) error
 	RecordRevive(ctx context.Context, org, app string, rv apps.Revive) error
+	// RecordCrash and Release serve a live host started again after its pod was lost.
+	RecordCrash(ctx context.Context, org, app, host string, at time.Time) error
+	Release(ctx context.Context, org, app string, n int) (apps.Release, error)
 }
 
 // Secrets reads an org's secrets, sealed, and their digest; dynamo.SecretStore is the real one.
@@ -306,38 +309,68 @@ func (h *Hoster) digests(ctx context.Context, all []apps.App) (map[string]string
 	return out, nil
 }
 
-// carryOut does one app's steps in order, stopping at the first that fails: the next beat plans
-// again from what is then true.
+// carryOut does one app's steps in order. A Start or a Revive that fails holds back nothing after
+// it, for no step depends on one: the wanted host failing to start leaves the live one to be
+// started again, and the other way round. Any other step that fails ends the app's steps (a
+// Failed its host's Stop, a WentLive the old live host's), and so does one a record having moved
+// on makes stale, which is no error: the next beat plans again from what is then true.
 func (h *Hoster) carryOut(ctx context.Context, w *world, key string, steps []hostplan.Step) error {
-	a, known := w.apps[key]
+	var errs []error
 	for _, st := range steps {
-		var err error
-		switch s := st.(type) {
-		case hostplan.Start:
-			err = h.start(ctx, w, a, s.App.Host)
-		case hostplan.Revive:
-			err = h.revive(ctx, w, a, known, s.Pod.Name, s.Reason)
-		case hostplan.Stop:
-			err = w.cluster.stop(ctx, s.Pod.Name, podspec.SecretName(s.Pod.Name))
-		case hostplan.WentLive:
-			err = h.Apps.MarkLive(ctx, a.Org, a.Name, s.App.Host, a.Release, h.now())
-			if isStale(err) {
-				return nil
-			}
-		case hostplan.Failed:
-			err = h.fail(ctx, w, a, s)
-			if isStale(err) {
-				return nil
-			}
+		err := h.carryOutStep(ctx, w, key, st)
+		switch {
+		case err == nil:
+			h.countStep(ctx, st)
+		case errors.Is(err, errDropped):
+			return errors.Join(errs...)
+		case isStartOrRevive(st):
+			errs = append(errs, err)
 		default:
-			err = fmt.Errorf("a step of type %T, which the beat does not know", st)
+			return errors.Join(append(errs, err)...)
 		}
-		if err != nil {
-			return err
-		}
-		h.countStep(ctx, st)
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// errDropped is what carryOutStep answers for a step that a record having moved on since the beat
+// read it makes stale: it and the app's later steps are dropped.
+var errDropped = errors.New("the step is stale")
+
+func isStartOrRevive(st hostplan.Step) bool {
+	switch st.(type) {
+	case hostplan.Start, hostplan.Revive:
+		return true
+	}
+	return false
+}
+
+// carryOutStep does one step of the app of key.
+func (h *Hoster) carryOutStep(ctx context.Context, w *world, key string, st hostplan.Step) error {
+	a, known := w.apps[key]
+	switch s := st.(type) {
+	case hostplan.Start:
+		if s.Live {
+			return h.startLive(ctx, w, a)
+		}
+		return h.start(ctx, w, a, s.App.Host)
+	case hostplan.Revive:
+		return h.revive(ctx, w, a, known, s.Pod.Name, s.Reason)
+	case hostplan.Stop:
+		return w.cluster.stop(ctx, s.Pod.Name, podspec.SecretName(s.Pod.Name))
+	case hostplan.WentLive:
+		return dropStale(h.Apps.MarkLive(ctx, a.Org, a.Name, s.App.Host, a.Release, h.now()))
+	case hostplan.Failed:
+		return dropStale(h.fail(ctx, w, a, s))
+	}
+	return fmt.Errorf("a step of type %T, which the beat does not know", st)
+}
+
+// dropStale answers errDropped for err that says a record moved on, and err otherwise.
+func dropStale(err error) error {
+	if isStale(err) {
+		return errDropped
+	}
+	return err
 }
 
 // countStep adds a step carried out to metrics.HostPlanSteps by its kind, and a failed release to

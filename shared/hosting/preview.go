@@ -71,6 +71,9 @@ func (h *Hoster) Plan(ctx context.Context, org string) ([]AppPlan, error) {
 func explain(st hostplan.Step, a apps.App, known bool, want hostplan.App, w *world) PlannedStep {
 	switch s := st.(type) {
 	case hostplan.Start:
+		if s.Live {
+			return PlannedStep{Step: "start", Host: s.Host(), Why: whyStartLive(a, want, w)}
+		}
 		why := fmt.Sprintf("release %d is wanted and no pod runs its host", a.Release)
 		if a.LiveHost != "" {
 			why += fmt.Sprintf("; %s keeps serving until it registers", a.LiveHost)
@@ -100,6 +103,20 @@ func explain(st hostplan.Step, a apps.App, known bool, want hostplan.App, w *wor
 		return PlannedStep{Step: "failed", Host: s.Pod.Name, Why: string(s.Reason) + ": " + s.Why("")}
 	}
 	return PlannedStep{Step: fmt.Sprintf("%T", st)}
+}
+
+// whyStartLive says why a's live host, whose pod is lost, is started again.
+func whyStartLive(a apps.App, want hostplan.App, w *world) string {
+	n := len(hostplan.RecentCrashes(w.crashes[a.LiveHost], w.now)) + 1
+	waiting := fmt.Sprintf("release %d has not registered", a.Release)
+	switch {
+	case a.Failed():
+		waiting = fmt.Sprintf("release %d failed", a.Release)
+	case want.Host == "":
+		waiting = "no other release is wanted"
+	}
+	return fmt.Sprintf("lost: the live host's pod is gone (its node lost, or the pod deleted) and %s; it runs again from release %d so that the app keeps serving (crash %d of the %d allowed within %.0f minutes)",
+		waiting, a.LiveRelease, n, hostplan.MostCrashes, hostplan.CrashWindow.Minutes())
 }
 
 func whyStop(pod string, a apps.App, known, registered bool, want hostplan.App) string {

@@ -149,33 +149,24 @@ func TestUnhealthyHosts(t *testing.T) {
 	waitReplaced(t, s, h3, uid)
 }
 
-// waitReplaced waits until host's pod is another than the one of UID uid. kwok v0.8.0 retries
-// its pod-delete stage by name, with no UID precondition, and now and then deletes the pod the
-// beat created in the revived one's place (its log: "failed to delete pod … not found", then
-// "Delete pod"); a kubelet deletes with the pod's UID as a precondition. When the name is left
-// empty so, the next beat starts the host afresh, as it does any host whose pod vanished. kwok's
-// retries are over within about two seconds, so a new pod that has lasted three is kept.
+// waitReplaced waits until host's pod is another than the one of UID uid, and checks that the new
+// pod is still there three seconds later: long past when kwok would have played a stage for the
+// deletion of the one it replaced (the sandbox's pod-delete stage leaves a deletion with no grace
+// period to the apiserver, so kwok never deletes a newer pod by the old one's name).
 func waitReplaced(t *testing.T, s *stack, host, uid string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	var missing, seen time.Time
 	for time.Now().Before(deadline) {
 		p, ok := s.pods(t)[host]
-		switch {
-		case ok && string(p.UID) != uid && seen.IsZero():
-			seen, missing = time.Now(), time.Time{}
-		case ok && string(p.UID) != uid && time.Since(seen) > 3*time.Second:
-			return
-		case ok:
-			missing = time.Time{}
-		case missing.IsZero():
-			missing, seen = time.Now(), time.Time{}
-		case time.Since(missing) > 2*time.Second:
-			t.Logf("host %s's new pod vanished after its revival (kwok's delete by name); beating again", host)
-			s.beat(t)
-			missing = time.Time{}
+		if !ok || string(p.UID) == uid {
+			time.Sleep(200 * time.Millisecond)
+			continue
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(3 * time.Second)
+		if again, ok := s.pods(t)[host]; !ok || again.UID != p.UID {
+			t.Fatalf("host %s's new pod %s vanished after its revival: something deleted it by name", host, p.UID)
+		}
+		return
 	}
 	t.Fatalf("host %s was not run again: its pod is still %s, or none", host, uid)
 }

@@ -9,14 +9,17 @@
 // The rules, each app on its own:
 //
 //   - The host that last went live serves until the wanted host registers, whatever becomes of
-//     the wanted one.
+//     the wanted one: its pod lost (its node gone, the pod deleted), it is started again from its
+//     own release; its process exited, it is revived. Either counts as a crash of it.
 //   - A registration belongs to the pod incarnation whose process made it (App.RegisteredPod is
 //     that pod's UID): a wanted host whose pod disappeared and was started again, or was revived,
 //     is not registered until the new pod's own process registers.
 //   - A wanted host that exits before it ever served fails its release at once, even one that
 //     had registered before the beat saw it go live: the live host keeps serving.
 //   - A host that served and exits is revived, at most MostCrashes times in CrashWindow; the next
-//     exit fails the release (ReasonCrashLooping).
+//     exit fails the release (ReasonCrashLooping). A live host apart from the wanted one that
+//     exits or loses its pod past that many crashes (lost pods started again included) is not
+//     run again instead: the wanted release is not its to fail.
 //   - A host with a readiness check (Container.Checked) is live only while the check passes: the
 //     wanted host goes live once it registered and its pod is Ready, and the live one serves until
 //     then. A host that registered and whose check has failed for longer than the App's
@@ -38,8 +41,9 @@ const (
 	// seed runner's measured bound (120 s from the process starting to the gateway seeing it).
 	RegistersWithin = 120 * time.Second
 
-	// MostCrashes is how many times a host that served is revived within CrashWindow; the exit
-	// after that fails the release. The seed runner's figure: five tries cover a dependency that
+	// MostCrashes is how many times a host that served is revived (or, the live host apart from
+	// the wanted one, started again after its pod was lost) within CrashWindow; the crash after
+	// that fails the release, or, for a live host apart from the wanted one, is not run again. The seed runner's figure: five tries cover a dependency that
 	// restarts under the app, and no more are worth taking for an app that cannot stay up.
 	MostCrashes = 5
 
@@ -67,8 +71,8 @@ const (
 type App struct {
 	// Key is the app's `<org>/<name>`, as its pods carry it.
 	Key string
-	// Host is the wanted release's host. An empty Host wants no new host: the live one is kept
-	// and nothing is started.
+	// Host is the wanted release's host. An empty Host wants no new host: the live one is kept,
+	// and started again only if its pod is lost.
 	Host string
 	// LiveHost is the host that last went live, empty while the app has never been live.
 	LiveHost string

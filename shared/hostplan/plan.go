@@ -15,10 +15,11 @@ import "time"
 // pods: its cost is linear in the number of apps and pods.
 func Plan(apps []App, containers []Container, crashes map[string][]time.Time, now time.Time) map[string][]Step {
 	p := planner{containers: containers, ix: group(apps, containers), crashes: crashes, now: now}
-	// An app has at most one step more than it has pods: a pod it keeps takes no Stop, a host
-	// revived or gone live is kept, a failed one is stopped, and a Start is for a host without
-	// one. So every wanted app's steps fit in one array, sliced per app once all are planned.
-	all := make([]Step, 0, len(apps)+p.ix.pods)
+	// An app has at most two steps more than it has pods: a pod it keeps takes no Stop, a host
+	// revived or gone live is kept, a failed one is stopped too, and a Start is for a host without
+	// one (the wanted host, and the live one apart from it). So every wanted app's steps fit in one
+	// array, sliced per app once all are planned.
+	all := make([]Step, 0, 2*len(apps)+p.ix.pods)
 	ends := make([]int, len(apps))
 	withSteps := 0
 	for i := range apps {
@@ -60,7 +61,8 @@ type planner struct {
 }
 
 // app appends the steps of app, apps[i], to steps: first what its wanted host needs, then what
-// its live host needs, then a Stop for each of its pods that is not kept, in the pods' order.
+// its live host needs (see live), then a Stop for each of its pods that is not kept, in the pods'
+// order.
 func (p *planner) app(steps []Step, app *App, i int) []Step {
 	var wanted, live *Container
 	for k := p.ix.first[i]; k >= 0; k = p.ix.next[k] {
@@ -113,17 +115,8 @@ func (p *planner) app(steps []Step, app *App, i int) []Step {
 		keepLive = false
 	}
 
-	// The live host's process registered before it went live; a pod of it revived since is
-	// given RegistersWithin to start again before its check is judged.
-	if live != nil && keepLive {
-		switch {
-		case live.ended() && mayRunAgain(live.Name, p.crashes, p.now):
-			steps = append(steps, Revive{Pod: live, Reason: exitReason(live)})
-		case live.ended():
-			keepLive = false
-		case live.unhealthy(live.StartedAt.Add(RegistersWithin), app.UnreadyAllowed(), p.now) && mayRunAgain(live.Name, p.crashes, p.now):
-			steps = append(steps, Revive{Pod: live, Reason: ReasonUnhealthy})
-		}
+	if keepLive {
+		steps, keepLive = p.live(steps, app, live)
 	}
 
 	for k := p.ix.first[i]; k >= 0; k = p.ix.next[k] {
@@ -134,4 +127,29 @@ func (p *planner) app(steps []Step, app *App, i int) []Step {
 		steps = append(steps, Stop{Pod: c})
 	}
 	return steps
+}
+
+// live appends what app's live host needs, while it serves apart from the wanted one, to steps,
+// and says whether its pod is kept. live is its pod, nil when it has none.
+//
+// The live host serves until the wanted one replaces it, whatever the wanted release does: one
+// whose pod was lost (its node gone, the pod deleted) is started again from its own release, one
+// whose process exited is revived, one whose check has failed too long is revived as unhealthy.
+// Each counts as a crash, and past MostCrashes within CrashWindow the live host is left to go. Its
+// process registered before it went live; a pod of it revived or started since is given
+// RegistersWithin to start again before its check is judged.
+func (p *planner) live(steps []Step, app *App, live *Container) ([]Step, bool) {
+	again := mayRunAgain(app.LiveHost, p.crashes, p.now)
+	switch {
+	case live == nil && again:
+		steps = append(steps, Start{App: app, Live: true})
+	case live == nil:
+	case live.ended() && again:
+		steps = append(steps, Revive{Pod: live, Reason: exitReason(live)})
+	case live.ended():
+		return steps, false
+	case live.unhealthy(live.StartedAt.Add(RegistersWithin), app.UnreadyAllowed(), p.now) && again:
+		steps = append(steps, Revive{Pod: live, Reason: ReasonUnhealthy})
+	}
+	return steps, true
 }

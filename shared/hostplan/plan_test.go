@@ -279,6 +279,71 @@ func TestPlan(t *testing.T) {
 			want: map[string][]string{shop: {"failed " + wanted + " never_registered", "stop " + wanted}},
 		},
 		{
+			name: "a live host whose pod is lost while the wanted one starts is started again",
+			apps: []hostplan.App{deploying},
+			pods: []hostplan.Container{pod(wanted)},
+			want: map[string][]string{shop: {"start " + live + " live"}},
+		},
+		{
+			name: "a live host whose pod is lost while the wanted one installs is started again",
+			apps: []hostplan.App{deploying},
+			pods: []hostplan.Container{installing(pod(wanted), time.Minute)},
+			want: map[string][]string{shop: {"start " + live + " live"}},
+		},
+		{
+			name: "with both pods lost, the wanted host and the live one are both started",
+			apps: []hostplan.App{deploying},
+			want: map[string][]string{shop: {"start " + wanted, "start " + live + " live"}},
+		},
+		{
+			name: "a live host whose pod is lost while the wanted one fails is started again",
+			apps: []hostplan.App{deploying},
+			pods: []hostplan.Container{exited(pod(wanted), 3)},
+			want: map[string][]string{shop: {"failed " + wanted + " exited", "start " + live + " live", "stop " + wanted}},
+		},
+		{
+			name: "a live host whose pod is lost after its release failed is started again",
+			apps: []hostplan.App{{Key: shop, Host: wanted, LiveHost: live, Failed: true}},
+			want: map[string][]string{shop: {"start " + live + " live"}},
+		},
+		{
+			name: "a live host whose pod is lost while the wanted one registered but is not ready is started again",
+			apps: []hostplan.App{registered},
+			pods: []hostplan.Container{func() hostplan.Container { c := pod(wanted); c.Checked = true; return c }()},
+			want: map[string][]string{shop: {"start " + live + " live"}},
+		},
+		{
+			name: "a live host whose pod is lost is not started when the wanted one goes live in the same beat",
+			apps: []hostplan.App{registered},
+			pods: []hostplan.Container{pod(wanted)},
+			want: map[string][]string{shop: {"went_live " + wanted}},
+		},
+		{
+			name:    "a lost live host is started again under the crash limit",
+			apps:    []hostplan.App{deploying},
+			pods:    []hostplan.Container{pod(wanted)},
+			crashes: map[string][]time.Time{live: crashesAgo(time.Minute, 2*time.Minute, 3*time.Minute, 4*time.Minute, 11*time.Minute)},
+			want:    map[string][]string{shop: {"start " + live + " live"}},
+		},
+		{
+			name:    "a lost live host that crashed five times in ten minutes is not started again",
+			apps:    []hostplan.App{deploying},
+			pods:    []hostplan.Container{pod(wanted)},
+			crashes: map[string][]time.Time{live: crashesAgo(time.Minute, 2*time.Minute, 3*time.Minute, 4*time.Minute, 5*time.Minute)},
+			want:    map[string][]string{},
+		},
+		{
+			name: "an app with no wanted host starts its lost live host again",
+			apps: []hostplan.App{{Key: shop, LiveHost: live}},
+			pods: []hostplan.Container{pod(oldest)},
+			want: map[string][]string{shop: {"start " + live + " live", "stop " + oldest}},
+		},
+		{
+			name: "a served host whose pod is lost is started as the wanted host",
+			apps: []hostplan.App{served},
+			want: map[string][]string{shop: {"start " + wanted}},
+		},
+		{
 			name: "an app with no wanted host keeps its live one and starts nothing",
 			apps: []hostplan.App{{Key: shop, LiveHost: live}},
 			pods: []hostplan.Container{pod(live), pod(oldest)},
@@ -314,8 +379,8 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-// describe is each app's steps as words: "start <host>", "went_live <host>", "revive <pod> <reason>",
-// "stop <pod>", "failed <pod> <reason>".
+// describe is each app's steps as words: "start <host>" ("start <host> live" for the live host),
+// "went_live <host>", "revive <pod> <reason>", "stop <pod>", "failed <pod> <reason>".
 func describe(steps map[string][]hostplan.Step) map[string][]string {
 	words := map[string][]string{}
 	for key, todo := range steps {
@@ -323,7 +388,10 @@ func describe(steps map[string][]hostplan.Step) map[string][]string {
 			var w string
 			switch s := s.(type) {
 			case hostplan.Start:
-				w = "start " + s.App.Host
+				w = "start " + s.Host()
+				if s.Live {
+					w += " live"
+				}
 			case hostplan.WentLive:
 				w = "went_live " + s.App.Host
 			case hostplan.Revive:

@@ -107,14 +107,15 @@ func TestPlanProperties(t *testing.T) {
 			t.Fatalf("%s: Plan twice on one input differs (-first +second):\n%s", name, diff)
 		}
 		checkNames(t, name, c, steps)
+		checkLiveServes(t, name, c, steps)
 		checkAlone(t, name, c, steps)
 		checkFixpoint(t, name, c)
 	}
 }
 
 // checkNames checks that every step points at one of our own pods of its app, or at the first App
-// of its key, that a failed host is stopped after it is failed, and that an app has at most one
-// step more than it has pods.
+// of its key, that a failed host is stopped after it is failed, and that an app has at most two
+// steps more than it has pods (a Start for its wanted host and one for its live host, both lost).
 func checkNames(t *testing.T, name string, c cluster, steps map[string][]hostplan.Step) {
 	t.Helper()
 	checkPointers(t, c.apps, c.pods, steps)
@@ -131,14 +132,14 @@ func checkNames(t *testing.T, name string, c cluster, steps map[string][]hostpla
 				pods++
 			}
 		}
-		if len(todo) > pods+1 {
+		if len(todo) > pods+2 {
 			t.Fatalf("%s: %s has %d steps for %d pods, more than Plan makes room for: %s", name, key, len(todo), pods, describe(steps)[key])
 		}
 		for i, s := range todo {
 			switch s := s.(type) {
 			case hostplan.Start:
-				if s.App != first[key] || s.App.Host == "" {
-					t.Fatalf("%s: %s: %+v starts no wanted host of the app's first App", name, key, s)
+				if s.App != first[key] || s.Host() == "" || (s.Live && s.App.LiveHost == s.App.Host) || (!s.Live && s.Host() != s.App.Host) {
+					t.Fatalf("%s: %s: %+v starts neither the wanted host nor the live one, apart, of the app's first App", name, key, s)
 				}
 			case hostplan.WentLive:
 				if s.App != first[key] || s.App.Host == "" {
@@ -149,6 +150,50 @@ func checkNames(t *testing.T, name string, c cluster, steps map[string][]hostpla
 					t.Fatalf("%s: %s: %+v is not followed by its Stop: %s", name, key, s, describe(steps)[key])
 				}
 			}
+		}
+	}
+}
+
+// checkLiveServes checks that while a release is live and its host's pod is lost, the beat starts
+// the live release again, whatever the wanted release is doing: a Start of the live host, unless
+// the wanted host goes live in the same beat and replaces it, or the live host has crashed
+// MostCrashes times within CrashWindow and counts as crash looping (a lost pod started again is
+// a crash too), or it is the wanted host and its release failed. Nothing else starts the live
+// host, and nothing starts it twice.
+func checkLiveServes(t *testing.T, name string, c cluster, steps map[string][]hostplan.Step) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i := range c.apps {
+		a := &c.apps[i]
+		if seen[a.Key] || a.LiveHost == "" {
+			continue
+		}
+		seen[a.Key] = true
+		lost := !slices.ContainsFunc(c.pods, func(p hostplan.Container) bool { return p.Ours && p.App == a.Key && p.Name == a.LiveHost })
+		starts, wentLive := 0, false
+		for _, s := range steps[a.Key] {
+			switch s := s.(type) {
+			case hostplan.Start:
+				if s.Host() == a.LiveHost {
+					starts++
+				}
+			case hostplan.WentLive:
+				wentLive = true
+			}
+		}
+		recent := len(hostplan.RecentCrashes(c.crashes[a.LiveHost], now))
+		served := a.LiveHost == a.Host
+		want := 0
+		switch {
+		case !lost, wentLive:
+		case served && a.Failed:
+		case !served && recent >= hostplan.MostCrashes:
+		default:
+			want = 1
+		}
+		if starts != want {
+			t.Fatalf("%s: %s live on %s (wanted %s, failed %v, %d recent crashes), pod lost %v: %d Starts of the live host, want %d: %s",
+				name, a.Key, a.LiveHost, a.Host, a.Failed, recent, lost, starts, want, describe(steps)[a.Key])
 		}
 	}
 }
@@ -204,23 +249,27 @@ func checkFixpoint(t *testing.T, name string, c cluster) {
 		for _, key := range slices.Sorted(maps.Keys(words)) {
 			for _, w := range words[key] {
 				kind, host, _ := strings.Cut(w, " ")
-				host, _, _ = strings.Cut(host, " ")
-				c.apply(key, kind, host)
+				host, rest, _ := strings.Cut(host, " ")
+				c.apply(key, kind, host, rest)
 			}
 		}
 	}
 }
 
-// apply carries one step out on the model: start adds a running pod, stop removes one, revive
-// replaces one with a running one and records a crash, went_live makes the host live and failed
-// fails the release. A pod started or revived is a new incarnation, with a UID of its own.
-func (c *cluster) apply(key, kind, host string) {
+// apply carries one step out on the model: start adds a running pod (and records a crash when it
+// is the live host's, rest "live"), stop removes one, revive replaces one with a running one and
+// records a crash, went_live makes the host live and failed fails the release. A pod started or
+// revived is a new incarnation, with a UID of its own.
+func (c *cluster) apply(key, kind, host, rest string) {
 	running := hostplan.Container{Name: host, UID: host + "#new", App: key, Ours: true, StartedAt: now, CreatedAt: now}
 	isIt := func(p hostplan.Container) bool { return p.Ours && p.App == key && p.Name == host }
 	at := slices.IndexFunc(c.apps, func(a hostplan.App) bool { return a.Key == key })
 	switch kind {
 	case "start":
 		c.pods = append(c.pods, running)
+		if rest == "live" {
+			c.crashes[host] = append(c.crashes[host], now)
+		}
 	case "stop":
 		c.pods = slices.DeleteFunc(c.pods, isIt)
 	case "revive":

@@ -13,9 +13,21 @@ import (
 // no allocation; the steps are valid while those inputs are left unchanged.
 type Step interface{ step() }
 
-// Start installs and runs the app's wanted host, App.Host, which has no pod.
+// Start installs and runs a host of the app that has no pod: its wanted host, App.Host, or, when
+// Live, the host that went live, App.LiveHost, whose pod was lost (its node gone, the pod deleted)
+// while another release is wanted. The live host is started from its own release, and its start
+// is recorded as a crash of it: a lost pod counts toward MostCrashes as an exit does.
 type Start struct {
-	App *App
+	App  *App
+	Live bool
+}
+
+// Host is the host s starts.
+func (s Start) Host() string {
+	if s.Live {
+		return s.App.LiveHost
+	}
+	return s.App.Host
 }
 
 // Revive runs again a host that served and whose process exited, or a host that registered and
