@@ -15,12 +15,23 @@ import (
 // a job cheaper there is sent there (whose drain then says otherwise if it must), but at equal
 // prices a region seen goes first, so two drains that each know only their own region never
 // pass a job to each other.
+//
+// TenantFull marks a region where the job's own tenant has no room, though others may: its last
+// drain held a job of that tenant there for the tenant's share or its long-running limit
+// (TenantReason). The job is not sent there while another region has room for it.
 type RegionState struct {
-	Region   string
-	Observed spotgate.Observation
-	Room     bool
-	Queue    int
-	Unseen   bool
+	Region     string
+	Observed   spotgate.Observation
+	Room       bool
+	Queue      int
+	Unseen     bool
+	TenantFull bool
+}
+
+// TenantReason says whether a job waits for a reason that is its tenant's alone in the region (its
+// share, its long-running limit), so that another region may well have room for it.
+func TenantReason(r Reason) bool {
+	return r == ReasonTenantQuotaExhausted || r == ReasonSlotlessLimit
 }
 
 // Why a roaming job went to a region (RegionChoice.Reason with Region set), why it waits for one
@@ -36,6 +47,7 @@ const (
 	ReasonNoRegionWithRoom Reason = "no_allowed_region_with_room"
 
 	WaitNoRoom      = "no_room"
+	WaitTenantFull  = "no_room_for_tenant"
 	WaitHigherPrice = "higher_price"
 	WaitLongerQueue = "longer_queue"
 	WaitLaterByName = "later_by_name"
@@ -70,6 +82,8 @@ func ChooseRegion(spot *jobs.Spot, states []RegionState, onDemand bool) jobs.Reg
 		switch {
 		case v.Open && !s.Room:
 			v.Wait = WaitNoRoom
+		case v.Open && s.TenantFull:
+			v.Room, v.Wait = false, WaitTenantFull
 		case v.Open:
 			fit = append(fit, i)
 		}

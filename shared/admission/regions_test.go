@@ -41,6 +41,22 @@ func TestChooseRegion(t *testing.T) {
 			{Region: west, Price: price(0.3), Open: true, Queue: 4, Wait: WaitNoRoom},
 		}},
 	}, {
+		name:   "the cheaper region full for the job's tenant: the other",
+		spot:   capped,
+		states: []RegionState{{Region: east, Observed: seen(0.5), Room: true}, {Region: west, Observed: seen(0.3), Room: true, TenantFull: true}},
+		want: jobs.RegionChoice{Region: east, Reason: RegionOnly, Views: []jobs.RegionOption{
+			{Region: east, Price: price(0.5), Open: true, Room: true},
+			{Region: west, Price: price(0.3), Open: true, Wait: WaitTenantFull},
+		}},
+	}, {
+		name:   "every region full for the job's tenant: it waits for room",
+		spot:   capped,
+		states: []RegionState{{Region: east, Observed: seen(0.5), Room: true, TenantFull: true}, {Region: west, Observed: seen(0.3), Room: true, TenantFull: true}},
+		want: jobs.RegionChoice{Reason: string(ReasonNoRegionWithRoom), Views: []jobs.RegionOption{
+			{Region: east, Price: price(0.5), Open: true, Wait: WaitTenantFull},
+			{Region: west, Price: price(0.3), Open: true, Wait: WaitTenantFull},
+		}},
+	}, {
 		name:   "the cheaper region above the cap: the other",
 		spot:   capped,
 		states: []RegionState{{Region: east, Observed: seen(0.7), Room: true}, {Region: west, Observed: seen(0.5), Room: true}},

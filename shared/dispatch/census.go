@@ -2,10 +2,12 @@ package dispatch
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobs"
 )
 
 // censusCache keeps each region's last census per process. Its zero value is ready.
@@ -19,9 +21,13 @@ type censusEntry struct {
 	at time.Time
 }
 
-// census is region's queue length and oldest waiting job, from a census at most censusEvery old:
-// both its queues (batch and long-running) counted whole. A census that fails is logged and the
-// last one kept, or none: only gauges and other regions' view of this queue's length read it.
+// census is region's queue length, oldest waiting job and the instance types its capped jobs wait
+// for, from a census at most censusEvery old: both its queues (batch and long-running) counted
+// whole, and the roaming queue read whole for the roaming jobs that allow the region (whose types
+// it adds, and which it counts by tenant for the queue stats, kept in the region's
+// dynamo.RegionCensus). A census that fails is logged and the last one kept, or none: only
+// gauges, the stats, other regions' view of this queue's length and a full region's spot price
+// history read it.
 func (h *Handler) census(ctx context.Context, region string) dynamo.Census {
 	now := h.now()
 	c := &h.censuses
@@ -42,6 +48,10 @@ func (h *Handler) census(ctx context.Context, region string) dynamo.Census {
 		if !got.Oldest.IsZero() && (sum.Oldest.IsZero() || got.Oldest.Before(sum.Oldest)) {
 			sum.Oldest = got.Oldest
 		}
+		sum.Types = addTypes(sum.Types, got.Types...)
+	}
+	if err := h.roamingCensus(ctx, region, &sum); err != nil {
+		h.Log.WarnContext(ctx, "counting the roaming jobs", "region", region, "err", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -52,4 +62,46 @@ func (h *Handler) census(ctx context.Context, region string) dynamo.Census {
 	// otherwise be taken again by every drain after it.
 	c.seen[region] = censusEntry{c: sum, at: h.now()}
 	return sum
+}
+
+// roamingCensus reads the roaming queue whole, adds the types its jobs that allow region wait for
+// to sum, and keeps their count by tenant as region's census.
+func (h *Handler) roamingCensus(ctx context.Context, region string, sum *dynamo.Census) error {
+	all, err := h.Store.Roaming(ctx)
+	if err != nil {
+		return err
+	}
+	rc := tallyRoaming(region, all)
+	rc.At = h.now()
+	for _, j := range all {
+		if j.Spot != nil && slices.Contains(j.Regions, region) {
+			sum.Types = addTypes(sum.Types, j.Spot.InstanceType)
+		}
+	}
+	return h.Store.PutCensus(ctx, rc)
+}
+
+// tallyRoaming counts the roaming jobs of all by tenant: those that allow region, and all of them.
+func tallyRoaming(region string, all []jobs.Job) dynamo.RegionCensus {
+	rc := dynamo.RegionCensus{Region: region, Roaming: map[string]int{}, RoamingAll: map[string]int{}}
+	for _, j := range all {
+		if !j.Roaming() {
+			continue
+		}
+		rc.RoamingAll[j.Tenant]++
+		if slices.Contains(j.Regions, region) {
+			rc.Roaming[j.Tenant]++
+		}
+	}
+	return rc
+}
+
+// addTypes adds each of ts not in types yet, keeping types' order.
+func addTypes(types []string, ts ...string) []string {
+	for _, t := range ts {
+		if !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	return types
 }

@@ -76,6 +76,9 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	// The region's own queue goes on; the roaming jobs wait for the next drain.
 	errs = append(errs, p.rmErr, h.failAtDeadline(ctx, p.failing))
 	h.keepPrices(ctx, region, p.observed)
+	if p.full {
+		h.keepWaitingPrices(ctx, region, census.Types)
+	}
 	decision := p.decision
 	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, p.onDemand, p.rm.choices)...)
 	waiting := slices.Concat(decision.Waiting, p.backoff)

@@ -29,6 +29,9 @@ type Store interface {
 	// QueuePage reads a queue a page at a time (queue.go); Census counts one whole.
 	QueuePage(ctx context.Context, q dynamo.Queue, after string, limit int) (dynamo.QueuePage, error)
 	Census(ctx context.Context, q dynamo.Queue) (dynamo.Census, error)
+	// Roaming reads the roaming queue whole, for the census; PutCensus keeps what it counted.
+	Roaming(ctx context.Context) ([]jobs.Job, error)
+	PutCensus(ctx context.Context, c dynamo.RegionCensus) error
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 	Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error)
 	// ClaimIn and the region summaries serve jobs that may run in several regions.

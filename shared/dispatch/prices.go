@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/spotgate"
@@ -14,6 +15,9 @@ import (
 type keptPrices struct {
 	mu   sync.Mutex
 	last map[string]keptPoint
+	// asked is, by region and instance type, the step in which a full region's drain last read
+	// the price (keepWaitingPrices), known or not.
+	asked map[string]time.Time
 }
 
 type keptPoint struct {
@@ -48,4 +52,36 @@ func (h *Handler) keepPrices(ctx context.Context, region string, observed map[st
 		h.kept.last[key] = p
 		h.kept.mu.Unlock()
 	}
+}
+
+// keepWaitingPrices keeps the spot price histories of a full region: a drain of a region with no
+// free slot reads no queued job, so it observes no price for the gate, and the console's chart of
+// the types waiting there would go flat for as long as the region stays full. types are those the
+// census found waiting (its own queues' and the roaming jobs' that allow the region), so nothing
+// here reads the queue; each is read at most once a step (PriceStep, five minutes by default) by
+// this process, whether the price was known or not (and not at all when a drain with room kept a point in this
+// step), and kept as keepPrices keeps it.
+func (h *Handler) keepWaitingPrices(ctx context.Context, region string, types []string) {
+	now := h.now()
+	step := h.PriceStep
+	if step <= 0 {
+		step = jobs.DefaultPriceStep
+	}
+	this := now.Truncate(step)
+	observed := map[string]spotgate.Observation{}
+	for _, t := range types {
+		key := region + "\x00" + t
+		h.kept.mu.Lock()
+		if h.kept.asked == nil {
+			h.kept.asked = map[string]time.Time{}
+		}
+		last, kept := h.kept.last[key]
+		done := h.kept.asked[key].Equal(this) || kept && last.slot == jobs.PriceSlot(now, step)
+		h.kept.asked[key] = this
+		h.kept.mu.Unlock()
+		if !done {
+			observed[t] = h.Prices.Observe(ctx, region, t, now)
+		}
+	}
+	h.keepPrices(ctx, region, observed)
 }

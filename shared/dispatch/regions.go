@@ -31,13 +31,16 @@ type roaming struct {
 	// ring are the regions chosen for roaming jobs that this drain passed on: woken so that they
 	// take them up now rather than at the next beat.
 	ring map[string]bool
+	// elsewhere is, for each of mine, the region it would go to were its tenant full here: where
+	// it is sent if this drain holds it for its tenant's share or long-running limit.
+	elsewhere map[string]string
 }
 
 // roam sorts the roaming jobs (all of them, as read) that allow region: the best region for each
 // (admission.ChooseRegion) from the prices observed in each of its regions, this region's own
 // room (its capacity less its active jobs) and queue, and other regions' summaries.
 func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Job, queue int) (roaming, error) {
-	rm := roaming{choices: map[string]jobs.RegionChoice{}, ring: map[string]bool{}}
+	rm := roaming{choices: map[string]jobs.RegionChoice{}, ring: map[string]bool{}, elsewhere: map[string]string{}}
 	var list []jobs.Job
 	var others []string
 	for _, j := range all {
@@ -76,6 +79,7 @@ func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Jo
 		case region:
 			rm.mine = append(rm.mine, j)
 			rm.choices[j.ID] = c
+			rm.elsewhere[j.ID] = admission.ChooseRegion(j.Spot, tenantFullHere(states, region), false).Region
 		case "":
 			rm.waiting = append(rm.waiting, j)
 			rm.choices[j.ID] = c
@@ -124,8 +128,20 @@ func (v *view) states(ctx context.Context, j jobs.Job) []admission.RegionState {
 			st.Room, st.Queue, st.Unseen = v.h.roomFor(r, v.active, v.activeGPUs, j.GPUs), v.queue, false
 		} else if s, ok := v.sums[r]; ok && v.now.Sub(s.At) < summaryFresh {
 			st.Room, st.Queue, st.Unseen = s.Room, s.Queue, false
+			st.TenantFull = slices.Contains(s.TenantsFull, j.Tenant)
 		}
 		out = append(out, st)
+	}
+	return out
+}
+
+// tenantFullHere is states with region marked full for the job's tenant.
+func tenantFullHere(states []admission.RegionState, region string) []admission.RegionState {
+	out := slices.Clone(states)
+	for i := range out {
+		if out[i].Region == region {
+			out[i].TenantFull = true
+		}
 	}
 	return out
 }
@@ -169,7 +185,20 @@ func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, 
 		}
 	}
 	full := capacity.MaxActive-capacity.ActiveJobs-len(d.Admit) <= 0
+	var tenantsFull []string
+	tenantOf := make(map[string]string, len(rm.mine))
+	for _, j := range rm.mine {
+		tenantOf[j.ID] = j.Tenant
+	}
 	for _, w := range d.Waiting {
+		if t, ok := tenantOf[w.ID]; ok && admission.TenantReason(w.Reason) {
+			tenantsFull = append(tenantsFull, t)
+			if r := rm.elsewhere[w.ID]; r != "" {
+				// It goes there, whose drain reads this summary saying its tenant is full here,
+				// rather than wait for room its tenant has elsewhere.
+				rm.ring[r] = true
+			}
+		}
 		if w.Reason == admission.ReasonCapacity || w.Reason == admission.ReasonQueuedBehindHigherPriority {
 			full = true
 			for _, j := range rm.mine {
@@ -183,7 +212,8 @@ func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, 
 			}
 		}
 	}
-	sum := jobs.RegionSummary{Region: region, Room: !full, Queue: queue, At: now}
+	slices.Sort(tenantsFull)
+	sum := jobs.RegionSummary{Region: region, Room: !full, Queue: queue, At: now, TenantsFull: slices.Compact(tenantsFull)}
 	errs = append(errs, h.Store.PutRegionSummary(ctx, sum))
 	for r, ring := range rm.ring {
 		if _, ok := h.Regions[r]; ring && ok && h.Ringer != nil && r != region {

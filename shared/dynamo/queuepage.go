@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -124,14 +125,16 @@ func (s *JobStore) roamers(ctx context.Context, listed []keyedJob) ([]keyedJob, 
 	return out, nil
 }
 
-// Census is what a queue's whole read says of it: how many jobs wait, and since when the oldest.
+// Census is what a queue's whole read says of it: how many jobs wait, since when the oldest, and
+// the instance types its capped jobs wait for.
 type Census struct {
 	Jobs   int
 	Oldest time.Time // zero when none waits
+	Types  []string  // in the order first met
 }
 
-// Census counts q's jobs and finds its oldest, reading every item of it projected to its
-// creation time: a read that grows with the queue, which drains take at most once a minute. Each
+// Census counts q's jobs and finds its oldest and their capped types, reading every item of it
+// projected to its creation time and cap: a read that grows with the queue, which drains take at most once a minute. Each
 // page starts after the last key read by a key condition, as QueuePage's do.
 func (s *JobStore) Census(ctx context.Context, q Queue) (Census, error) {
 	var c Census
@@ -141,7 +144,7 @@ func (s *JobStore) Census(ctx context.Context, q Queue) (Census, error) {
 			TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
 			KeyConditionExpression:    aws.String("gsi2pk = :pk"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: string(q)}},
-			ProjectionExpression:      aws.String("created_at, gsi2sk"),
+			ProjectionExpression:      aws.String("created_at, gsi2sk, spot"),
 		}
 		if after != "" {
 			in.KeyConditionExpression = aws.String("gsi2pk = :pk AND gsi2sk > :after")
@@ -159,6 +162,9 @@ func (s *JobStore) Census(ctx context.Context, q Queue) (Census, error) {
 		for _, it := range items {
 			if c.Oldest.IsZero() || it.CreatedAt.Before(c.Oldest) {
 				c.Oldest = it.CreatedAt
+			}
+			if it.Spot != nil && !slices.Contains(c.Types, it.Spot.InstanceType) {
+				c.Types = append(c.Types, it.Spot.InstanceType)
 			}
 		}
 		if len(out.LastEvaluatedKey) == 0 || len(items) == 0 {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -85,14 +87,15 @@ func TestRegionSummaries(t *testing.T) {
 	s := dynamo.NewJobStore(db, tables)
 	ctx := context.Background()
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	if err := s.PutRegionSummary(ctx, jobs.RegionSummary{Region: "us-east-1", Room: true, Queue: 3, At: at}); err != nil {
+	want := jobs.RegionSummary{Region: "us-east-1", Room: true, Queue: 3, At: at, TenantsFull: []string{"a", "b"}}
+	if err := s.PutRegionSummary(ctx, want); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.RegionSummaries(ctx, []string{"us-east-1", "us-west-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got["us-east-1"] != (jobs.RegionSummary{Region: "us-east-1", Room: true, Queue: 3, At: at}) {
-		t.Errorf("RegionSummaries = %+v; want us-east-1's alone", got)
+	if diff := cmp.Diff(map[string]jobs.RegionSummary{"us-east-1": want}, got); diff != "" {
+		t.Errorf("RegionSummaries: want us-east-1's alone (-want +got):\n%s", diff)
 	}
 }

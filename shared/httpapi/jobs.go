@@ -27,6 +27,9 @@ type JobStore interface {
 	Purge(ctx context.Context, j jobs.Job) error
 	// SpotPriceHistories reads what the drains kept of a region's spot prices.
 	SpotPriceHistories(ctx context.Context, region string, instanceTypes []string, now time.Time) (map[string][]jobs.PricePoint, error)
+	// Censuses and HasRoaming give the queue stats the roaming jobs, as the drains last counted them.
+	Censuses(ctx context.Context, regions []string) (map[string]dynamo.RegionCensus, error)
+	HasRoaming(ctx context.Context) (bool, error)
 }
 
 var _ JobStore = (*dynamo.JobStore)(nil)

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -51,6 +53,9 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		LongRunning longRunningStats `json:"long_running"`
 		Tenants     []tenantStats    `json:"tenants"`
 		SpotPrices  []spotPrices     `json:"spot_prices"`
+		// Roaming are the caller's tenant's jobs that may run here among other regions and wait
+		// for one: in no region's Counts, and in the Roaming of every region they allow.
+		Roaming roamingStats `json:"roaming"`
 	}
 	var all []tenancy.Tenant // every tenant, read once for an admin; nil for anyone else
 	if tenant.Role == tenancy.RoleAdmin {
@@ -58,6 +63,10 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		if all, err = a.principals.Tenants(r.Context()); err != nil {
 			return err
 		}
+	}
+	roam, total, err := a.roamingStats(r.Context(), tenant.Name)
+	if err != nil {
+		return err
 	}
 	var out []regionStats
 	for _, region := range a.regions {
@@ -69,7 +78,8 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		st := regionStats{Region: region, Counts: map[string]int{}, LongRunning: longRunningStats{Counts: map[string]int{}, longRunning: a.longRun}}
+		st := regionStats{Region: region, Counts: map[string]int{}, LongRunning: longRunningStats{Counts: map[string]int{}, longRunning: a.longRun},
+			Roaming: roam[region]}
 		if st.SpotPrices, err = a.spotPrices(r, region, queued, tenant); err != nil {
 			return err
 		}
@@ -101,7 +111,39 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, st)
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"regions": out})
+	return writeJSON(w, http.StatusOK, map[string]any{"regions": out, "roaming": total})
+}
+
+// roamingStats is how many of a tenant's jobs wait for a region among several, as a region's
+// drains last counted them (CountedAt; at most a minute before that region's last drain).
+type roamingStats struct {
+	Jobs      int        `json:"jobs"`
+	CountedAt *time.Time `json:"counted_at"`
+}
+
+// roamingStats answers tenant's roaming jobs that allow each region, and all of them counted once,
+// from the censuses the drains keep: the stats never read the roaming queue, whose length is any
+// tenant's to grow. With the queue empty (one item read to know) every figure is 0 now, whatever a
+// census said before the last roaming job left.
+func (a *api) roamingStats(ctx context.Context, tenant string) (map[string]roamingStats, roamingStats, error) {
+	out := map[string]roamingStats{}
+	var total roamingStats
+	waiting, err := a.jobs.HasRoaming(ctx)
+	if err != nil || !waiting {
+		return out, total, err
+	}
+	censuses, err := a.jobs.Censuses(ctx, a.regions)
+	if err != nil {
+		return nil, total, err
+	}
+	for region, c := range censuses {
+		at := c.At
+		out[region] = roamingStats{Jobs: c.Roaming[tenant], CountedAt: &at}
+		if total.CountedAt == nil || at.After(*total.CountedAt) {
+			total = roamingStats{Jobs: c.RoamingAll[tenant], CountedAt: &at}
+		}
+	}
+	return out, total, nil
 }
 
 // spotPrices is one instance type's spot price history in a region beside the caps of the

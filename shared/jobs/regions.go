@@ -36,10 +36,14 @@ func (j Job) Roaming() bool { return j.Region == "" && len(j.Regions) > 0 }
 
 // RegionSummary is what a region's last drain saw of it, for the drains of other regions to
 // choose among a roaming job's regions: whether it had room for another job after its own
-// admissions, and how many jobs its own queue held. It holds no job and no tenant.
+// admissions, how many jobs its own queue held, and which tenants had none there though others
+// might. It holds no job; it is never shown to a tenant.
 type RegionSummary struct {
 	Region string    `json:"region" dynamodbav:"region"`
 	Room   bool      `json:"room" dynamodbav:"room"`
 	Queue  int       `json:"queue" dynamodbav:"queue"`
 	At     time.Time `json:"at" dynamodbav:"at"`
+	// TenantsFull are the tenants whose roaming jobs the drain held in the region for their
+	// share or their long-running limit there (admission.TenantReason).
+	TenantsFull []string `json:"tenants_full,omitempty" dynamodbav:"tenants_full,omitempty"`
 }
