@@ -8,16 +8,13 @@
 # and stamp match is skipped, so a warm run takes seconds. Versions are pinned here and in the
 # tools modules under scripts/tools/ (go.mod and go.sum), so builds are reproducible.
 #
-# Time: etcd, the Kubernetes binaries and kwok are one `go build` of one module, so the packages
-# they share compile once — client-go, the API types and apiserver among the Kubernetes ones, and
-# grpc, protobuf, OpenTelemetry, golang.org/x and etcd's own client, which etcd shares with the
-# apiserver — and their links overlap; no DWARF is generated or linked. BENCHMARKS.md has the
-# figures.
+# Time: the Kubernetes binaries and kwok are one `go build` of one module, so the packages they
+# share (client-go, the API types, apiserver) compile once, and their links overlap; no DWARF is
+# generated or linked. The modules download while etcd builds. BENCHMARKS.md has the figures.
 set -euo pipefail
 
 readonly KUBE_VERSION=v1.37.2 # k8s.io/kubernetes, pinned in scripts/tools/kube/go.mod
-readonly ETCD_VERSION=v3.7.3  # go.etcd.io/etcd/server/v3, pinned in scripts/tools/kube/go.mod beside
-# Kubernetes; its shared dependencies resolve to the higher of the two sides' versions
+readonly ETCD_VERSION=v3.7.3  # go.etcd.io/etcd/server/v3, pinned in scripts/tools/etcd/go.mod
 readonly KWOK_VERSION=v0.8.0  # sigs.k8s.io/kwok, pinned in scripts/tools/kube/go.mod beside Kubernetes;
 # shared/dev/sandbox/stages follow its own stages
 
@@ -114,7 +111,6 @@ build() {
 started=$SECONDS
 
 kube=(
-	"etcd=$ETCD_VERSION=go.etcd.io/etcd/server/v3"
 	"kube-apiserver=$KUBE_VERSION=k8s.io/kubernetes/cmd/kube-apiserver"
 	"kube-controller-manager=$KUBE_VERSION=k8s.io/kubernetes/cmd/kube-controller-manager"
 	"kube-scheduler=$KUBE_VERSION=k8s.io/kubernetes/cmd/kube-scheduler"
@@ -124,6 +120,23 @@ if $want_kubectl; then
 	kube+=("kubectl=$KUBE_VERSION=k8s.io/kubernetes/cmd/kubectl")
 fi
 
+# The Kubernetes module's downloads (hundreds of MB on a fresh machine) go on while etcd compiles:
+# listing the packages' dependencies fetches the modules they come from, and only those.
+downloads=""
+for spec in "${kube[@]}"; do
+	IFS== read -r name version _ <<<"$spec"
+	if ! fresh "$name" "$version"; then
+		pkgs=()
+		for s in "${kube[@]}"; do pkgs+=("${s##*=}"); done
+		(cd "$here/tools/kube" && exec go list -e -deps -f '' "${pkgs[@]}" >/dev/null 2>&1) &
+		downloads=$!
+		trap '[[ -z "$downloads" ]] || kill "$downloads" 2>/dev/null || true' EXIT
+		break
+	fi
+done
+
+build "$here/tools/etcd" "-s -w" "etcd=$ETCD_VERSION=go.etcd.io/etcd/server/v3"
+
 # Without the version stamped in, kubectl and client-go report v0.0.0 and `kubectl version` fails
 # its skew check. kwok's own release build stamps its version the same way (hack/releases.sh).
 [[ "$KUBE_VERSION" =~ ^v([0-9]+)\.([0-9]+)\. ]] || die "KUBE_VERSION $KUBE_VERSION is not vMAJOR.MINOR.PATCH"
@@ -132,6 +145,10 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	kube_ldflags+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=${BASH_REMATCH[1]} -X $p.gitMinor=${BASH_REMATCH[2]}"
 	kube_ldflags+=" -X $p.gitTreeState=clean"
 done
+if [[ -n "$downloads" ]]; then
+	wait "$downloads" || true # a failed download shows again, with its cause, in go build's output
+	downloads=""
+fi
 build "$here/tools/kube" "$kube_ldflags" "${kube[@]}"
 
 # kwok's stages are not installed here: they live in the repository (shared/dev/sandbox/stages),
