@@ -73,11 +73,13 @@ func (s *JobStore) byActive(ctx context.Context, region, below, attrs string) ([
 	return out, nil
 }
 
-// stateAttrs are what following a job needs to decide whether it changed.
-const stateAttrs = "id, #region, #status, claim, podless, kind, attempt"
+// stateAttrs are what following a job needs to decide whether it changed, and its namespace,
+// where a beat reads the pods of the jobs it sees end (all in gsi2's projection, and a read's
+// units are the item's whole size whatever it projects).
+const stateAttrs = "id, #ns, #region, #status, claim, podless, kind, attempt"
 
-// ActiveStates reads region's active jobs with only their id, region, status, claim, podless
-// flag, kind and attempt. Read the whole job (Job) to change one.
+// ActiveStates reads region's active jobs with only their id, namespace, region, status, claim,
+// podless flag, kind and attempt. Read the whole job (Job) to change one.
 func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
 	return s.byActive(ctx, region, "", stateAttrs)
 }
@@ -92,7 +94,7 @@ func (s *JobStore) Unlisted(ctx context.Context, region string) ([]jobs.Job, err
 // statesPerRead is BatchGetItem's limit of keys a call.
 const statesPerRead = 100
 
-// States reads the records of ids as ActiveStates does (id, region, status, claim, podless),
+// States reads the records of ids as ActiveStates does (id, namespace, region, status, claim, podless),
 // whatever their status, with consistent reads; an id without a record is left out. At most
 // statesPerRead ids a call, a few calls at once. An id given twice is read once (BatchGetItem
 // refuses a call that names a key twice).
@@ -120,7 +122,7 @@ func (s *JobStore) States(ctx context.Context, ids []string) ([]jobs.Job, error)
 // states reads one batch, asking again for the keys DynamoDB left unprocessed (it does so under
 // throttling), with a short backoff.
 func (s *JobStore) states(ctx context.Context, ids []string) ([]jobs.Job, error) {
-	return s.readJobs(ctx, ids, stateAttrs, map[string]string{"#status": "status", "#region": "region"})
+	return s.readJobs(ctx, ids, stateAttrs, summaryNames)
 }
 
 // readJobs reads the records of ids (at most statesPerRead) projected to attrs, whose #names

@@ -52,6 +52,30 @@ func Pods(ctx context.Context, core rest.Interface, j jobs.Job) ([]corev1.Pod, e
 	return l.Items, nil
 }
 
+// podsOfChunk is how many jobs' pods one LIST of PodsOf asks for: a selector of a hundred ids
+// stays a few kilobytes of URL.
+const podsOfChunk = 100
+
+// PodsOf reads the pods of the jobs ids, all of namespace ns, with one LIST for each hundred
+// jobs, answered by job id: what a beat's pass reads of the jobs it sees end. One LIST a job would
+// cost more than its share, as the API server answers a label selector by scanning the
+// namespace's every pod. It answers what it read before an error too.
+func PodsOf(ctx context.Context, core rest.Interface, ns string, ids []string) (map[string][]corev1.Pod, error) {
+	out := make(map[string][]corev1.Pod, len(ids))
+	for chunk := range slices.Chunk(ids, podsOfChunk) {
+		var l corev1.PodList
+		sel := jobs.IDKey + " in (" + strings.Join(chunk, ",") + ")"
+		if err := get(ctx, core.Get().Namespace(ns).Resource("pods").Param("labelSelector", sel), &l); err != nil {
+			return out, fmt.Errorf("listing the pods of %d jobs in namespace %s: %w", len(chunk), ns, err)
+		}
+		for _, p := range l.Items {
+			id := p.Labels[jobs.IDKey]
+			out[id] = append(out[id], p)
+		}
+	}
+	return out, nil
+}
+
 // Newest is the pod of pods created last; false when there is none.
 func Newest(pods []corev1.Pod) (corev1.Pod, bool) {
 	if len(pods) == 0 {

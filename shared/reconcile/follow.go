@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -82,8 +83,10 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, owned,
 		return unlisted, l, fmt.Errorf("reading %s's changed jobs: %w", region, err)
 	}
 
+	read := slices.Concat(unlisted, changed)
+	l.ending = h.readEnding(ctx, kc, region, read, l)
 	var errs []error
-	for _, j := range slices.Concat(unlisted, changed) {
+	for _, j := range read {
 		if since, ok := overdue[j.ID]; ok {
 			if err := h.vanish(ctx, region, j); err != nil {
 				errs = append(errs, err)
@@ -103,6 +106,7 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, owned,
 		}
 	}
 	h.remember(region, next)
+	l.ending = nil // the pass's, not the watch's: ends seen later read their own
 	return unlisted, l, errors.Join(errs...)
 }
 
@@ -176,21 +180,67 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 		return j.Status, true, nil
 	}
 	if j.LongRunning() {
-		s, err = h.record(ctx, kc, j, FollowLongRunning(j.Status, l.serving[j.ID]), nil)
+		s, err = h.record(ctx, kc, j, FollowLongRunning(j.Status, l.serving[j.ID]), seen{})
 		return s, s != "", err
 	}
 	if _, done, err := h.retryInterrupted(ctx, kc, j, l); done {
 		return "", false, err // retried (queued again): read afresh until its next attempt runs
 	}
 	kjobs := EndedByPods(ofAttempt(l.jobs[j.ID], j.AttemptOf()), l.ran[j.ID])
-	s, err = h.followOne(ctx, kc, j, kjobs, ofAttempt(l.pods[j.ID], j.AttemptOf()))
+	pods := ofAttempt(l.pods[j.ID], j.AttemptOf())
+	steps := Follow(j.Status, j.Podless, kjobs, pods)
+	have := seen{pods: pods}
+	if ending, ok := l.ending[j.ID]; ok && len(pods) == 0 {
+		// Its end's pods and Jobs, as the pass read them for every job it saw end.
+		have = seen{pods: ending, kjobs: inNamespace(l.jobs[j.ID], j.Namespace)}
+	}
+	s, err = h.record(ctx, kc, j, steps, have)
 	return s, s != "" && s != jobs.StatusQueued, err
 }
 
-// followOne records state's steps, if its objects show any, and answers the status its record
-// is left in: "" when that is not known (it moved under us, or a step failed).
-func (h *Handler) followOne(ctx context.Context, kc kubernetes.Interface, state jobs.Job, kjobs []batchv1.Job, pods []corev1.Pod) (jobs.Status, error) {
-	return h.record(ctx, kc, state, Follow(state.Status, state.Podless, kjobs, pods), pods)
+// seen is what a beat already holds of a job's objects when it records the job's steps, which
+// its end keeps without reading them again: nil is read when the job ends.
+type seen struct {
+	pods  []corev1.Pod
+	kjobs []batchv1.Job
+}
+
+// readEnding reads, with one LIST a namespace for each hundred jobs (jobobjects.PodsOf), the
+// pods of the jobs among read, region's records this pass read, whose listed Jobs show their
+// end: what each one's record keeps of its pods as the pass records it. One LIST a job would make
+// a beat in which a hundredth of M jobs end cost M²/100 pods scanned by the API server. A job
+// left out (its LIST failed, or it has no pod) reads its own when it ends, as in a watch.
+func (h *Handler) readEnding(ctx context.Context, kc kubernetes.Interface, region string, read []jobs.Job, l owned) map[string][]corev1.Pod {
+	byNamespace := map[string][]string{}
+	for _, j := range read {
+		if j.Region != region || j.Namespace == "" || !following(j.Status) || j.LongRunning() || len(l.pods[j.ID]) > 0 {
+			continue
+		}
+		if s, _ := observed(ofAttempt(l.jobs[j.ID], j.AttemptOf()), nil); s.Terminal() {
+			byNamespace[j.Namespace] = append(byNamespace[j.Namespace], j.ID)
+		}
+	}
+	out := map[string][]corev1.Pod{}
+	for ns, ids := range byNamespace {
+		pods, err := jobobjects.PodsOf(ctx, kc.CoreV1().RESTClient(), ns, ids)
+		if err != nil {
+			h.Log.WarnContext(ctx, "reading the pods of jobs that ended; each reads its own", "region", region, "error", err)
+		}
+		maps.Copy(out, pods)
+	}
+	return out
+}
+
+// inNamespace are the Jobs of kjobs in namespace ns: a job's own, as jobobjects.BatchJobs reads
+// them.
+func inNamespace(kjobs []batchv1.Job, ns string) []batchv1.Job {
+	out := make([]batchv1.Job, 0, len(kjobs))
+	for _, kj := range kjobs {
+		if kj.Namespace == ns {
+			out = append(out, kj)
+		}
+	}
+	return out
 }
 
 // vanishedReason is why a job whose objects disappeared before its end was seen failed.
@@ -204,7 +254,7 @@ func (h *Handler) vanish(ctx context.Context, region string, j jobs.Job) error {
 	if j.Region != region || !following(j.Status) {
 		return nil // cancelled, say: cancelling deletes the objects too
 	}
-	_, err := h.record(ctx, nil, j, []Step{{To: jobs.StatusFailed, Reason: vanishedReason}}, nil)
+	_, err := h.record(ctx, nil, j, []Step{{To: jobs.StatusFailed, Reason: vanishedReason}}, seen{})
 	return err
 }
 
@@ -212,7 +262,7 @@ func (h *Handler) vanish(ctx context.Context, region string, j jobs.Job) error {
 // and answers the status its record is left in: "" when that is not known (it moved under us,
 // or a step failed). A terminal step keeps the placement, the last log lines and the failed
 // containers of pods.
-func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state jobs.Job, steps []Step, pods []corev1.Pod) (jobs.Status, error) {
+func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state jobs.Job, steps []Step, have seen) (jobs.Status, error) {
 	if len(steps) == 0 {
 		return state.Status, nil
 	}
@@ -226,7 +276,7 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 	}
 	for _, st := range steps {
 		if st.To == jobs.StatusFailed && kc != nil {
-			if s, done, err := h.retryFailed(ctx, kc, j, st.Reason, pods); done {
+			if s, done, err := h.retryFailed(ctx, kc, j, st.Reason, have.pods); done {
 				return s, err
 			}
 		}
@@ -235,7 +285,7 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 			return "", err
 		}
 		if st.To.Terminal() && kc != nil {
-			pods = h.keepEnd(ctx, kc, j, pods, &c)
+			have.pods = h.keepEnd(ctx, kc, j, have, &c)
 		}
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {
 			if errors.Is(err, records.ErrStale) {
@@ -253,10 +303,15 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 }
 
 // keepEnd sets on c, the change that ends job j, its batch Jobs' last status and what its pods
-// were, reading them when pods is empty: their placement, last log lines, failed containers and
+// were, reading what have does not hold: their placement, last log lines, failed containers and
 // cost. It answers the pods.
-func (h *Handler) keepEnd(ctx context.Context, kc kubernetes.Interface, j jobs.Job, pods []corev1.Pod, c *jobs.Change) []corev1.Pod {
-	c.ClusterJobs = jobobjects.EndClusterJobs(ctx, kc.BatchV1().RESTClient(), j)
+func (h *Handler) keepEnd(ctx context.Context, kc kubernetes.Interface, j jobs.Job, have seen, c *jobs.Change) []corev1.Pod {
+	if have.kjobs != nil {
+		c.ClusterJobs = jobobjects.ClusterJobs(have.kjobs)
+	} else {
+		c.ClusterJobs = jobobjects.EndClusterJobs(ctx, kc.BatchV1().RESTClient(), j)
+	}
+	pods := have.pods
 	if len(pods) == 0 {
 		pods = jobobjects.EndPods(ctx, kc.CoreV1().RESTClient(), j)
 	}
@@ -310,8 +365,11 @@ type owned struct {
 	watched map[string][]corev1.Pod
 	// ran are the Jobs' pods a watch saw (watch.go), from which EndedByPods sees a Job succeed
 	// before its controller says so; the pass LISTs none.
-	ran  map[string][]corev1.Pod
-	view nodeView
+	ran map[string][]corev1.Pod
+	// ending are the pods of the jobs a pass saw end, read at once for all of them (readEnding);
+	// nil outside the pass.
+	ending map[string][]corev1.Pod
+	view   nodeView
 	// jobsVersion, podsVersion and watchedVersion are the resourceVersions the Jobs', the pods'
 	// and the watched pods' LISTs were read at, which a watch resumes from; "" when a LIST failed.
 	jobsVersion, podsVersion, watchedVersion string
