@@ -23,6 +23,10 @@ import (
 const (
 	// drainLease outlasts one drain: the function's 60 s timeout in template.yaml, and half again.
 	drainLease = 90 * time.Second
+	// maxDrainRounds and drainRoundsFor bound how often, and for how long, knocks keep one drain
+	// going (Drain): well inside the function's 60 s.
+	maxDrainRounds = 10
+	drainRoundsFor = 20 * time.Second
 	// claimLease is how long a claimed job may sit in dispatching before another drain adopts it:
 	// an apply of a few objects takes well under a second, so two minutes means its drainer died.
 	claimLease = 2 * time.Minute
@@ -37,26 +41,53 @@ const (
 )
 
 // Drain dispatches what region's capacity and spot prices allow now, in priority order, and
-// records why every other queued job waits.
+// records why every other queued job waits. Finding the region draining already, it knocks on
+// that drain's lease, and that drain runs again before it lets go: its reads may come from before
+// what woke this one (an end that gave back room, a job submitted), which would otherwise wait
+// for the next ring or the beat.
 func (h *Handler) Drain(ctx context.Context, region string) error {
 	h.Log.DebugContext(ctx, "draining", "region", region)
-	owner := ids.New("drain-", h.now())
-	ok, err := h.Leases.Acquire(ctx, "dispatch#"+region, owner, h.now(), h.now().Add(drainLease))
+	name, owner := "dispatch#"+region, ids.New("drain-", h.now())
+	ok, err := h.Leases.Acquire(ctx, name, owner, h.now(), h.now().Add(drainLease))
+	for !ok && err == nil {
+		var knocked bool
+		if knocked, err = h.Leases.Knock(ctx, name, h.now()); err != nil || knocked {
+			h.Log.InfoContext(ctx, "region already draining; it drains again before it stops", "region", region)
+			return err
+		}
+		// Let go meanwhile: take it, or knock on whoever took it.
+		ok, err = h.Leases.Acquire(ctx, name, owner, h.now(), h.now().Add(drainLease))
+	}
 	if err != nil {
 		return err
 	}
-	if !ok {
-		// Another drain of this region is running; it reads the queue after taking its lease,
-		// and the sweep wakes the region again, so nothing waits on this one.
-		h.Log.InfoContext(ctx, "region already draining", "region", region)
-		return nil
-	}
-	defer func() {
-		if err := h.Leases.Release(context.WithoutCancel(ctx), "dispatch#"+region, owner); err != nil {
+	began := h.now()
+	var errs []error
+	for round := 1; ; round++ {
+		errs = append(errs, h.drainHeld(ctx, region))
+		if round == maxDrainRounds || h.now().Sub(began) > drainRoundsFor || ctx.Err() != nil {
+			break // the beat's sweep wakes the region for whatever a knock left
+		}
+		again, err := h.Leases.ReleaseUnlessKnocked(context.WithoutCancel(ctx), name, owner)
+		if err != nil {
 			h.Log.WarnContext(ctx, "releasing drain lease", "region", region, "err", err)
 		}
-	}()
+		if !again {
+			return errors.Join(errs...)
+		}
+		// Knocked: hold the lease a drain longer and read afresh.
+		if ok, err := h.Leases.Acquire(ctx, name, owner, h.now(), h.now().Add(drainLease)); err != nil || !ok {
+			return errors.Join(append(errs, err)...)
+		}
+	}
+	if err := h.Leases.Release(context.WithoutCancel(ctx), name, owner); err != nil {
+		h.Log.WarnContext(ctx, "releasing drain lease", "region", region, "err", err)
+	}
+	return errors.Join(errs...)
+}
 
+// drainHeld is one drain of region, whose lease the caller holds.
+func (h *Handler) drainHeld(ctx context.Context, region string) error {
 	// The active jobs first: what they hold says how far the queues need reading.
 	active, err := h.Store.Active(ctx, region)
 	if err != nil {

@@ -281,6 +281,20 @@ func (p *process) Release(ctx context.Context, name, owner string) error {
 	return p.leases.Release(ctx, name, owner)
 }
 
+func (p *process) Knock(ctx context.Context, name string, now time.Time) (bool, error) {
+	if p.overrun.Load() {
+		return true, nil // it takes the lease regardless; knocking leaves nothing to do
+	}
+	return p.leases.Knock(ctx, name, now)
+}
+
+func (p *process) ReleaseUnlessKnocked(ctx context.Context, name, owner string) (bool, error) {
+	if p.crashing.Load() || p.overrun.Load() {
+		return false, nil
+	}
+	return p.leases.ReleaseUnlessKnocked(ctx, name, owner)
+}
+
 // dispatcher is one dispatch Lambda instance.
 type dispatcher struct {
 	process
@@ -339,7 +353,7 @@ type beater struct {
 
 func newBeater(t *testing.T, r rig, f *faults) *beater {
 	b := &beater{faults: f}
-	b.leases = r.reconcile.Leases
+	b.leases = r.reconcile.Leases.(Leases) // the rig's one store, a dynamo.LeaseStore
 	clusters := newFaultClusters(t, r.clusters, f)
 	b.fresh = func() *reconcile.Handler {
 		rc := r.reconcile

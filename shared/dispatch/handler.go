@@ -50,10 +50,13 @@ type Tenants interface {
 	Tenant(ctx context.Context, name string) (tenancy.Tenant, error)
 }
 
-// Leases keeps one drain of a region at a time; dynamo.LeaseStore is the real one.
+// Leases keeps one drain of a region at a time, and lets a drain that finds its region draining
+// ask the one that is to drain once more; dynamo.LeaseStore is the real one.
 type Leases interface {
 	Acquire(ctx context.Context, name, owner string, now, until time.Time) (bool, error)
 	Release(ctx context.Context, name, owner string) error
+	Knock(ctx context.Context, name string, now time.Time) (bool, error)
+	ReleaseUnlessKnocked(ctx context.Context, name, owner string) (bool, error)
 }
 
 // Prices observes spot prices; spotgate.Reader is the real one.

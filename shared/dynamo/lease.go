@@ -69,3 +69,64 @@ func (s *LeaseStore) Release(ctx context.Context, name, owner string) error {
 	}
 	return nil
 }
+
+// Knock asks the holder of lease name, if one holds it unexpired at now, to run once more before
+// it lets go (ReleaseUnlessKnocked): what a drain that finds its region draining leaves for the
+// one that is, whose reads may come from before what woke the second. It answers false when no
+// one holds the lease, which the caller may then take.
+func (s *LeaseStore) Knock(ctx context.Context, name string, now time.Time) (bool, error) {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 keyOf("lease#"+name, "lease"),
+		UpdateExpression:    aws.String("SET knocked = :yes"),
+		ConditionExpression: aws.String("attribute_exists(pk) AND until_ms >= :now"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":yes": &types.AttributeValueMemberBOOL{Value: true},
+			":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)},
+		},
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("knocking on lease %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// ReleaseUnlessKnocked gives the lease up if owner still holds it and no one knocked since it
+// last asked. A knock it takes instead, answering true and keeping the lease: the holder runs
+// once more, then asks again.
+func (s *LeaseStore) ReleaseUnlessKnocked(ctx context.Context, name, owner string) (bool, error) {
+	owned := map[string]types.AttributeValue{":owner": &types.AttributeValueMemberS{Value: owner}}
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 &s.table,
+		Key:                       keyOf("lease#"+name, "lease"),
+		ConditionExpression:       aws.String("#owner = :owner AND attribute_not_exists(knocked)"),
+		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
+		ExpressionAttributeValues: owned,
+	})
+	var failed *types.ConditionalCheckFailedException
+	if err == nil {
+		return false, nil
+	}
+	if !errors.As(err, &failed) {
+		return false, fmt.Errorf("releasing lease %s: %w", name, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       keyOf("lease#"+name, "lease"),
+		UpdateExpression:          aws.String("REMOVE knocked"),
+		ConditionExpression:       aws.String("#owner = :owner AND attribute_exists(knocked)"),
+		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
+		ExpressionAttributeValues: owned,
+	})
+	if errors.As(err, &failed) {
+		return false, nil // no longer owner's: it ran out, and another holder reads afresh
+	}
+	if err != nil {
+		return false, fmt.Errorf("taking a knock on lease %s: %w", name, err)
+	}
+	return true, nil
+}
