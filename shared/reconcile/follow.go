@@ -193,6 +193,10 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 	if ending, ok := l.ending[j.ID]; ok && len(pods) == 0 {
 		// Its end's pods and Jobs, as the pass read them for every job it saw end.
 		have = seen{pods: ending, kjobs: inNamespace(l.jobs[j.ID], j.Namespace)}
+	} else if fromPods(kjobs) && j.Namespace != "" {
+		// Its end seen from its pod, before the Job controller says so: its Jobs are kept as
+		// the pod shows them, not as a read a moment before the controller's sync would.
+		have.kjobs = EndedByPods(inNamespace(l.jobs[j.ID], j.Namespace), l.ran[j.ID])
 	}
 	s, err = h.record(ctx, kc, j, steps, have)
 	return s, s != "" && s != jobs.StatusQueued, err

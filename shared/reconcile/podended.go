@@ -4,6 +4,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // EndedByPods answers kjobs with each Job that its own pods show has succeeded marked Complete,
@@ -28,8 +29,15 @@ func EndedByPods(kjobs []batchv1.Job, pods []corev1.Pod) []batchv1.Job {
 			out = append([]batchv1.Job(nil), kjobs...)
 		}
 		done := out[i].DeepCopy()
+		// As the controller will have it a second later: its pod counted, its completion time
+		// that of the pod's last container, the condition's reason saying who said so.
+		finished := finishedAt(done.UID, pods)
+		done.Status.Active, done.Status.Ready, done.Status.Succeeded = 0, nil, 1
+		if !finished.IsZero() {
+			done.Status.CompletionTime = &finished
+		}
 		done.Status.Conditions = append(done.Status.Conditions, batchv1.JobCondition{
-			Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: podSucceededReason,
+			Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: podSucceededReason, LastTransitionTime: finished,
 		})
 		out[i] = *done
 	}
@@ -71,3 +79,32 @@ func endedByPods(kj batchv1.Job, pods []corev1.Pod) bool {
 }
 
 func atMostOne(n *int32) bool { return n == nil || *n <= 1 }
+
+// finishedAt is when the last container of the pods the Job of uid controls ended; zero when no
+// container says.
+func finishedAt(uid types.UID, pods []corev1.Pod) metav1.Time {
+	var last metav1.Time
+	for _, p := range pods {
+		if owner := metav1.GetControllerOf(&p); owner == nil || owner.UID != uid {
+			continue
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			if t := c.State.Terminated; t != nil && last.Before(&t.FinishedAt) {
+				last = t.FinishedAt
+			}
+		}
+	}
+	return last
+}
+
+// fromPods reports whether EndedByPods marked one of kjobs Complete.
+func fromPods(kjobs []batchv1.Job) bool {
+	for _, kj := range kjobs {
+		for _, c := range kj.Status.Conditions {
+			if c.Type == batchv1.JobComplete && c.Reason == podSucceededReason {
+				return true
+			}
+		}
+	}
+	return false
+}

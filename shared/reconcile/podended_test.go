@@ -112,3 +112,24 @@ func TestEndedByPodsJudgesEachJob(t *testing.T) {
 		t.Errorf("both Jobs' pods succeeded: Follow = %v, want succeeded", got)
 	}
 }
+
+// TestEndedByPodsKeepsTheJobAsItsPodShowsIt: the Job EndedByPods answers, which a record keeps
+// as it ends, counts the pod, is complete when its pod's container finished, and says who said
+// so; the Job given is not changed.
+func TestEndedByPodsKeepsTheJobAsItsPodShowsIt(t *testing.T) {
+	finished := metav1.NewTime(metav1.Now().Rfc3339Copy().Time)
+	pod := podOf("p", "u1", corev1.PodSucceeded)
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, FinishedAt: finished}}}}
+	given := kjob("u1", nil)
+	given.Status.Active = 1
+	got := reconcile.EndedByPods([]batchv1.Job{given}, []corev1.Pod{pod})[0]
+	st := got.Status
+	if st.Active != 0 || st.Succeeded != 1 || st.CompletionTime == nil || !st.CompletionTime.Equal(&finished) ||
+		len(st.Conditions) != 1 || st.Conditions[0].Type != batchv1.JobComplete || st.Conditions[0].Reason != "PodSucceeded" {
+		t.Errorf("the Job ended by its pod = %+v; want 0 active, 1 succeeded, completed at %s, Complete by PodSucceeded", st, finished)
+	}
+	if given.Status.Active != 1 || given.Status.Succeeded != 0 || len(given.Status.Conditions) != 0 {
+		t.Errorf("EndedByPods changed the Job it was given: %+v", given.Status)
+	}
+}
