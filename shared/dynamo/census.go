@@ -59,28 +59,12 @@ func (s *JobStore) Censuses(ctx context.Context, regions []string) (map[string]R
 	for i, r := range regions {
 		keys[i] = keyOf(censusKey(r))
 	}
-	for try := 0; len(keys) > 0; try++ {
-		if try > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(time.Duration(try*try) * 20 * time.Millisecond):
-			}
-		}
-		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-			s.tables.Control: {Keys: keys},
-		}})
-		if err != nil {
-			return nil, fmt.Errorf("reading regions' censuses: %w", err)
-		}
-		var items []censusItem
-		if err := attributevalue.UnmarshalListOfMaps(res.Responses[s.tables.Control], &items); err != nil {
-			return nil, fmt.Errorf("decoding regions' censuses: %w", err)
-		}
-		for _, it := range items {
-			out[it.Region] = it.RegionCensus
-		}
-		keys = res.UnprocessedKeys[s.tables.Control].Keys
+	items, err := controlItems[censusItem](ctx, s, keys, "regions' censuses")
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		out[it.Region] = it.RegionCensus
 	}
 	return out, nil
 }

@@ -116,6 +116,21 @@ func (s *JobStore) RegionSummaries(ctx context.Context, regions []string) (map[s
 	for i, r := range regions {
 		keys[i] = keyOf(regionSummaryKey(r))
 	}
+	items, err := controlItems[regionSummaryItem](ctx, s, keys, "regions' summaries")
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		out[it.Region] = it.RegionSummary
+	}
+	return out, nil
+}
+
+// controlItems reads the control table's items at keys (at most statesPerRead) with
+// BatchGetItem, again for any it left unprocessed, each decoded into a T; what names them in
+// errors.
+func controlItems[T any](ctx context.Context, s *JobStore, keys []map[string]types.AttributeValue, what string) ([]T, error) {
+	var out []T
 	for try := 0; len(keys) > 0; try++ {
 		if try > 0 {
 			select {
@@ -128,15 +143,13 @@ func (s *JobStore) RegionSummaries(ctx context.Context, regions []string) (map[s
 			s.tables.Control: {Keys: keys},
 		}})
 		if err != nil {
-			return nil, fmt.Errorf("reading regions' summaries: %w", err)
+			return nil, fmt.Errorf("reading %s: %w", what, err)
 		}
-		var items []regionSummaryItem
+		var items []T
 		if err := attributevalue.UnmarshalListOfMaps(res.Responses[s.tables.Control], &items); err != nil {
-			return nil, fmt.Errorf("decoding regions' summaries: %w", err)
+			return nil, fmt.Errorf("decoding %s: %w", what, err)
 		}
-		for _, it := range items {
-			out[it.Region] = it.RegionSummary
-		}
+		out = append(out, items...)
 		keys = res.UnprocessedKeys[s.tables.Control].Keys
 	}
 	return out, nil
