@@ -115,29 +115,28 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 		}
 		return o
 	}
-	jw, err := wc.BatchV1().Jobs("").Watch(window, opts(jobs.IDKey, l.jobsVersion))
-	if err != nil {
-		return fmt.Errorf("watching %s's Jobs: %w", region, err)
-	}
-	defer jw.Stop()
-	pw, err := wc.CoreV1().Pods("").Watch(window, opts(unownedPods, l.podsVersion))
-	if err != nil {
-		return fmt.Errorf("watching %s's pods: %w", region, err)
-	}
-	defer pw.Stop()
-	ww, err := wc.CoreV1().Pods("").Watch(window, opts(watchedPods, l.watchedVersion))
-	if err != nil {
-		return fmt.Errorf("watching %s's retried jobs' pods: %w", region, err)
-	}
-	defer ww.Stop()
 	// The Jobs' pods are watched from the bare pods' LIST (the same resource, so the same
 	// resourceVersion holds): the pass LISTs none of them, and needs none, since what one missed
 	// only delays an end until its Job's own verdict.
-	rw, err := wc.CoreV1().Pods("").Watch(window, opts(jobPods, l.podsVersion))
-	if err != nil {
-		return fmt.Errorf("watching %s's Jobs' pods: %w", region, err)
+	jobsWatch, podsWatch := wc.BatchV1().Jobs("").Watch, wc.CoreV1().Pods("").Watch
+	streams := [watches]struct {
+		what, selector, version string
+		watch                   func(context.Context, metav1.ListOptions) (kwatch.Interface, error)
+	}{
+		ofJobs:    {"Jobs", jobs.IDKey, l.jobsVersion, jobsWatch},
+		ofPods:    {"pods", unownedPods, l.podsVersion, podsWatch},
+		ofWatched: {"retried jobs' pods", watchedPods, l.watchedVersion, podsWatch},
+		ofJobPods: {"Jobs' pods", jobPods, l.podsVersion, podsWatch},
 	}
-	defer rw.Stop()
+	var events [watches]<-chan kwatch.Event
+	for i, s := range streams {
+		wi, err := s.watch(window, opts(s.selector, s.version))
+		if err != nil {
+			return fmt.Errorf("watching %s's %s: %w", region, s.what, err)
+		}
+		defer wi.Stop()
+		events[i] = wi.ResultChan()
+	}
 	// What the watch follows a job with: its Jobs, bare pods and its Jobs' pods, kept current by
 	// the events. Nodes are not watched: a pod's DisruptionTarget is seen as it comes, a node's
 	// taint or loss by the next pass.
@@ -146,7 +145,6 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 	if w.watched == nil {
 		w.watched = map[string][]corev1.Pod{}
 	}
-	events := [...]<-chan kwatch.Event{ofJobs: jw.ResultChan(), ofPods: pw.ResultChan(), ofWatched: ww.ResultChan(), ofJobPods: rw.ResultChan()}
 	for {
 		moved, err := w.take(window, events)
 		if len(moved) > 0 {
