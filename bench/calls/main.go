@@ -94,18 +94,13 @@ type measured struct {
 }
 
 func run(n, workers int, beat, timeout time.Duration) (measured, error) {
-	work, err := os.MkdirTemp("", "tidegate-calls-")
-	if err != nil {
-		return measured{}, err
-	}
-	defer os.RemoveAll(work)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, stopStandins, err := sandbox.Attach(ctx, filepath.Join(work, "sandbox"), func(msg string) { progress("%s", msg) })
+	st, work, stop, err := sandbox.AttachTemp(ctx, "tidegate-calls-", func(msg string) { progress("%s", msg) })
 	if err != nil {
 		return measured{}, err
 	}
-	defer stopStandins()
+	defer stop()
 	proxy, err := kubemeter.Start(st.Kubeconfig, work)
 	if err != nil {
 		return measured{}, err

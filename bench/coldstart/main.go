@@ -63,21 +63,15 @@ func run(runs int, rie string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "coldstart-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-
 	// The first events read DynamoDB and the beat LISTs the hosting cluster's pods, so the
 	// functions run against the real stand-ins, with tables and queues of their own: a cold
 	// start here includes its first store and cluster calls, as in AWS.
 	ctx := context.Background()
-	st, stopStandins, err := sandbox.Attach(ctx, filepath.Join(work, "sandbox"), func(msg string) { progress("%s", msg) })
+	st, work, stop, err := sandbox.AttachTemp(ctx, "coldstart-", func(msg string) { progress("%s", msg) })
 	if err != nil {
 		return err
 	}
-	defer stopStandins()
+	defer stop()
 	res, err := createResources(ctx, st)
 	if err != nil {
 		return err

@@ -87,18 +87,13 @@ type measured struct {
 }
 
 func measure(n, capacity int, run, beat, timeout time.Duration) (measured, error) {
-	work, err := os.MkdirTemp("", "tidegate-ends-")
-	if err != nil {
-		return measured{}, err
-	}
-	defer os.RemoveAll(work)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, stopStandins, err := sandbox.Attach(ctx, filepath.Join(work, "sandbox"), func(msg string) { progress("%s", msg) })
+	st, work, stop, err := sandbox.AttachTemp(ctx, "tidegate-ends-", func(msg string) { progress("%s", msg) })
 	if err != nil {
 		return measured{}, err
 	}
-	defer stopStandins()
+	defer stop()
 	log := newMarks(stackPrinter())
 	stack, err := devstack.Start(ctx, devstack.Options{
 		Addr: "127.0.0.1:0", APIKey: "tg_ends_bench", Beat: beat,

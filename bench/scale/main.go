@@ -18,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,13 +109,8 @@ func progress(format string, args ...any) {
 // run measures the fan-outs at each webhook count, the drains at each queue size, the hosting
 // beats at each app count and the beats at each active size.
 func run(s runSizes) ([]row, error) {
-	work, err := os.MkdirTemp("", "tidegate-scale-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(work)
 	ctx := context.Background()
-	st, stop, err := sandbox.Attach(ctx, filepath.Join(work, "sandbox"), func(msg string) { progress("%s", msg) })
+	st, work, stop, err := sandbox.AttachTemp(ctx, "tidegate-scale-", func(msg string) { progress("%s", msg) })
 	if err != nil {
 		return nil, err
 	}

@@ -133,3 +133,20 @@ func Attach(ctx context.Context, dir string, progress func(string)) (st State, s
 	}
 	return sb.State, sb.Stop, nil
 }
+
+// AttachTemp is Attach with a new temporary folder of the caller's own, named for pattern as
+// os.MkdirTemp names it, which holds the stand-ins Attach starts. stop also deletes the folder.
+func AttachTemp(ctx context.Context, pattern string, progress func(string)) (st State, work string, stop func(), err error) {
+	if work, err = os.MkdirTemp("", pattern); err != nil {
+		return State{}, "", nil, fmt.Errorf("making a folder for the stand-ins: %w", err)
+	}
+	st, stopStandins, err := Attach(ctx, filepath.Join(work, "sandbox"), progress)
+	if err != nil {
+		os.RemoveAll(work)
+		return State{}, "", nil, err
+	}
+	return st, work, func() {
+		stopStandins()
+		os.RemoveAll(work)
+	}, nil
+}
