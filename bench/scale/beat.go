@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dispatch"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -37,6 +38,14 @@ func (e *env) beats(ctx context.Context, m int) ([]row, error) {
 		return nil, err
 	}
 	defer drop()
+	// The sandbox's own nodes take 2,000 pods and are its tests'; these add room for the m.
+	// Deferred before the namespace's deletion, they go after it, so the pods are deleted as a
+	// tenant's would be.
+	removeNodes, err := sandbox.AddNodes(ctx, e.kc, e.prefix+"-"+name, m)
+	if err != nil {
+		return nil, err
+	}
+	defer removeNodes()
 	ns, dropNS, err := e.namespace(ctx, name)
 	if err != nil {
 		return nil, err

@@ -116,6 +116,37 @@ func seedCluster(ctx context.Context, kubeconfig string) error {
 	return nil
 }
 
+// nodePods is how many pods a sandbox node takes.
+const nodePods = 1000
+
+// AddNodes gives the sandbox cluster room for pods more pods than its own nodes hold: as many more
+// spot nodes as that takes, named prefix-0, prefix-1…, each like FakeNodeName and schedulable when
+// it returns. It answers a function that deletes them; the pods still bound to them go with them
+// (the pod garbage collector deletes the pods of a node that is gone).
+func AddNodes(ctx context.Context, cs kubernetes.Interface, prefix string, pods int) (remove func(), err error) {
+	var names []string
+	remove = func() {
+		for _, name := range names {
+			_ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+		}
+	}
+	for i := range (pods + nodePods - 1) / nodePods {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		if _, err := cs.CoreV1().Nodes().Create(ctx, fakeNode(name, "spot"), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			remove()
+			return nil, fmt.Errorf("creating node %s: %w", name, err)
+		}
+		names = append(names, name)
+	}
+	for _, name := range names {
+		if err := waitSchedulable(ctx, cs, name); err != nil {
+			remove()
+			return nil, err
+		}
+	}
+	return remove, nil
+}
+
 // waitSchedulable waits until node name is Ready and untainted.
 func waitSchedulable(ctx context.Context, cs kubernetes.Interface, name string) error {
 	var last *corev1.Node
@@ -164,7 +195,7 @@ func fakeNode(name, capacityType string) *corev1.Node {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("64"),
 		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("1000"),
+		corev1.ResourcePods:   *resource.NewQuantity(nodePods, resource.DecimalSI),
 		"nvidia.com/gpu":      resource.MustParse("8"),
 	}
 	return &corev1.Node{
