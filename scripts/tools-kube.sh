@@ -47,9 +47,22 @@ export GOWORK=off GOFLAGS=-buildvcs=false
 # Static binaries, as Kubernetes' own release builds are; no C toolchain is needed.
 export CGO_ENABLED=0
 # No debug information: -ldflags -s -w leaves it out of the binaries, and -dwarf=false keeps the
-# compiler from generating it in the first place. tools-aws.sh builds with the same flags, so the
-# standard library compiles once for every tool.
+# compiler from generating it in the first place. tools-aws.sh builds with the same flags.
 readonly gcflags=all=-dwarf=false
+# The Kubernetes binaries and kwok are also built without inlining (-l), which takes a sixth of
+# the compiler's work out of the longest step of a newcomer's first run, except in the packages
+# every request runs through: the standard library (so it also compiles once for every tool),
+# and the apiserver's serving, encoding and storage-client paths. BENCHMARKS.md ("`make tools` on
+# a fresh cache") has the build times and the LIST times both ways. Each -gcflags pattern is a
+# `;`-separated item; for a package, the last pattern that matches it wins.
+kube_gcflags="$gcflags -l"
+for p in std k8s.io/apimachinery/... k8s.io/apiserver/... k8s.io/api/... k8s.io/kubernetes/pkg/apis/... \
+	k8s.io/kubernetes/pkg/registry/... sigs.k8s.io/structured-merge-diff/... sigs.k8s.io/json/... \
+	google.golang.org/protobuf/... github.com/gogo/protobuf/... google.golang.org/grpc/... \
+	go.etcd.io/etcd/client/...; do
+	kube_gcflags+=";$p=-dwarf=false"
+done
+readonly kube_gcflags
 
 want_kubectl=false
 case "${1:-}" in
@@ -58,7 +71,7 @@ kubectl) want_kubectl=true ;;
 *) die "usage: tools-kube.sh [kubectl]" ;;
 esac
 
-fresh() { # fresh NAME VERSION: the binary exists and was built at VERSION.
+fresh() { # fresh NAME STAMP: the binary exists and was built as STAMP says (version, compiler flags).
 	[[ -e "$bin/$1" && "$(cat "$stamps/$1" 2>/dev/null)" == "$2" ]]
 }
 stamp() { printf '%s\n' "$2" >"$stamps/$1"; }
@@ -74,15 +87,20 @@ built_name() {
 	printf '%s\n' "$last"
 }
 
-# build DIR LDFLAGS NAME=VERSION=PACKAGE...: one go build, in the module at DIR, of every package
-# whose binary is not fresh, into a temporary folder whose binaries are then renamed into place, so
-# an interrupted build never leaves a half-written binary that looks installed.
+# build DIR GCFLAGS LDFLAGS NAME=VERSION=PACKAGE...: one go build, in the module at DIR, of every
+# package whose binary is not fresh, into a temporary folder whose binaries are then renamed into
+# place, so an interrupted build never leaves a half-written binary that looks installed. A binary
+# is fresh when it was built at VERSION with GCFLAGS (`;`-separated -gcflags arguments).
 build() {
-	local dir=$1 ldflags=$2 spec name version pkg
-	shift 2
+	local dir=$1 compile=$2 ldflags=$3 spec name version pkg f flags
+	shift 3
+	local gcargs=()
+	IFS=";" read -ra flags <<<"$compile"
+	for f in "${flags[@]}"; do gcargs+=(-gcflags "$f"); done
 	local names=() versions=() pkgs=()
 	for spec in "$@"; do
 		IFS== read -r name version pkg <<<"$spec"
+		version+=" $compile"
 		fresh "$name" "$version" && continue
 		names+=("$name")
 		versions+=("$version")
@@ -95,7 +113,7 @@ build() {
 	mkdir -p "$tmp"
 	# -p 2: the apiserver's link step alone peaks near 2.8 GB; two actions at a time keep a 2-core
 	# machine busy without running out of memory.
-	(cd "$dir" && go build -p 2 -trimpath -gcflags "$gcflags" -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}") ||
+	(cd "$dir" && go build -p 2 -trimpath "${gcargs[@]}" -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}") ||
 		die "building ${names[*]} failed (see the go output above)"
 	local i out
 	for i in "${!names[@]}"; do
@@ -125,7 +143,7 @@ fi
 downloads=""
 for spec in "${kube[@]}"; do
 	IFS== read -r name version _ <<<"$spec"
-	if ! fresh "$name" "$version"; then
+	if ! fresh "$name" "$version $kube_gcflags"; then
 		pkgs=()
 		for s in "${kube[@]}"; do pkgs+=("${s##*=}"); done
 		(cd "$here/tools/kube" && exec go list -e -deps -f '' "${pkgs[@]}" >/dev/null 2>&1) &
@@ -135,7 +153,7 @@ for spec in "${kube[@]}"; do
 	fi
 done
 
-build "$here/tools/etcd" "-s -w" "etcd=$ETCD_VERSION=go.etcd.io/etcd/server/v3"
+build "$here/tools/etcd" "$gcflags" "-s -w" "etcd=$ETCD_VERSION=go.etcd.io/etcd/server/v3"
 
 # Without the version stamped in, kubectl and client-go report v0.0.0 and `kubectl version` fails
 # its skew check. kwok's own release build stamps its version the same way (hack/releases.sh).
@@ -149,7 +167,7 @@ if [[ -n "$downloads" ]]; then
 	wait "$downloads" || true # a failed download shows again, with its cause, in go build's output
 	downloads=""
 fi
-build "$here/tools/kube" "$kube_ldflags" "${kube[@]}"
+build "$here/tools/kube" "$kube_gcflags" "$kube_ldflags" "${kube[@]}"
 
 # kwok's stages are not installed here: they live in the repository (shared/dev/sandbox/stages),
 # built into Tidegate and written into each sandbox's folder, so a change to them needs no cache
