@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -113,12 +114,9 @@ func first(seen, at time.Time) time.Time {
 	return seen
 }
 
+// snapshot is a copy of the lives seen so far.
 func (w *objectWatch) snapshot() map[string]life {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]life, len(w.lives))
-	for id, l := range w.lives {
-		out[id] = l
-	}
-	return out
+	return maps.Clone(w.lives)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // RegionCensus is what a region's drain last counted, by tenant, of the jobs that may run in
@@ -48,21 +47,11 @@ func (s *JobStore) PutCensus(ctx context.Context, c RegionCensus) error {
 // Censuses reads the censuses of regions (at most statesPerRead) in one BatchGetItem, by region;
 // a region whose drains never kept one is left out.
 func (s *JobStore) Censuses(ctx context.Context, regions []string) (map[string]RegionCensus, error) {
-	out := map[string]RegionCensus{}
-	if len(regions) == 0 {
-		return out, nil
-	}
-	if len(regions) > statesPerRead {
-		return nil, fmt.Errorf("reading %d regions' censuses: at most %d a call", len(regions), statesPerRead)
-	}
-	keys := make([]map[string]types.AttributeValue, len(regions))
-	for i, r := range regions {
-		keys[i] = keyOf(censusKey(r))
-	}
-	items, err := controlItems[censusItem](ctx, s, keys, "regions' censuses")
+	items, err := controlItems[censusItem](ctx, s, regions, censusKey, "censuses")
 	if err != nil {
 		return nil, err
 	}
+	out := make(map[string]RegionCensus, len(items))
 	for _, it := range items {
 		out[it.Region] = it.RegionCensus
 	}

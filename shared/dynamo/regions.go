@@ -105,31 +105,28 @@ func (s *JobStore) PutRegionSummary(ctx context.Context, sum jobs.RegionSummary)
 // RegionSummaries reads the summaries of regions (at most statesPerRead) in one BatchGetItem, by
 // region; a region whose drain never kept one is left out.
 func (s *JobStore) RegionSummaries(ctx context.Context, regions []string) (map[string]jobs.RegionSummary, error) {
-	out := map[string]jobs.RegionSummary{}
-	if len(regions) == 0 {
-		return out, nil
-	}
-	if len(regions) > statesPerRead {
-		return nil, fmt.Errorf("reading %d regions' summaries: at most %d a call", len(regions), statesPerRead)
-	}
-	keys := make([]map[string]types.AttributeValue, len(regions))
-	for i, r := range regions {
-		keys[i] = keyOf(regionSummaryKey(r))
-	}
-	items, err := controlItems[regionSummaryItem](ctx, s, keys, "regions' summaries")
+	items, err := controlItems[regionSummaryItem](ctx, s, regions, regionSummaryKey, "summaries")
 	if err != nil {
 		return nil, err
 	}
+	out := make(map[string]jobs.RegionSummary, len(items))
 	for _, it := range items {
 		out[it.Region] = it.RegionSummary
 	}
 	return out, nil
 }
 
-// controlItems reads the control table's items at keys (at most statesPerRead) with
-// BatchGetItem, again for any it left unprocessed, each decoded into a T; what names them in
-// errors.
-func controlItems[T any](ctx context.Context, s *JobStore, keys []map[string]types.AttributeValue, what string) ([]T, error) {
+// controlItems reads the control table's items of regions (at most statesPerRead), each at
+// key(region), with BatchGetItem, again for any it left unprocessed, each decoded into a T; what
+// names them in errors ("regions' what").
+func controlItems[T any](ctx context.Context, s *JobStore, regions []string, key func(region string) (string, string), what string) ([]T, error) {
+	if len(regions) > statesPerRead {
+		return nil, fmt.Errorf("reading %d regions' %s: at most %d a call", len(regions), what, statesPerRead)
+	}
+	keys := make([]map[string]types.AttributeValue, len(regions))
+	for i, r := range regions {
+		keys[i] = keyOf(key(r))
+	}
 	var out []T
 	for try := 0; len(keys) > 0; try++ {
 		if try > 0 {
@@ -143,11 +140,11 @@ func controlItems[T any](ctx context.Context, s *JobStore, keys []map[string]typ
 			s.tables.Control: {Keys: keys},
 		}})
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", what, err)
+			return nil, fmt.Errorf("reading regions' %s: %w", what, err)
 		}
 		var items []T
 		if err := attributevalue.UnmarshalListOfMaps(res.Responses[s.tables.Control], &items); err != nil {
-			return nil, fmt.Errorf("decoding %s: %w", what, err)
+			return nil, fmt.Errorf("decoding regions' %s: %w", what, err)
 		}
 		out = append(out, items...)
 		keys = res.UnprocessedKeys[s.tables.Control].Keys
