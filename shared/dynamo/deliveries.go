@@ -102,7 +102,7 @@ func (s *WebhookStore) createDelivery(ctx context.Context, d deliveryplan.Delive
 		return false, err
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.tables.Events, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if webhookCheckFailed(err) {
+	if conditionFailed(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -190,7 +190,7 @@ func (s *WebhookStore) Claim(ctx context.Context, d deliveryplan.Delivery, token
 		ExpressionAttributeNames:  map[string]string{"#status": "status"},
 		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
 	})
-	if webhookCheckFailed(err) {
+	if conditionFailed(err) {
 		return d, records.ErrStale
 	}
 	if err != nil {
@@ -224,7 +224,7 @@ func (s *WebhookStore) replace(ctx context.Context, d deliveryplan.Delivery, con
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.tables.Events, Item: item, ConditionExpression: &cond, ExpressionAttributeValues: av,
 	})
-	if webhookCheckFailed(err) {
+	if conditionFailed(err) {
 		return records.ErrStale
 	}
 	if err != nil {

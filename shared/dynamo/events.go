@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -129,8 +128,7 @@ func (s *OutboxStore) MarkFannedOut(ctx context.Context, id string, at time.Time
 		ConditionExpression:       ptr("attribute_exists(pk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":at": &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)}},
 	})
-	var failed *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &failed) {
+	if err != nil && !conditionFailed(err) {
 		return fmt.Errorf("marking event %s fanned out: %w", id, err)
 	}
 	return nil

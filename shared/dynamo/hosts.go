@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -115,8 +114,7 @@ func (s *AppStore) Register(ctx context.Context, host, pod, token string, now ti
 		ExpressionAttributeNames:  pick(appNames, "#state"),
 		ExpressionAttributeValues: vals,
 	})
-	var failed *types.ConditionalCheckFailedException
-	if errors.As(err, &failed) {
+	if conditionFailed(err) {
 		return h.Org, h.App, ErrHostNotWanted
 	}
 	if err != nil {
@@ -271,8 +269,7 @@ func (s *AppStore) recordCrash(ctx context.Context, org, app, host string, at ti
 		UpdateExpression: aws.String(update), ConditionExpression: aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: vals,
 	})
-	var failed *types.ConditionalCheckFailedException
-	if errors.As(err, &failed) {
+	if conditionFailed(err) {
 		return fmt.Errorf("app %s/%s: %w", org, app, records.ErrNotFound)
 	}
 	if err != nil {

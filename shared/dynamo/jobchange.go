@@ -45,8 +45,7 @@ func (s *JobStore) apply(ctx context.Context, j jobs.Job, c jobs.Change, ret typ
 			ConditionExpression: update.ConditionExpression, ExpressionAttributeNames: update.ExpressionAttributeNames,
 			ExpressionAttributeValues: update.ExpressionAttributeValues, ReturnValues: ret,
 		})
-		var failed *types.ConditionalCheckFailedException
-		if errors.As(err, &failed) {
+		if conditionFailed(err) {
 			return nil, records.ErrStale
 		}
 		if err != nil {

@@ -260,8 +260,7 @@ func anyConditionFailed(err error) bool {
 // deleteExisting deletes the item under pk/sk; records.ErrNotFound if there was none.
 func deleteExisting(ctx context.Context, db *dynamodb.Client, table, pk, sk string) error {
 	_, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &table, Key: keyOf(pk, sk), ConditionExpression: aws.String("attribute_exists(pk)")})
-	var failed *types.ConditionalCheckFailedException
-	if errors.As(err, &failed) {
+	if conditionFailed(err) {
 		return records.ErrNotFound
 	}
 	return err

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -44,8 +43,7 @@ func (s *LeaseStore) Acquire(ctx context.Context, name, owner string, now, until
 			":owner": &types.AttributeValueMemberS{Value: owner},
 		},
 	})
-	var failed *types.ConditionalCheckFailedException
-	if errors.As(err, &failed) {
+	if conditionFailed(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -63,8 +61,7 @@ func (s *LeaseStore) Release(ctx context.Context, name, owner string) error {
 		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":owner": &types.AttributeValueMemberS{Value: owner}},
 	})
-	var failed *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &failed) {
+	if err != nil && !conditionFailed(err) {
 		return fmt.Errorf("releasing lease %s: %w", name, err)
 	}
 	return nil
@@ -85,8 +82,7 @@ func (s *LeaseStore) Knock(ctx context.Context, name string, now time.Time) (boo
 			":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)},
 		},
 	})
-	var failed *types.ConditionalCheckFailedException
-	if errors.As(err, &failed) {
+	if conditionFailed(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -107,11 +103,10 @@ func (s *LeaseStore) ReleaseUnlessKnocked(ctx context.Context, name, owner strin
 		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
 		ExpressionAttributeValues: owned,
 	})
-	var failed *types.ConditionalCheckFailedException
 	if err == nil {
 		return false, nil
 	}
-	if !errors.As(err, &failed) {
+	if !conditionFailed(err) {
 		return false, fmt.Errorf("releasing lease %s: %w", name, err)
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -122,7 +117,7 @@ func (s *LeaseStore) ReleaseUnlessKnocked(ctx context.Context, name, owner strin
 		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
 		ExpressionAttributeValues: owned,
 	})
-	if errors.As(err, &failed) {
+	if conditionFailed(err) {
 		return false, nil // no longer owner's: it ran out, and another holder reads afresh
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -172,9 +171,8 @@ func wrapReseal(step ResealStep, err error) error {
 
 // conditionalOutcome is the step's outcome after its conditional write answered err.
 func conditionalOutcome(step ResealStep, err error) (ResealStep, error) {
-	var failed *types.ConditionalCheckFailedException
 	switch {
-	case errors.As(err, &failed):
+	case conditionFailed(err):
 		step.Outcome = ResealChanged
 		return step, nil
 	case err != nil:

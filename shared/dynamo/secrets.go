@@ -63,11 +63,10 @@ func (s *SecretStore) Put(ctx context.Context, org, name, sealed, fingerprint st
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: vals,
 	})
-	var failed *types.ConditionalCheckFailedException
 	if err == nil {
 		return false, nil
 	}
-	if !errors.As(err, &failed) {
+	if !conditionFailed(err) {
 		return false, fmt.Errorf("storing secret %s of org %s: %w", name, org, err)
 	}
 	count, err := s.db.Query(ctx, &dynamodb.QueryInput{

@@ -64,11 +64,10 @@ func (s *TemplateStore) Put(ctx context.Context, t templating.Template, create b
 		cond = "attribute_not_exists(pk)"
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item, ConditionExpression: &cond})
-	var failed *types.ConditionalCheckFailedException
 	switch {
-	case errors.As(err, &failed) && create:
+	case conditionFailed(err) && create:
 		return ErrExists
-	case errors.As(err, &failed):
+	case conditionFailed(err):
 		return records.ErrNotFound
 	case err != nil:
 		return fmt.Errorf("storing template %s: %w", t.Name, err)

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -188,4 +189,11 @@ func keyOf(pk, sk string) map[string]types.AttributeValue {
 		attrPK: &types.AttributeValueMemberS{Value: pk},
 		attrSK: &types.AttributeValueMemberS{Value: sk},
 	}
+}
+
+// conditionFailed reports whether err is a write refused by its condition expression: the answer
+// most conditional writes here turn into false, ErrStale or ErrNotFound rather than an error.
+func conditionFailed(err error) bool {
+	var failed *types.ConditionalCheckFailedException
+	return errors.As(err, &failed)
 }

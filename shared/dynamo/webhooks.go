@@ -254,7 +254,7 @@ func (s *WebhookStore) DeleteWebhook(ctx context.Context, tenant, id string) err
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: tenant}},
 		ReturnValues:              types.ReturnValueAllOld,
 	})
-	if webhookCheckFailed(err) {
+	if conditionFailed(err) {
 		return records.ErrNotFound
 	}
 	if err != nil {
@@ -307,7 +307,7 @@ func (s *WebhookStore) update(ctx context.Context, id, expr, cond string, vals m
 		in.ExpressionAttributeValues = av
 	}
 	_, err := s.db.UpdateItem(ctx, in)
-	if webhookCheckFailed(err) {
+	if conditionFailed(err) {
 		return records.ErrNotFound
 	}
 	if err != nil {
@@ -322,9 +322,4 @@ func ignoreGoneWebhook(err error) error {
 		return nil
 	}
 	return err
-}
-
-func webhookCheckFailed(err error) bool {
-	var failed *types.ConditionalCheckFailedException
-	return errors.As(err, &failed)
 }
