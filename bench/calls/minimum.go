@@ -15,13 +15,10 @@ type need struct {
 // to the run's one webhook.
 const eventsPerJob = 4
 
-// The design's batches (shared/delivery): a fan-out transaction writes each event's delivery and
-// takes the event out of the outbox (2 items an event with one webhook), a record transaction
-// logs up to 100 attempts; DynamoDB's limit is 100 items a transaction.
-const (
-	eventsPerFanOut     = 50
-	attemptsPerRecorded = 100
-)
+// The design's batches (shared/delivery): a drain stores each attempted delivery, and takes its
+// event out of the outbox once the event's deliveries are stored (2 items an event with one
+// webhook), 100 items a transaction: DynamoDB's limit.
+const itemsPerTransaction = 100
 
 func key(function, service, op string) awscalls.Key {
 	return awscalls.Key{Function: function, Service: service, Operation: op}
@@ -47,7 +44,8 @@ var needs = []need{
 	{key("webhook", "DynamoDB", "Query"), "webhook", 4, "is anything undelivered, a page of it, the tenant's webhooks, and is anything left"},
 	{key("webhook", "DynamoDB", "PutItem"), "webhook", 1, "take the drain's lease"},
 	{key("webhook", "DynamoDB", "DeleteItem"), "webhook", 1, "let it go"},
-	{key("webhook", "DynamoDB", "TransactWriteItems"), "job", eventsPerJob * (1.0/eventsPerFanOut + 1.0/attemptsPerRecorded), "fan each event out (50 a transaction) and log each attempt (100 a transaction)"},
+	{key("webhook", "DynamoDB", "BatchGetItem"), "webhook", 1, "which of a page's deliveries are stored already"},
+	{key("webhook", "DynamoDB", "TransactWriteItems"), "job", eventsPerJob * 2.0 / itemsPerTransaction, "store each attempted delivery and take its event out of the outbox (100 items a transaction)"},
 	{key(awscalls.Outside, "SQS", "ReceiveMessage"), "dispatch+webhook", 1, "Lambda's event source mapping: the receive that brought the batch"},
 	{key(awscalls.Outside, "SQS", "DeleteMessageBatch"), "dispatch+webhook", 1, "and the delete of what the function handled"},
 }

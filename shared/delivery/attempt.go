@@ -69,8 +69,7 @@ func (h *Handler) Attempt(ctx context.Context, ref dynamo.DeliveryRef) error {
 	return h.finish(ctx, w, v, token, now)
 }
 
-// finish logs a judged attempt made under the claim token, carries the verdict over to the
-// webhook and queues the retry when it is near enough for SQS.
+// finish logs a judged attempt made under the claim token, then carries it over.
 func (h *Handler) finish(ctx context.Context, w deliveryplan.Webhook, v deliveryplan.Verdict, token string, now time.Time) error {
 	if err := h.Store.Record(ctx, v.Delivery, token); err != nil {
 		if errors.Is(err, records.ErrStale) {
@@ -79,6 +78,12 @@ func (h *Handler) finish(ctx context.Context, w deliveryplan.Webhook, v delivery
 		}
 		return err
 	}
+	return h.carryOver(ctx, w, v, now)
+}
+
+// carryOver carries a stored attempt's verdict over to the webhook and queues the retry when it
+// is near enough for SQS.
+func (h *Handler) carryOver(ctx context.Context, w deliveryplan.Webhook, v deliveryplan.Verdict, now time.Time) error {
 	if err := h.endpointHealth(ctx, w, v, now); err != nil {
 		return err
 	}

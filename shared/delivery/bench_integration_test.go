@@ -28,8 +28,8 @@ import (
 const benchEvents = 20
 
 // BenchmarkFanOutVsRawPost times the whole path of benchEvents outbox events to a loopback
-// receiver (take the drain lease, read the outbox, write the deliveries claimed with the events'
-// marks, sign, POST and log each attempt) against the floor of POSTing the same bodies with a
+// receiver (take the drain lease, read the outbox and which deliveries are stored, sign and POST
+// each, store each with its attempt and the events' marks) against the floor of POSTing the same bodies with a
 // bare http.Client. The outbox is filled outside the timings, and the two alternate, so load on the
 // machine hits both alike. The reported ratio is delivered/raw.
 func BenchmarkFanOutVsRawPost(b *testing.B) {

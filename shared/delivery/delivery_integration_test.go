@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -158,9 +159,83 @@ func TestGoneDisablesTheWebhook(t *testing.T) {
 	onlyDelivery(t, w, "wh_a")
 }
 
-// TestCrashBetweenClaimAndSend: a drain fans an event out (its delivery written claimed) and dies
-// before sending. Nothing is sent while its claim holds; once it runs out the sweep queues the
-// delivery, the next worker sends it once, and it is never sent again.
+// unstorable is a store whose deliveries cannot be stored: a drain that sends and dies before
+// storing what it sent.
+type unstorable struct{ delivery.Store }
+
+var errStoreDown = errors.New("the store is down")
+
+func (unstorable) RecordSent(context.Context, []deliveryplan.Delivery, []string, time.Time) error {
+	return errStoreDown
+}
+
+func (unstorable) CreateDelivery(context.Context, deliveryplan.Delivery) (bool, error) {
+	return false, errStoreDown
+}
+
+// TestCrashBetweenSendAndStore: a drain sends an event's delivery and cannot store it (as if it
+// died). The event keeps its place in the outbox, so the next drain sends it again, with the same
+// webhook-id for the receiver to drop, stores it and takes the event out; no drain sends it after.
+func TestCrashBetweenSendAndStore(t *testing.T) {
+	w := newWorld(t)
+	rcv := newReceiver(t, 200)
+	hook := w.hook(t, "wh_a", "ml", "", rcv.srv.URL, outbox.JobQueued)
+	w.submit(t, "job-1", "ml", "team-a")
+	ctx := context.Background()
+	dying := *w.h
+	dying.Store = unstorable{w.store}
+	if err := dying.Drain(ctx); !errors.Is(err, errStoreDown) {
+		t.Fatalf("a drain that cannot store answered %v, want the store's error", err)
+	}
+	if has, err := w.outbox.HasUndelivered(ctx); err != nil || !has {
+		t.Fatalf("after a drain that stored nothing HasUndelivered = %v, %v; want true", has, err)
+	}
+	for range 2 {
+		if err := w.h.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := rcv.requests()
+	if len(got) != 2 || got[0].id != got[1].id {
+		t.Fatalf("the receiver got %d requests (%v), want the same webhook-id twice", len(got), got)
+	}
+	verify(t, got[1], hook.Secrets[0].Key)
+	if d := onlyDelivery(t, w, "wh_a"); d.Status != deliveryplan.StatusSucceeded || d.AttemptCount != 1 || d.ID != got[0].id {
+		t.Errorf("delivery = %+v, want %s succeeded on attempt 1", d, got[0].id)
+	}
+	if has, err := w.outbox.HasUndelivered(ctx); err != nil || has {
+		t.Errorf("after the second drain HasUndelivered = %v, %v; want false", has, err)
+	}
+}
+
+// TestCrashBetweenStoreAndMark: a drain stored an event's delivery and died before taking the
+// event out of the outbox. The next drain finds the delivery stored, sends nothing, and takes the
+// event out.
+func TestCrashBetweenStoreAndMark(t *testing.T) {
+	w := newWorld(t)
+	rcv := newReceiver(t, 200)
+	hook := w.hook(t, "wh_a", "ml", "", rcv.srv.URL, outbox.JobQueued)
+	ev := w.submit(t, "job-1", "ml", "team-a")
+	ctx := context.Background()
+	now := time.Now()
+	sent := deliveryplan.Judge(deliveryplan.NewDelivery(hook, ev, []byte(`{}`), now), hook, deliveryplan.Outcome{StatusCode: 200}, now, 0.5).Delivery
+	if err := w.store.RecordSent(ctx, []deliveryplan.Delivery{sent}, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.h.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := rcv.count(); n != 0 {
+		t.Errorf("the next drain sent a stored delivery %d times", n)
+	}
+	if has, err := w.outbox.HasUndelivered(ctx); err != nil || has {
+		t.Errorf("after the drain HasUndelivered = %v, %v; want false", has, err)
+	}
+}
+
+// TestCrashBetweenClaimAndSend: a retry's worker claims the delivery and dies before sending.
+// Nothing is sent while its claim holds; once it runs out the sweep queues the delivery, the next
+// worker sends it once, and it is never sent again.
 func TestCrashBetweenClaimAndSend(t *testing.T) {
 	w := newWorld(t)
 	rcv := newReceiver(t, 200)
@@ -170,24 +245,23 @@ func TestCrashBetweenClaimAndSend(t *testing.T) {
 	now := time.Now()
 	d := deliveryplan.NewDelivery(hook, ev, []byte(`{}`), now)
 	ref := dynamo.DeliveryRef{WebhookID: d.WebhookID, DeliveryID: d.ID}
-	if err := w.store.FanOut(ctx, []dynamo.EventDeliveries{{EventID: ev.ID, Deliveries: []deliveryplan.Delivery{d}}}, "dead-worker", now, now.Add(90*time.Second)); err != nil {
+	if err := w.store.RecordSent(ctx, []deliveryplan.Delivery{d}, []string{ev.ID}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.store.Claim(ctx, d, "dead-worker", now, now, now.Add(90*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	// Another drain finds nothing to fan out, and the claim keeps every other worker off.
 	if err := w.h.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.h.Attempt(ctx, ref); err != nil {
-		t.Fatal(err)
-	}
-	if n := rcv.count(); n != 0 {
-		t.Fatalf("sent %d times under another worker's claim", n)
-	}
-	if err := w.h.Attempt(ctx, ref); err != nil {
-		t.Fatal(err)
-	}
-	if n := rcv.count(); n != 0 {
-		t.Fatalf("sent %d times under another worker's claim", n)
+	for range 2 {
+		if err := w.h.Attempt(ctx, ref); err != nil {
+			t.Fatal(err)
+		}
+		if n := rcv.count(); n != 0 {
+			t.Fatalf("sent %d times under another worker's claim", n)
+		}
 	}
 	sweep := &delivery.Sweeper{Outbox: w.outbox, Due: w.store, Queue: w.queue, Now: func() time.Time { return now.Add(30 * time.Second) }}
 	if err := sweep.Sweep(ctx); err != nil {

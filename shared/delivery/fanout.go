@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/outbox"
-	"github.com/tidegate/tidegate/shared/records"
 )
 
 // Bounds of one drain. A page of 100 events is one Query; 1,000 events take a few seconds at
@@ -30,12 +30,13 @@ const (
 
 // Drain fans out the undelivered events and makes their first attempts, one drain at a time (a
 // lease), page by page in the order the events happened: each event becomes one delivery per
-// webhook that wants it, written already claimed in the same transaction that takes the event out
-// of the undelivered index; then each webhook's new deliveries are sent one after another, in
-// order, while different webhooks are sent side by side. A drain that finds the outbox empty, or
-// the lease taken, does nothing: the holder looks at the outbox again after letting go, so what
-// this drain was rung for is not left behind. An event that fails to fan out stays undelivered,
-// and so do the events after it, for the next drain.
+// webhook that wants it, and each webhook's deliveries are sent one after another, in order, while
+// different webhooks are sent side by side. A delivery is stored once its attempt is made, as the
+// attempt left it, and an event leaves the undelivered index once all its deliveries are stored
+// (the recorder). A drain that finds the outbox empty, or the lease taken, does nothing: the
+// holder looks at the outbox again after letting go, so what this drain was rung for is not left
+// behind. An event that fails to fan out stays undelivered, and so do the events after it, for
+// the next drain.
 func (h *Handler) Drain(ctx context.Context) error {
 	start := h.now()
 	owner := ids.New("drain_", start)
@@ -61,38 +62,85 @@ func (h *Handler) Drain(ctx context.Context) error {
 }
 
 // drainHeld is one pass over the outbox under the lease, reading at most budget events: it
-// answers how many it read.
+// answers how many it sent or stored. While a page's lines are sent, the next page is read and
+// planned; its lines start once the page before has ended, so each webhook's stay in order.
 func (h *Handler) drainHeld(ctx context.Context, start time.Time, budget int) (int, error) {
 	hooks := map[string][]deliveryplan.Webhook{} // per tenant, read once a pass
-	token := ids.New("claim_", h.now())
-	rec := h.newRecorder(ctx, token)
-	cursor, seen := "", 0
+	rec := h.newRecorder(ctx)
+	p := h.readPage(ctx, "", min(drainPage, budget), hooks)
+	seen := 0
 	var err error
-	for seen < budget && h.now().Sub(start) < sendWindow {
-		var evs []outbox.Event
-		var next string
-		if evs, next, err = h.Outbox.Undelivered(ctx, min(drainPage, budget-seen), cursor); err != nil {
+	for {
+		if err = p.err; err != nil {
 			break
 		}
-		seen += len(evs)
-		ds, fanErr := h.fanOut(ctx, evs, hooks, token, h.now())
-		sendErr := h.sendLines(ctx, ds, hooks, rec, start.Add(sendWindow))
-		if err = errors.Join(fanErr, sendErr); err != nil {
+		seen += p.events
+		rec.expect(p.planned)
+		byID := webhooksByID(hooks) // before the next page's plan reads more of them
+		var ahead chan page
+		if p.next != "" && seen < budget && h.now().Sub(start) < sendWindow {
+			ahead = make(chan page, 1)
+			go func() { ahead <- h.readPage(ctx, p.next, min(drainPage, budget-seen), hooks) }()
+		}
+		err = errors.Join(p.planErr, h.sendLines(ctx, p.deliveries(), byID, rec, start.Add(sendWindow)))
+		if ahead == nil {
 			break
 		}
-		if cursor = next; cursor == "" {
+		next := <-ahead // read even when this page failed: it writes to hooks
+		if err != nil {
 			break
 		}
+		p = next
 	}
 	return seen, errors.Join(err, rec.close())
 }
 
-// fanOut makes the deliveries of a page of events, claimed by token, and marks the events fanned
-// out; it answers, in the order the events happened, the deliveries this call made. It stops at
-// the first event it cannot fan out, so none after it is sent before it.
-func (h *Handler) fanOut(ctx context.Context, evs []outbox.Event, hooks map[string][]deliveryplan.Webhook, token string, now time.Time) ([]deliveryplan.Delivery, error) {
+// page is one page of the outbox, read and planned.
+type page struct {
+	events  int    // how many events were read
+	next    string // the cursor after them, "" at the end
+	planned []dynamo.EventDeliveries
+	planErr error // why planning stopped short: the events from there on wait for the next drain
+	err     error // why the page could not be read
+}
+
+func (p page) deliveries() []deliveryplan.Delivery {
+	var ds []deliveryplan.Delivery
+	for _, e := range p.planned {
+		ds = append(ds, e.Deliveries...)
+	}
+	return ds
+}
+
+// readPage reads up to limit undelivered events after cursor and plans their deliveries.
+func (h *Handler) readPage(ctx context.Context, cursor string, limit int, hooks map[string][]deliveryplan.Webhook) page {
+	evs, next, err := h.Outbox.Undelivered(ctx, limit, cursor)
+	if err != nil {
+		return page{err: err}
+	}
+	p := page{events: len(evs), next: next}
+	p.planned, p.planErr = h.plan(ctx, evs, hooks, h.now())
+	return p
+}
+
+// webhooksByID indexes the webhooks of hooks by id.
+func webhooksByID(hooks map[string][]deliveryplan.Webhook) map[string]deliveryplan.Webhook {
+	byID := map[string]deliveryplan.Webhook{}
+	for _, ws := range hooks {
+		for _, w := range ws {
+			byID[w.ID] = w
+		}
+	}
+	return byID
+}
+
+// plan makes the deliveries of a page of events, in the order the events happened, leaving out
+// those stored already (by a drain that stored them and died before the event's mark). It stops
+// at the first event it cannot fan out, so none after it is sent before it.
+func (h *Handler) plan(ctx context.Context, evs []outbox.Event, hooks map[string][]deliveryplan.Webhook, now time.Time) ([]dynamo.EventDeliveries, error) {
 	deliveryplan.Order(evs)
-	var batch []dynamo.EventDeliveries
+	var planned []dynamo.EventDeliveries
+	var all []deliveryplan.Delivery
 	var stop error
 	for _, ev := range evs {
 		e, err := h.deliveriesOf(ctx, ev, hooks, now)
@@ -100,77 +148,20 @@ func (h *Handler) fanOut(ctx context.Context, evs []outbox.Event, hooks map[stri
 			stop = fmt.Errorf("event %s: %w", ev.ID, err)
 			break
 		}
-		batch = append(batch, e)
+		planned = append(planned, e)
+		all = append(all, e.Deliveries...)
 	}
-	var made []deliveryplan.Delivery
-	until := now.Add(claimLease)
-	for _, chunk := range transactions(batch) {
-		err := errTooBig
-		if fits(chunk) {
-			err = h.Store.FanOut(ctx, chunk, token, now, until)
-		}
-		if err == nil {
-			for _, e := range chunk {
-				made = append(made, e.Deliveries...)
-			}
-			continue
-		}
-		if !errors.Is(err, records.ErrStale) && !errors.Is(err, errTooBig) {
-			return made, errors.Join(err, stop)
-		}
-		// Another fan-out had some of these (a drain that outlived its lease), or one event has
-		// more deliveries than a transaction holds: event by event, delivery by delivery.
-		for _, e := range chunk {
-			ds, err := h.fanOutOne(ctx, e, token, now, until)
-			made = append(made, ds...)
-			if err != nil {
-				return made, errors.Join(fmt.Errorf("event %s: %w", e.EventID, err), stop)
-			}
-		}
+	if len(all) == 0 {
+		return planned, stop
 	}
-	return made, stop
-}
-
-// errTooBig marks an event whose deliveries do not fit one transaction.
-var errTooBig = errors.New("more deliveries than a transaction holds")
-
-// transactions splits batch, in order, into runs of whole events that each fit one transaction;
-// an event too big for one is a run of its own.
-func transactions(batch []dynamo.EventDeliveries) [][]dynamo.EventDeliveries {
-	var out [][]dynamo.EventDeliveries
-	for len(batch) > 0 {
-		n := 1
-		for n < len(batch) && fits(batch[:n+1]) {
-			n++
-		}
-		out, batch = append(out, batch[:n]), batch[n:]
+	stored, err := h.Store.Stored(ctx, all)
+	if err != nil {
+		return nil, errors.Join(err, stop)
 	}
-	return out
-}
-
-// fits reports whether events fit one transaction's items and bytes.
-func fits(events []dynamo.EventDeliveries) bool {
-	items, size := 0, 0
-	for _, e := range events {
-		items, size = items+e.Items(), size+e.Bytes()
+	for i, e := range planned {
+		planned[i].Deliveries = slices.DeleteFunc(e.Deliveries, func(d deliveryplan.Delivery) bool { return stored[d.ID] })
 	}
-	return items <= dynamo.MaxTransactItems && size <= dynamo.MaxTransactBytes
-}
-
-// fanOutOne writes one event's deliveries one at a time, each unless it exists, then marks the
-// event fanned out; it answers the deliveries it made.
-func (h *Handler) fanOutOne(ctx context.Context, e dynamo.EventDeliveries, token string, now, until time.Time) ([]deliveryplan.Delivery, error) {
-	var made []deliveryplan.Delivery
-	for _, d := range e.Deliveries {
-		ok, err := h.Store.CreateClaimed(ctx, d, token, until)
-		if err != nil {
-			return made, err
-		}
-		if ok {
-			made = append(made, d)
-		}
-	}
-	return made, h.Outbox.MarkFannedOut(ctx, e.EventID, now)
+	return planned, stop
 }
 
 // deliveriesOf is ev's delivery to each webhook that wants it, made at now.

@@ -38,9 +38,9 @@ type Store interface {
 	MarkFailing(ctx context.Context, id string, since time.Time) error
 	MarkHealthy(ctx context.Context, id string) error
 	Disable(ctx context.Context, id, reason string, at time.Time) error
-	FanOut(ctx context.Context, batch []dynamo.EventDeliveries, token string, at, until time.Time) error
-	CreateClaimed(ctx context.Context, d deliveryplan.Delivery, token string, until time.Time) (bool, error)
-	RecordAll(ctx context.Context, ds []deliveryplan.Delivery, token string) error
+	Stored(ctx context.Context, ds []deliveryplan.Delivery) (map[string]bool, error)
+	RecordSent(ctx context.Context, ds []deliveryplan.Delivery, events []string, at time.Time) error
+	CreateDelivery(ctx context.Context, d deliveryplan.Delivery) (bool, error)
 	TakeDrain(ctx context.Context, owner string, now, until time.Time) (bool, error)
 	ReleaseDrain(ctx context.Context, owner string) error
 	Delivery(ctx context.Context, webhookID, id string) (deliveryplan.Delivery, error)

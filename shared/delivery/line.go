@@ -15,18 +15,12 @@ import (
 // what a 256 MB function handles.
 const lineWorkers = 32
 
-// sendLines makes the first attempts of a drain's new deliveries, claimed by rec's token: each
-// webhook's line one attempt after another, in order, and the lines side by side. Attempts start
-// until deadline; what is left then goes back to the queue.
-func (h *Handler) sendLines(ctx context.Context, ds []deliveryplan.Delivery, hooks map[string][]deliveryplan.Webhook, rec *recorder, deadline time.Time) error {
+// sendLines makes the first attempts of a drain's new deliveries to the webhooks of byID, stored
+// through rec: each webhook's line one attempt after another, in order, and the lines side by
+// side. Attempts start until deadline; what is left then goes back to the queue.
+func (h *Handler) sendLines(ctx context.Context, ds []deliveryplan.Delivery, byID map[string]deliveryplan.Webhook, rec *recorder, deadline time.Time) error {
 	if len(ds) == 0 {
 		return nil
-	}
-	byID := map[string]deliveryplan.Webhook{}
-	for _, ws := range hooks {
-		for _, w := range ws {
-			byID[w.ID] = w
-		}
 	}
 	var (
 		mu   sync.Mutex
@@ -49,23 +43,24 @@ func (h *Handler) sendLines(ctx context.Context, ds []deliveryplan.Delivery, hoo
 	return errors.Join(errs...)
 }
 
-// sendLine sends w's line of new deliveries in order. A plain attempt's log goes to rec, to be
-// written with others while the line goes on; any other is logged, and its retry queued, before
+// sendLine sends w's line of new deliveries in order. A plain attempt's delivery goes to rec, to
+// be stored with others while the line goes on; any other is stored, and its retry queued, before
 // the next is made. After an attempt the endpoint failed, the rest of the line waits for that
 // attempt's retry (or ends, if the webhook was disabled) instead of being sent to an endpoint
 // that is down.
 func (h *Handler) sendLine(ctx context.Context, w deliveryplan.Webhook, line []deliveryplan.Delivery, rec *recorder, deadline time.Time) error {
-	token := rec.token
 	for i, d := range line {
 		now := h.now()
 		if now.After(deadline) || ctx.Err() != nil {
-			return h.release(ctx, line[i:], token)
+			return h.release(ctx, line[i:], rec)
 		}
 		v := h.judged(ctx, d, w, h.send(ctx, w, d, now), now)
 		if plain(w, v) {
 			rec.add(v.Delivery)
-		} else if err := h.finish(ctx, w, v, token, now); err != nil {
-			return errors.Join(err, h.release(ctx, line[i+1:], token))
+		} else if err := rec.store(ctx, []deliveryplan.Delivery{v.Delivery}); err != nil {
+			return errors.Join(err, h.release(ctx, line[i+1:], rec))
+		} else if err := h.carryOver(ctx, w, v, now); err != nil {
+			return errors.Join(err, h.release(ctx, line[i+1:], rec))
 		}
 		if v.Healthy {
 			w.FailingSince = nil
@@ -81,23 +76,17 @@ func (h *Handler) sendLine(ctx context.Context, w deliveryplan.Webhook, line []d
 		for j, r := range rest {
 			kept[j], _ = v.Behind(r, now)
 		}
-		return h.release(ctx, kept, token)
+		return h.release(ctx, kept, rec)
 	}
 	return nil
 }
 
-// release gives up the claim on deliveries a drain will not send, writing each as it is to stay
-// (a transaction at a time), and queues those still pending for when they are due (the sweep
-// queues any this misses).
-func (h *Handler) release(ctx context.Context, ds []deliveryplan.Delivery, token string) error {
-	var errs []error
+// release stores deliveries a drain will not send, each as it is to stay, and queues those still
+// pending for when they are due (the sweep queues any this misses).
+func (h *Handler) release(ctx context.Context, ds []deliveryplan.Delivery, rec *recorder) error {
+	err := rec.store(ctx, ds)
 	var refs []dynamo.DeliveryRef
 	var due time.Time
-	for rest := ds; len(rest) > 0; {
-		n := oneTransaction(rest)
-		errs = append(errs, h.recordBatch(ctx, rest[:n], token))
-		rest = rest[n:]
-	}
 	for _, d := range ds {
 		if d.Status == deliveryplan.StatusPending && d.NextAttemptAt != nil {
 			refs = append(refs, dynamo.DeliveryRef{WebhookID: d.WebhookID, DeliveryID: d.ID})
@@ -109,5 +98,5 @@ func (h *Handler) release(ctx context.Context, ds []deliveryplan.Delivery, token
 			h.Log.WarnContext(ctx, "deliveries not queued; the sweep will", "deliveries", len(refs), "err", err)
 		}
 	}
-	return errors.Join(errs...)
+	return err
 }

@@ -297,9 +297,9 @@ func TestADrainOutOfTimeQueuesTheRest(t *testing.T) {
 	}
 }
 
-// TestADeliveryMadeByAnotherFanOutIsLeftToIt: one of a page's deliveries exists already (a drain
-// that outlived its lease wrote it). The page's transaction is refused; event by event, the drain
-// makes and sends the rest, in order, and leaves that one to the worker that made it.
+// TestADeliveryMadeByAnotherFanOutIsLeftToIt: one of a page's deliveries is stored already (a
+// drain stored it and died before taking its event out of the outbox). The drain sends the rest,
+// in order, leaves that one to its own retries, and takes every event out.
 func TestADeliveryMadeByAnotherFanOutIsLeftToIt(t *testing.T) {
 	w := newWorld(t)
 	var mu sync.Mutex

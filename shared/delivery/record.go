@@ -7,63 +7,118 @@ import (
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
 	"github.com/tidegate/tidegate/shared/dynamo"
-	"github.com/tidegate/tidegate/shared/records"
 )
 
 // Bounds of a drain's recorder. Two writers keep one transaction in flight while the next fills.
-// At most recordBacklog sent attempts wait to be logged: were the worker to die, those would be
-// sent again once their claims ran out (with the same webhook-id), so the backlog is kept to
-// about one transaction's worth.
+// At most recordBacklog attempted deliveries wait to be stored: were the worker to die, the next
+// drain would send those again (with the same webhook-id), so the backlog is kept to about one
+// transaction's worth.
 const (
 	recordWriters = 2
 	recordBacklog = dynamo.MaxTransactItems
 )
 
-// recorder logs a drain's plain attempts, those that need nothing else done (no retry to queue, no
-// change to the endpoint's health), in transactions of up to a hundred, while the lines go on
-// sending. Each is written conditional on the drain's claim, as Record does; a batch that fails is
-// written one by one.
+// recorder stores what a drain's first attempts leave, in transactions of up to a hundred items
+// while the lines go on sending: each delivery as its attempt left it (none is stored before it is
+// sent), and each event's mark, which takes it out of the outbox's undelivered index, once every
+// delivery the drain made of it is stored. An event one of whose deliveries could not be stored
+// keeps its place in the index: the next drain finds the ones that were (Store.Stored) and sends
+// only the rest.
 type recorder struct {
 	h      *Handler
-	token  string
 	mu     sync.Mutex
 	cond   *sync.Cond
-	queue  []deliveryplan.Delivery
+	queue  []entry
+	left   map[string]int  // by event: its deliveries not stored yet
+	broken map[string]bool // events one of whose deliveries could not be stored
 	closed bool
 	errs   []error
 	wg     sync.WaitGroup
 }
 
-func (h *Handler) newRecorder(ctx context.Context, token string) *recorder {
-	r := &recorder{h: h, token: token}
+// entry is one item of a recorder's transactions: a delivery to store, or an event to mark.
+type entry struct {
+	d     deliveryplan.Delivery
+	event string // set for an event's mark
+}
+
+func (e entry) bytes() int {
+	if e.event != "" {
+		return dynamo.EventMarkBytes
+	}
+	return dynamo.DeliveryBytes(e.d)
+}
+
+func (h *Handler) newRecorder(ctx context.Context) *recorder {
+	r := &recorder{h: h, left: map[string]int{}, broken: map[string]bool{}}
 	r.cond = sync.NewCond(&r.mu)
 	for range recordWriters {
 		r.wg.Go(func() {
 			for batch := r.next(); batch != nil; batch = r.next() {
-				r.write(ctx, batch)
+				if err := r.write(ctx, batch); err != nil {
+					r.mu.Lock()
+					r.errs = append(r.errs, err)
+					r.mu.Unlock()
+				}
 			}
 		})
 	}
 	return r
 }
 
-// plain reports whether v's attempt needs nothing but its log written.
+// plain reports whether v's attempt needs nothing but storing (no retry to queue, no change to
+// the endpoint's health).
 func plain(w deliveryplan.Webhook, v deliveryplan.Verdict) bool {
 	return v.Delivery.Status != deliveryplan.StatusPending && !v.Failing && v.Disable == "" && !(v.Healthy && w.FailingSince != nil)
 }
 
-// add queues d's log, waiting while the backlog is full.
+// expect tells r the deliveries the drain makes of each event: an event with none is marked
+// straight away, the others once all of theirs are stored.
+func (r *recorder) expect(events []dynamo.EventDeliveries) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range events {
+		if len(e.Deliveries) == 0 {
+			r.queue = append(r.queue, entry{event: e.EventID})
+		} else {
+			r.left[e.EventID] += len(e.Deliveries)
+		}
+	}
+	r.cond.Broadcast()
+}
+
+// add queues attempted delivery d to be stored, waiting while the backlog is full.
 func (r *recorder) add(d deliveryplan.Delivery) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for len(r.queue) >= recordBacklog {
 		r.cond.Wait()
 	}
-	r.queue = append(r.queue, d)
+	r.queue = append(r.queue, entry{d: d})
 	r.cond.Broadcast()
 }
 
-// close waits until every queued log is written, and answers what could not be.
+// store stores ds now, before the caller goes on (a retry to queue, a line held back), and
+// answers what could not be stored.
+func (r *recorder) store(ctx context.Context, ds []deliveryplan.Delivery) error {
+	var errs []error
+	for rest := ds; len(rest) > 0; {
+		n := oneTransaction(entries(rest))
+		errs = append(errs, r.write(ctx, entries(rest[:n])))
+		rest = rest[n:]
+	}
+	return errors.Join(errs...)
+}
+
+func entries(ds []deliveryplan.Delivery) []entry {
+	out := make([]entry, len(ds))
+	for i, d := range ds {
+		out[i] = entry{d: d}
+	}
+	return out
+}
+
+// close waits until every queued item is written, and answers what could not be.
 func (r *recorder) close() error {
 	r.mu.Lock()
 	r.closed = true
@@ -73,18 +128,18 @@ func (r *recorder) close() error {
 	return errors.Join(r.errs...)
 }
 
-// oneTransaction is how many of ds, from the first, one transaction logs: at least one.
-func oneTransaction(ds []deliveryplan.Delivery) int {
+// oneTransaction is how many of es, from the first, one transaction writes: at least one.
+func oneTransaction(es []entry) int {
 	n, size := 0, 0
-	for n < len(ds) && n < dynamo.MaxTransactItems && (n == 0 || size+dynamo.DeliveryBytes(ds[n]) <= dynamo.MaxTransactBytes) {
-		size += dynamo.DeliveryBytes(ds[n])
+	for n < len(es) && n < dynamo.MaxTransactItems && (n == 0 || size+es[n].bytes() <= dynamo.MaxTransactBytes) {
+		size += es[n].bytes()
 		n++
 	}
 	return n
 }
 
 // next takes the next transaction's worth off the queue; nil once closed and empty.
-func (r *recorder) next() []deliveryplan.Delivery {
+func (r *recorder) next() []entry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for len(r.queue) == 0 && !r.closed {
@@ -100,29 +155,61 @@ func (r *recorder) next() []deliveryplan.Delivery {
 	return batch
 }
 
-func (r *recorder) write(ctx context.Context, batch []deliveryplan.Delivery) {
-	if err := r.h.recordBatch(ctx, batch, r.token); err != nil {
-		r.mu.Lock()
-		r.errs = append(r.errs, err)
-		r.mu.Unlock()
+// write stores batch in one transaction, or item by item if that fails; then it queues the mark
+// of each event whose deliveries are now all stored.
+func (r *recorder) write(ctx context.Context, batch []entry) error {
+	var ds []deliveryplan.Delivery
+	var events []string
+	for _, e := range batch {
+		if e.event != "" {
+			events = append(events, e.event)
+		} else {
+			ds = append(ds, e.d)
+		}
 	}
-}
-
-// recordBatch logs deliveries claimed by token in one transaction (at most MaxTransactItems, of
-// MaxTransactBytes), or one by one if that fails. A claim that is no longer token's is logged as
-// a warning: its attempt is another worker's now.
-func (h *Handler) recordBatch(ctx context.Context, ds []deliveryplan.Delivery, token string) error {
-	if len(ds) > 1 && h.Store.RecordAll(ctx, ds, token) == nil {
+	now := r.h.now()
+	if err := r.h.Store.RecordSent(ctx, ds, events, now); err == nil {
+		r.stored(ds, nil)
 		return nil
 	}
 	var errs []error
+	var failed []deliveryplan.Delivery
 	for _, d := range ds {
-		err := h.Store.Record(ctx, d, token)
-		if errors.Is(err, records.ErrStale) {
-			h.Log.WarnContext(ctx, "attempt outlived its claim; not logged", "delivery_id", d.ID)
-		} else if err != nil {
+		made, err := r.h.Store.CreateDelivery(ctx, d)
+		switch {
+		case err != nil:
 			errs = append(errs, err)
+			failed = append(failed, d)
+		case !made:
+			// Another fan-out stored it first: a drain that outlived its lease, which the lease's
+			// length rules out while the function's timeout is shorter.
+			r.h.Log.WarnContext(ctx, "a delivery this drain sent was stored by another", "delivery_id", d.ID)
 		}
 	}
+	for _, id := range events {
+		errs = append(errs, r.h.Outbox.MarkFannedOut(ctx, id, now))
+	}
+	r.stored(ds, failed)
 	return errors.Join(errs...)
+}
+
+// stored counts ds as written, but for failed, whose events keep their place in the outbox's
+// index, and queues the marks of the events now complete.
+func (r *recorder) stored(ds, failed []deliveryplan.Delivery) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range failed {
+		r.broken[d.EventID] = true
+	}
+	for _, d := range ds {
+		r.left[d.EventID]--
+		if r.left[d.EventID] == 0 {
+			delete(r.left, d.EventID)
+			if !r.broken[d.EventID] {
+				// Past the backlog's bound: a writer must never wait for itself.
+				r.queue = append(r.queue, entry{event: d.EventID})
+			}
+		}
+	}
+	r.cond.Broadcast()
 }

@@ -2,7 +2,10 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -52,22 +55,12 @@ func deliveryDueKey(at time.Time, id string) string {
 	return at.UTC().Format("2006-01-02T15:04:05.000Z") + "#" + id
 }
 
-// claim is the right to make a delivery's next attempt: its token, until when.
-type claim struct {
-	token string
-	until time.Time
-}
-
-// toDeliveryItem encodes d; with c, d is written already claimed, its place in the due index the
-// claim's end, as Claim would leave it.
-func toDeliveryItem(d deliveryplan.Delivery, c *claim) (map[string]types.AttributeValue, error) {
+// toDeliveryItem encodes d; a pending delivery takes its place in the due index at its next attempt.
+func toDeliveryItem(d deliveryplan.Delivery) (map[string]types.AttributeValue, error) {
 	pk, sk := deliveryKey(d.WebhookID, d.ID)
 	it := deliveryItem{PK: pk, SK: sk, Expires: d.UpdatedAt.Add(deliveryRetention).Unix(), Delivery: d}
 	if d.Status == deliveryplan.StatusPending && d.NextAttemptAt != nil {
 		it.GSI1PK, it.GSI1SK, it.NextMS = deliveryDuePartition, deliveryDueKey(*d.NextAttemptAt, d.ID), d.NextAttemptAt.UnixMilli()
-		if c != nil {
-			it.ClaimToken, it.ClaimUntilMS, it.GSI1SK = c.token, c.until.UnixMilli(), deliveryDueKey(c.until, d.ID)
-		}
 	}
 	item, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -87,17 +80,7 @@ func decodeDelivery(item map[string]types.AttributeValue) (deliveryplan.Delivery
 // CreateDelivery stores d unless a delivery of the same event to the same webhook exists; it
 // answers whether this call made it, so only one of two fan-outs of an event rings for it.
 func (s *WebhookStore) CreateDelivery(ctx context.Context, d deliveryplan.Delivery) (bool, error) {
-	return s.createDelivery(ctx, d, nil)
-}
-
-// CreateClaimed is CreateDelivery with the new delivery's first attempt claimed by token until
-// `until`: the worker that makes it sends it without another write, and no other worker may.
-func (s *WebhookStore) CreateClaimed(ctx context.Context, d deliveryplan.Delivery, token string, until time.Time) (bool, error) {
-	return s.createDelivery(ctx, d, &claim{token, until})
-}
-
-func (s *WebhookStore) createDelivery(ctx context.Context, d deliveryplan.Delivery, c *claim) (bool, error) {
-	item, err := toDeliveryItem(d, c)
+	item, err := toDeliveryItem(d)
 	if err != nil {
 		return false, err
 	}
@@ -109,6 +92,65 @@ func (s *WebhookStore) createDelivery(ctx context.Context, d deliveryplan.Delive
 		return false, fmt.Errorf("storing delivery %s: %w", d.ID, err)
 	}
 	return true, nil
+}
+
+// Stored answers which of ds are stored already (by id): read in BatchGetItems of statesPerRead
+// keys, a few at once, again for any a call left unprocessed.
+func (s *WebhookStore) Stored(ctx context.Context, ds []deliveryplan.Delivery) (map[string]bool, error) {
+	chunks := slices.Collect(slices.Chunk(ds, statesPerRead))
+	found := make([][]string, len(chunks))
+	errs := make([]error, len(chunks))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, 4)
+	for i, chunk := range chunks {
+		wg.Go(func() {
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			found[i], errs[i] = s.stored(ctx, chunk)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	stored := map[string]bool{}
+	for _, ids := range found {
+		for _, id := range ids {
+			stored[id] = true
+		}
+	}
+	return stored, nil
+}
+
+// stored answers the ids of ds (at most statesPerRead) that are stored.
+func (s *WebhookStore) stored(ctx context.Context, ds []deliveryplan.Delivery) ([]string, error) {
+	keys := make([]map[string]types.AttributeValue, len(ds))
+	for i, d := range ds {
+		keys[i] = keyOf(deliveryKey(d.WebhookID, d.ID))
+	}
+	var ids []string
+	for try := 0; len(keys) > 0; try++ {
+		if err := backOff(ctx, try); err != nil {
+			return nil, err
+		}
+		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			s.tables.Events: {Keys: keys, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("id")},
+		}})
+		if err != nil {
+			return nil, fmt.Errorf("reading %d deliveries: %w", len(ds), err)
+		}
+		var found []struct {
+			ID string `dynamodbav:"id"`
+		}
+		if err := attributevalue.UnmarshalListOfMaps(res.Responses[s.tables.Events], &found); err != nil {
+			return nil, fmt.Errorf("decoding deliveries: %w", err)
+		}
+		for _, f := range found {
+			ids = append(ids, f.ID)
+		}
+		keys = res.UnprocessedKeys[s.tables.Events].Keys
+	}
+	return ids, nil
 }
 
 // Delivery reads one delivery of webhookID; records.ErrNotFound if there is none, or if it is
@@ -213,7 +255,7 @@ func (s *WebhookStore) Replace(ctx context.Context, d deliveryplan.Delivery, pre
 }
 
 func (s *WebhookStore) replace(ctx context.Context, d deliveryplan.Delivery, cond string, vals map[string]any) error {
-	item, err := toDeliveryItem(d, nil)
+	item, err := toDeliveryItem(d)
 	if err != nil {
 		return err
 	}
@@ -273,38 +315,34 @@ type EventDeliveries struct {
 	Deliveries []deliveryplan.Delivery
 }
 
-// Items is how many transaction items writing e takes: each delivery, and the event's mark.
-func (e EventDeliveries) Items() int { return len(e.Deliveries) + 1 }
-
-// Bytes is about how much of a transaction writing e takes.
-func (e EventDeliveries) Bytes() int {
-	n := 1 << 10
-	for _, d := range e.Deliveries {
-		n += DeliveryBytes(d)
+// RecordSent writes, in one transaction of at most MaxTransactItems items and MaxTransactBytes,
+// deliveries a drain has attempted, each as its attempt left it and none stored before, and takes
+// the events out of the outbox's undelivered index at `at`. If one of the deliveries is stored
+// already, or an event has left the index, another fan-out got there first: nothing is written,
+// and it answers records.ErrStale.
+func (s *WebhookStore) RecordSent(ctx context.Context, ds []deliveryplan.Delivery, events []string, at time.Time) error {
+	if n := len(ds) + len(events); n > MaxTransactItems {
+		return fmt.Errorf("recording %d deliveries and %d events: %d items, more than a transaction's %d", len(ds), len(events), n, MaxTransactItems)
 	}
-	return n
-}
-
-// FanOut writes, in one transaction of at most MaxTransactItems items, the deliveries of each
-// event, claimed by token until `until` so that the worker making them sends their first attempts
-// without another write (and no other worker may), and takes each event out of the outbox's
-// undelivered index at `at`. If an event has already left the index, or one of its deliveries
-// exists, another fan-out got there first: nothing is written, and it answers records.ErrStale.
-func (s *WebhookStore) FanOut(ctx context.Context, batch []EventDeliveries, token string, at, until time.Time) error {
-	var items []types.TransactWriteItem
-	for _, e := range batch {
-		for _, d := range e.Deliveries {
-			item, err := toDeliveryItem(d, &claim{token, until})
-			if err != nil {
-				return err
-			}
-			items = append(items, types.TransactWriteItem{Put: &types.Put{
-				TableName: &s.tables.Events, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
-			}})
+	items := make([]types.TransactWriteItem, 0, len(ds)+len(events))
+	size := len(events) * EventMarkBytes
+	for _, d := range ds {
+		item, err := toDeliveryItem(d)
+		if err != nil {
+			return err
 		}
+		size += DeliveryBytes(d)
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: &s.tables.Events, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		}})
+	}
+	if size > MaxTransactBytes {
+		return fmt.Errorf("recording %d deliveries: about %d bytes, more than a transaction takes", len(ds), size)
+	}
+	for _, id := range events {
 		// The event item is the one eventPut writes; its gsi1 entry is the undelivered index.
 		items = append(items, types.TransactWriteItem{Update: &types.Update{
-			TableName: &s.tables.Events, Key: keyOf("event#"+e.EventID, "event"),
+			TableName: &s.tables.Events, Key: keyOf("event#"+id, "event"),
 			UpdateExpression:    aws.String("REMOVE gsi1pk, gsi1sk SET fanned_out_at = :at"),
 			ConditionExpression: aws.String("gsi1pk = :u"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -313,28 +351,17 @@ func (s *WebhookStore) FanOut(ctx context.Context, batch []EventDeliveries, toke
 			},
 		}})
 	}
-	if len(items) > MaxTransactItems {
-		return fmt.Errorf("fanning out %d events: %d items, more than a transaction's %d", len(batch), len(items), MaxTransactItems)
-	}
-	if size := batchBytes(batch); size > MaxTransactBytes {
-		return fmt.Errorf("fanning out %d events: about %d bytes, more than a transaction takes", len(batch), size)
+	if len(items) == 0 {
+		return nil
 	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if anyConditionFailed(err) {
 		return records.ErrStale
 	}
 	if err != nil {
-		return fmt.Errorf("fanning out %d events: %w", len(batch), err)
+		return fmt.Errorf("recording %d deliveries and %d events: %w", len(ds), len(events), err)
 	}
 	return nil
-}
-
-func batchBytes(batch []EventDeliveries) int {
-	n := 0
-	for _, e := range batch {
-		n += e.Bytes()
-	}
-	return n
 }
 
 // drainLease is the lease a fan-out of the outbox holds: one at a time, so that a webhook's
@@ -359,35 +386,5 @@ const MaxTransactBytes = 3 << 20
 // DeliveryBytes is about what d takes in a transaction: its payload and, generously, the rest.
 func DeliveryBytes(d deliveryplan.Delivery) int { return len(d.Payload) + 2<<10 }
 
-// RecordAll is Record for several deliveries claimed by token, in one transaction of at most
-// MaxTransactItems: all are written, or, if any claim is no longer token's, none, and it answers
-// records.ErrStale.
-func (s *WebhookStore) RecordAll(ctx context.Context, ds []deliveryplan.Delivery, token string) error {
-	if len(ds) > MaxTransactItems {
-		return fmt.Errorf("recording %d deliveries: more than a transaction's %d", len(ds), MaxTransactItems)
-	}
-	vals := map[string]types.AttributeValue{":tok": &types.AttributeValueMemberS{Value: token}}
-	items := make([]types.TransactWriteItem, 0, len(ds))
-	size := 0
-	for _, d := range ds {
-		item, err := toDeliveryItem(d, nil)
-		if err != nil {
-			return err
-		}
-		size += DeliveryBytes(d)
-		items = append(items, types.TransactWriteItem{Put: &types.Put{
-			TableName: &s.tables.Events, Item: item, ConditionExpression: aws.String("claim_token = :tok"), ExpressionAttributeValues: vals,
-		}})
-	}
-	if size > MaxTransactBytes {
-		return fmt.Errorf("recording %d deliveries: about %d bytes, more than a transaction takes", len(ds), size)
-	}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if anyConditionFailed(err) {
-		return records.ErrStale
-	}
-	if err != nil {
-		return fmt.Errorf("recording %d deliveries: %w", len(ds), err)
-	}
-	return nil
-}
+// EventMarkBytes is about what taking an event out of the undelivered index takes in a transaction.
+const EventMarkBytes = 1 << 10

@@ -129,12 +129,8 @@ func controlItems[T any](ctx context.Context, s *JobStore, regions []string, key
 	}
 	var out []T
 	for try := 0; len(keys) > 0; try++ {
-		if try > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(time.Duration(try*try) * 20 * time.Millisecond):
-			}
+		if err := backOff(ctx, try); err != nil {
+			return nil, err
 		}
 		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 			s.tables.Control: {Keys: keys},

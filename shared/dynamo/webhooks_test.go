@@ -287,9 +287,10 @@ func TestOutboxUndelivered(t *testing.T) {
 	}
 }
 
-// TestFanOut: one transaction writes the deliveries claimed and takes the events out of the
-// undelivered index; a second fan-out of the same events writes nothing.
-func TestFanOut(t *testing.T) {
+// TestRecordSent: one transaction writes a drain's attempted deliveries, as their attempts left
+// them, and takes the events out of the undelivered index; a second record of the same events, or
+// of a delivery stored already, writes nothing. Stored tells which deliveries are stored.
+func TestRecordSent(t *testing.T) {
 	tables, db := testenv.Tables(t)
 	s := dynamo.NewWebhookStore(db, tables, nil)
 	o := dynamo.NewOutboxStore(db, tables)
@@ -297,81 +298,62 @@ func TestFanOut(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	a, b := newHook(t, "wh_a", "ml", now), newHook(t, "wh_b", "ml", now)
-	var batch []dynamo.EventDeliveries
+	var sent []deliveryplan.Delivery
+	var events []string
 	for i := range 2 {
 		j := jobs.New(fmt.Sprintf("job-%d", i), "ml", "team-a", "us-east-1", 50, nil, nil, now)
 		ev := jobs.Event(outbox.JobQueued, j, "", now.Add(time.Duration(i)*time.Millisecond))
 		if _, _, err := jobStore.Create(ctx, j, ev, nil, now); err != nil {
 			t.Fatal(err)
 		}
-		batch = append(batch, dynamo.EventDeliveries{EventID: ev.ID, Deliveries: []deliveryplan.Delivery{
-			deliveryplan.NewDelivery(a, ev, []byte(`{}`), now), deliveryplan.NewDelivery(b, ev, []byte(`{}`), now),
-		}})
+		events = append(events, ev.ID)
+		sent = append(sent,
+			deliveryplan.Judge(deliveryplan.NewDelivery(a, ev, []byte(`{}`), now), a, deliveryplan.Outcome{StatusCode: 204}, now, 0.5).Delivery,
+			deliveryplan.Judge(deliveryplan.NewDelivery(b, ev, []byte(`{}`), now), b, deliveryplan.Outcome{StatusCode: 500}, now, 0.5).Delivery)
 	}
-	until := now.Add(90 * time.Second)
-	if err := s.FanOut(ctx, batch, "tok-1", now, until); err != nil {
-		t.Fatalf("FanOut: %v", err)
+	if stored, err := s.Stored(ctx, sent); err != nil || len(stored) != 0 {
+		t.Fatalf("Stored before RecordSent = %v, %v; want none", stored, err)
+	}
+	if err := s.RecordSent(ctx, sent, events, now); err != nil {
+		t.Fatalf("RecordSent: %v", err)
 	}
 	if has, err := o.HasUndelivered(ctx); err != nil || has {
-		t.Errorf("after FanOut HasUndelivered = %v, %v; want false", has, err)
+		t.Errorf("after RecordSent HasUndelivered = %v, %v; want false", has, err)
 	}
-	d := batch[0].Deliveries[0]
-	if _, err := s.Claim(ctx, d, "tok-2", now, now, until); !errors.Is(err, records.ErrStale) {
-		t.Errorf("claiming a delivery FanOut wrote claimed = %v, want ErrStale", err)
-	}
-	if due, _ := s.Due(ctx, now.Add(time.Minute), 10); len(due) != 0 {
-		t.Errorf("Due while FanOut's claims hold = %v, want none", due)
-	}
-	if due, _ := s.Due(ctx, until.Add(time.Second), 10); len(due) != 4 {
-		t.Errorf("Due after FanOut's claims ran out = %v, want the 4 deliveries", due)
-	}
-	v := deliveryplan.Judge(d, a, deliveryplan.Outcome{StatusCode: 204}, now, 0.5)
-	if err := s.Record(ctx, v.Delivery, "tok-1"); err != nil {
-		t.Errorf("Record under FanOut's claim: %v", err)
-	}
-	if err := s.FanOut(ctx, batch[1:], "tok-3", now, until); !errors.Is(err, records.ErrStale) {
-		t.Errorf("fanning out an event again = %v, want ErrStale", err)
-	}
-	if got, _ := s.Delivery(ctx, "wh_b", batch[1].Deliveries[1].ID); got.AttemptCount != 0 || got.ID == "" {
-		t.Errorf("after the refused second FanOut the delivery reads %+v", got)
-	}
-
-	// RecordAll writes all of a batch under the claim, or nothing if one claim is no longer tok-1's.
-	var logged []deliveryplan.Delivery
-	for _, e := range batch {
-		for _, d := range e.Deliveries[1:] {
-			logged = append(logged, deliveryplan.Judge(d, b, deliveryplan.Outcome{StatusCode: 200}, now, 0.5).Delivery)
+	for _, want := range sent {
+		got, err := s.Delivery(ctx, want.WebhookID, want.ID)
+		if err != nil || got.Status != want.Status || got.AttemptCount != 1 {
+			t.Errorf("after RecordSent %s reads %+v, %v; want %s with 1 attempt", want.ID, got, err, want.Status)
 		}
 	}
-	if err := s.RecordAll(ctx, append(logged, v.Delivery), "tok-1"); !errors.Is(err, records.ErrStale) {
-		t.Errorf("RecordAll with a delivery no longer claimed = %v, want ErrStale", err)
+	// The failed attempts wait for their retries in the due index, unclaimed.
+	retry := *sent[1].NextAttemptAt
+	if due, _ := s.Due(ctx, retry.Add(time.Second), 10); len(due) != 2 || due[0].WebhookID != "wh_b" || due[1].WebhookID != "wh_b" {
+		t.Errorf("Due after the retries' time = %v, want wh_b's 2 deliveries", due)
 	}
-	if got, _ := s.Delivery(ctx, "wh_b", logged[0].ID); got.AttemptCount != 0 {
-		t.Errorf("a refused RecordAll wrote %s: %+v", logged[0].ID, got)
-	}
-	if err := s.RecordAll(ctx, logged, "tok-1"); err != nil {
-		t.Fatalf("RecordAll: %v", err)
-	}
-	for _, want := range logged {
-		if got, _ := s.Delivery(ctx, "wh_b", want.ID); got.Status != deliveryplan.StatusSucceeded || got.AttemptCount != 1 {
-			t.Errorf("after RecordAll %s reads %s with %d attempts, want succeeded with 1", want.ID, got.Status, got.AttemptCount)
-		}
+	if _, err := s.Claim(ctx, sent[1], "tok-1", retry, retry, retry.Add(90*time.Second)); err != nil {
+		t.Errorf("claiming a recorded pending delivery: %v", err)
 	}
 
 	fresh := deliveryplan.NewDelivery(a, outbox.Event{ID: "evt_x", Type: outbox.JobQueued, Tenant: "ml", At: now}, []byte(`{}`), now)
-	for i, want := range []bool{true, false} {
-		if made, err := s.CreateClaimed(ctx, fresh, "tok-4", until); err != nil || made != want {
-			t.Errorf("CreateClaimed #%d = %v, %v; want %v", i+1, made, err, want)
-		}
+	stored, err := s.Stored(ctx, append([]deliveryplan.Delivery{fresh}, sent...))
+	if err != nil || len(stored) != len(sent) || stored[fresh.ID] {
+		t.Errorf("Stored = %v, %v; want the %d recorded and not %s", stored, err, len(sent), fresh.ID)
 	}
-	if _, err := s.Claim(ctx, fresh, "tok-5", now, now, until); !errors.Is(err, records.ErrStale) {
-		t.Errorf("claiming a delivery made claimed = %v, want ErrStale", err)
+	if err := s.RecordSent(ctx, []deliveryplan.Delivery{fresh, sent[0]}, nil, now); !errors.Is(err, records.ErrStale) {
+		t.Errorf("recording a stored delivery again = %v, want ErrStale", err)
 	}
-	if err := s.Record(ctx, fresh, "tok-4"); err != nil {
-		t.Errorf("releasing CreateClaimed's claim: %v", err)
+	if err := s.RecordSent(ctx, []deliveryplan.Delivery{fresh}, events[:1], now); !errors.Is(err, records.ErrStale) {
+		t.Errorf("taking an event out of the index again = %v, want ErrStale", err)
 	}
-	if _, err := s.Claim(ctx, fresh, "tok-5", now, now, until); err != nil {
-		t.Errorf("claiming after the claim was released: %v", err)
+	if _, err := s.Delivery(ctx, "wh_a", fresh.ID); !errors.Is(err, records.ErrNotFound) {
+		t.Errorf("a refused RecordSent stored %s: %v", fresh.ID, err)
+	}
+	if err := s.RecordSent(ctx, []deliveryplan.Delivery{fresh}, nil, now); err != nil {
+		t.Errorf("RecordSent of a new delivery alone: %v", err)
+	}
+	if made, err := s.CreateDelivery(ctx, fresh); err != nil || made {
+		t.Errorf("CreateDelivery of a recorded delivery = %v, %v; want false", made, err)
 	}
 }
 
