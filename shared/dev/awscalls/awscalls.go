@@ -1,5 +1,6 @@
 // Package awscalls counts the AWS SDK calls made through a config it instruments, by function,
-// service and operation, the DynamoDB capacity they consumed, and the items each DynamoDB query
+// service and operation, the DynamoDB capacity they consumed (a transaction's write units worked
+// out from its items, which DynamoDB Local answers wrongly), and the items each DynamoDB query
 // read by the partition it read: middleware on the SDK's own
 // stack (aws.Config.APIOptions), so every client made from the config is counted, each attempt
 // once, as AWS bills it. It also times the functions' invocations. Benchmarks use it; no function
@@ -24,6 +25,7 @@ import (
 // Middleware ids on the SDK's stack.
 const (
 	askCapacityID = "tidegate.awscalls.askCapacity"
+	transactID    = "tidegate.awscalls.transactUnits"
 	countID       = "tidegate.awscalls.count"
 	itemsID       = "tidegate.awscalls.items"
 )
@@ -80,6 +82,9 @@ func (c *Counter) addMiddleware(stack *middleware.Stack) error {
 	if err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc(askCapacityID, askCapacity), middleware.After); err != nil {
 		return err
 	}
+	if err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc(transactID, transactUnits), middleware.After); err != nil {
+		return err
+	}
 	// Last in Finalize, after the retry middleware: once per attempt, with the attempt's result.
 	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc(countID, c.count), middleware.After)
 }
@@ -118,6 +123,9 @@ func (c *Counter) count(ctx context.Context, in middleware.FinalizeInput, next m
 	out, md, err := next.HandleFinalize(ctx, in)
 	k := Key{Function: functionOf(ctx), Service: awsmiddleware.GetServiceID(ctx), Operation: awsmiddleware.GetOperationName(ctx)}
 	read, write := consumed(k.Operation, out.Result)
+	if units, ok := middleware.GetStackValue(ctx, transactUnitsKey{}).(float64); ok && err == nil {
+		write = max(write, units)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.calls == nil {
@@ -210,6 +218,85 @@ func askCapacity(ctx context.Context, in middleware.InitializeInput, next middle
 		}
 	}
 	return next.HandleInitialize(ctx, in)
+}
+
+// transactUnitsKey carries a TransactWriteItems' write units, worked out from its input, from
+// Initialize to the count in Finalize.
+type transactUnitsKey struct{}
+
+// transactUnits works out what a TransactWriteItems costs in DynamoDB (TransactWriteUnits):
+// DynamoDB Local answers the same 2 or 4 units for a transaction of one item or a hundred.
+func transactUnits(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+	if t, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && t != nil {
+		ctx = middleware.WithStackValue(ctx, transactUnitsKey{}, TransactWriteUnits(t.TransactItems))
+	}
+	return next.HandleInitialize(ctx, in)
+}
+
+// TransactWriteUnits is what DynamoDB on demand bills a transaction of items in write units: two
+// for each KB, rounded up, of each item it writes, as transactions cost twice a plain write. A put's
+// item is in the request; an update's, a delete's or a condition check's is not, so each of those
+// counts as an item of 1 KB or less: for larger items this is a floor. Index writes are not counted.
+func TransactWriteUnits(items []types.TransactWriteItem) float64 {
+	units := 0.0
+	for _, it := range items {
+		size := 0
+		if it.Put != nil {
+			size = itemBytes(it.Put.Item)
+		}
+		units += 2 * float64(max(1, (size+1023)/1024))
+	}
+	return units
+}
+
+// itemBytes is an item's size as DynamoDB counts it: each attribute's name and value.
+func itemBytes(item map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name) + valueBytes(v)
+	}
+	return n
+}
+
+// valueBytes is an attribute value's size as DynamoDB counts it: a string's or binary's length, a
+// number's digits two to a byte plus one, one byte for a boolean or null, and for a list or map
+// three bytes and its elements (with a byte each, and a map's names).
+func valueBytes(v types.AttributeValue) int {
+	number := func(s string) int { return (len(s)+1)/2 + 1 }
+	n := 0
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		n = len(v.Value)
+	case *types.AttributeValueMemberN:
+		n = number(v.Value)
+	case *types.AttributeValueMemberB:
+		n = len(v.Value)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		n = 1
+	case *types.AttributeValueMemberSS:
+		for _, e := range v.Value {
+			n += len(e)
+		}
+	case *types.AttributeValueMemberNS:
+		for _, e := range v.Value {
+			n += number(e)
+		}
+	case *types.AttributeValueMemberBS:
+		for _, e := range v.Value {
+			n += len(e)
+		}
+	case *types.AttributeValueMemberL:
+		n = 3
+		for _, e := range v.Value {
+			n += 1 + valueBytes(e)
+		}
+	case *types.AttributeValueMemberM:
+		n = 3
+		for k, e := range v.Value {
+			n += len(k) + 1 + valueBytes(e)
+		}
+	}
+	return n
 }
 
 // consumed sums the capacity a DynamoDB output reports, split into read and write units. An

@@ -2,6 +2,8 @@ package awscalls_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -116,5 +118,50 @@ func TestCounterSumsUnitsAsOnDemandBills(t *testing.T) {
 	}
 	if u := got[awscalls.Key{Function: awscalls.Outside, Service: "DynamoDB", Operation: "PutItem"}].WriteUnits; u != 3 {
 		t.Errorf("a small item written with keys of two indexes consumed %v write units, want 3", u)
+	}
+
+	// DynamoDB Local answers the same few units for a transaction of ten items of 1.5 KB; DynamoDB
+	// bills each of them 4.
+	c.Reset()
+	var ten []types.TransactWriteItem
+	for i := range 10 {
+		ten = append(ten, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(tables.Jobs), Item: map[string]types.AttributeValue{
+			"pk": s(fmt.Sprintf("job#t%d", i)), "sk": s("job"), "body": s(strings.Repeat("x", 1500)),
+		}}})
+	}
+	if _, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: ten}); err != nil {
+		t.Fatalf("TransactWriteItems of ten: %v", err)
+	}
+	if u := c.Calls()[awscalls.Key{Function: awscalls.Outside, Service: "DynamoDB", Operation: "TransactWriteItems"}].WriteUnits; u != 40 {
+		t.Errorf("a transaction of ten 1.5 KB items consumed %v write units, want 40", u)
+	}
+}
+
+func TestTransactWriteUnits(t *testing.T) {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	put := func(item map[string]types.AttributeValue) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{Item: item}}
+	}
+	tests := []struct {
+		name  string
+		items []types.TransactWriteItem
+		want  float64
+	}{
+		{"none", nil, 0},
+		{"a small put", []types.TransactWriteItem{put(map[string]types.AttributeValue{"pk": s("a")})}, 2},
+		{"a put of exactly 1 KB", []types.TransactWriteItem{put(map[string]types.AttributeValue{"pk": s(strings.Repeat("x", 1022))})}, 2},
+		{"a put of 1 KB and a byte", []types.TransactWriteItem{put(map[string]types.AttributeValue{"pk": s(strings.Repeat("x", 1023))})}, 4},
+		{"a put of 2.5 KB", []types.TransactWriteItem{put(map[string]types.AttributeValue{"b": &types.AttributeValueMemberB{Value: make([]byte, 2559)}})}, 6},
+		{"a map's names and elements count", []types.TransactWriteItem{put(map[string]types.AttributeValue{
+			"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": s(strings.Repeat("x", 1019))}},
+		})}, 4}, // 1 (its name) + 3 + 1 (the key) + 1 + 1,019 = 1,025 bytes; the string alone would fit 1 KB
+		{"an update, a delete and a check count as small items", []types.TransactWriteItem{
+			{Update: &types.Update{}}, {Delete: &types.Delete{}}, {ConditionCheck: &types.ConditionCheck{}},
+		}, 6},
+	}
+	for _, tt := range tests {
+		if got := awscalls.TransactWriteUnits(tt.items); got != tt.want {
+			t.Errorf("%s: TransactWriteUnits = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
