@@ -41,9 +41,10 @@ const (
 	// which perThousandJobs already counts.
 	billTenants = tenants
 	// perThousandJobs is what bench/calls measured 1,000 jobs to cost from submission to success,
-	// their four events delivered to one webhook: $0.062 on 2026-12-01 (BENCHMARKS.md, "AWS
-	// calls per job"), with that machine's durations.
-	perThousandJobs = 0.062
+	// their four events delivered to one webhook: $0.080 on 2026-12-02 12:39, transactions' write
+	// units counted from their items (BENCHMARKS.md, "AWS calls per job"), with that machine's
+	// durations.
+	perThousandJobs = 0.080
 )
 
 // bill prints the monthly bill for the workload, from the rows measured, carried to the

@@ -87,8 +87,8 @@ func (h *Handler) drainHeld(ctx context.Context, start time.Time, budget int) (i
 			break
 		}
 		next := <-ahead // read even when this page failed: it writes to hooks
-		if err != nil {
-			break
+		if err != nil || h.now().Sub(start) >= sendWindow {
+			break // its events stay in the outbox, for the next drain
 		}
 		p = next
 	}
