@@ -159,6 +159,16 @@ func TestGoneDisablesTheWebhook(t *testing.T) {
 	onlyDelivery(t, w, "wh_a")
 }
 
+// oneJob is a world whose tenant ml has webhook wh_a for job.queued, to a receiver that answers
+// 200, and one job submitted: its event waits in the outbox.
+func oneJob(t *testing.T) (*world, *receiver, deliveryplan.Webhook, outbox.Event) {
+	t.Helper()
+	w := newWorld(t)
+	rcv := newReceiver(t, 200)
+	hook := w.hook(t, "wh_a", "ml", "", rcv.srv.URL, outbox.JobQueued)
+	return w, rcv, hook, w.submit(t, "job-1", "ml", "team-a")
+}
+
 // unstorable is a store whose deliveries cannot be stored: a drain that sends and dies before
 // storing what it sent.
 type unstorable struct{ delivery.Store }
@@ -177,10 +187,7 @@ func (unstorable) CreateDelivery(context.Context, deliveryplan.Delivery) (bool, 
 // died). The event keeps its place in the outbox, so the next drain sends it again, with the same
 // webhook-id for the receiver to drop, stores it and takes the event out; no drain sends it after.
 func TestCrashBetweenSendAndStore(t *testing.T) {
-	w := newWorld(t)
-	rcv := newReceiver(t, 200)
-	hook := w.hook(t, "wh_a", "ml", "", rcv.srv.URL, outbox.JobQueued)
-	w.submit(t, "job-1", "ml", "team-a")
+	w, rcv, hook, _ := oneJob(t)
 	ctx := context.Background()
 	dying := *w.h
 	dying.Store = unstorable{w.store}
@@ -212,10 +219,7 @@ func TestCrashBetweenSendAndStore(t *testing.T) {
 // event out of the outbox. The next drain finds the delivery stored, sends nothing, and takes the
 // event out.
 func TestCrashBetweenStoreAndMark(t *testing.T) {
-	w := newWorld(t)
-	rcv := newReceiver(t, 200)
-	hook := w.hook(t, "wh_a", "ml", "", rcv.srv.URL, outbox.JobQueued)
-	ev := w.submit(t, "job-1", "ml", "team-a")
+	w, rcv, hook, ev := oneJob(t)
 	ctx := context.Background()
 	now := time.Now()
 	sent := deliveryplan.Judge(deliveryplan.NewDelivery(hook, ev, []byte(`{}`), now), hook, deliveryplan.Outcome{StatusCode: 200}, now, 0.5).Delivery
@@ -237,10 +241,7 @@ func TestCrashBetweenStoreAndMark(t *testing.T) {
 // Nothing is sent while its claim holds; once it runs out the sweep queues the delivery, the next
 // worker sends it once, and it is never sent again.
 func TestCrashBetweenClaimAndSend(t *testing.T) {
-	w := newWorld(t)
-	rcv := newReceiver(t, 200)
-	hook := w.hook(t, "wh_a", "ml", "", rcv.srv.URL, outbox.JobQueued)
-	ev := w.submit(t, "job-1", "ml", "team-a")
+	w, rcv, hook, ev := oneJob(t)
 	ctx := context.Background()
 	now := time.Now()
 	d := deliveryplan.NewDelivery(hook, ev, []byte(`{}`), now)

@@ -2,10 +2,7 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -95,62 +92,28 @@ func (s *WebhookStore) CreateDelivery(ctx context.Context, d deliveryplan.Delive
 }
 
 // Stored answers which of ds are stored already (by id): read in BatchGetItems of statesPerRead
-// keys, a few at once, again for any a call left unprocessed.
+// keys, a few at once.
 func (s *WebhookStore) Stored(ctx context.Context, ds []deliveryplan.Delivery) (map[string]bool, error) {
-	chunks := slices.Collect(slices.Chunk(ds, statesPerRead))
-	found := make([][]string, len(chunks))
-	errs := make([]error, len(chunks))
-	var wg sync.WaitGroup
-	limit := make(chan struct{}, 4)
-	for i, chunk := range chunks {
-		wg.Go(func() {
-			limit <- struct{}{}
-			defer func() { <-limit }()
-			found[i], errs[i] = s.stored(ctx, chunk)
+	type stored struct {
+		ID string `dynamodbav:"id"`
+	}
+	found, err := inChunks(ds, statesPerRead, func(chunk []deliveryplan.Delivery) ([]stored, error) {
+		keys := make([]map[string]types.AttributeValue, len(chunk))
+		for i, d := range chunk {
+			keys[i] = keyOf(deliveryKey(d.WebhookID, d.ID))
+		}
+		return batchGet[stored](ctx, s.db, s.tables.Events, keys, types.KeysAndAttributes{
+			ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("id"),
 		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %d deliveries: %w", len(ds), err)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	out := make(map[string]bool, len(found))
+	for _, f := range found {
+		out[f.ID] = true
 	}
-	stored := map[string]bool{}
-	for _, ids := range found {
-		for _, id := range ids {
-			stored[id] = true
-		}
-	}
-	return stored, nil
-}
-
-// stored answers the ids of ds (at most statesPerRead) that are stored.
-func (s *WebhookStore) stored(ctx context.Context, ds []deliveryplan.Delivery) ([]string, error) {
-	keys := make([]map[string]types.AttributeValue, len(ds))
-	for i, d := range ds {
-		keys[i] = keyOf(deliveryKey(d.WebhookID, d.ID))
-	}
-	var ids []string
-	for try := 0; len(keys) > 0; try++ {
-		if err := backOff(ctx, try); err != nil {
-			return nil, err
-		}
-		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-			s.tables.Events: {Keys: keys, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("id")},
-		}})
-		if err != nil {
-			return nil, fmt.Errorf("reading %d deliveries: %w", len(ds), err)
-		}
-		var found []struct {
-			ID string `dynamodbav:"id"`
-		}
-		if err := attributevalue.UnmarshalListOfMaps(res.Responses[s.tables.Events], &found); err != nil {
-			return nil, fmt.Errorf("decoding deliveries: %w", err)
-		}
-		for _, f := range found {
-			ids = append(ids, f.ID)
-		}
-		keys = res.UnprocessedKeys[s.tables.Events].Keys
-	}
-	return ids, nil
+	return out, nil
 }
 
 // Delivery reads one delivery of webhookID; records.ErrNotFound if there is none, or if it is

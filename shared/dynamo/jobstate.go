@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -91,52 +90,15 @@ func (s *JobStore) Unlisted(ctx context.Context, region string) ([]jobs.Job, err
 	return s.byActive(ctx, region, runSort, stateAttrs)
 }
 
-// statesPerRead is BatchGetItem's limit of keys a call.
-const statesPerRead = 100
-
 // States reads the records of ids as ActiveStates does (id, namespace, region, status, claim, podless),
 // whatever their status, with consistent reads; an id without a record is left out. At most
 // statesPerRead ids a call, a few calls at once. An id given twice is read once (BatchGetItem
 // refuses a call that names a key twice).
 func (s *JobStore) States(ctx context.Context, ids []string) ([]jobs.Job, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	batches := slices.Collect(slices.Chunk(ids, statesPerRead))
-	parts := make([][]jobs.Job, len(batches))
-	errs := make([]error, len(batches))
-	var wg sync.WaitGroup
-	limit := make(chan struct{}, 4)
-	for i, batch := range batches {
-		wg.Go(func() {
-			limit <- struct{}{}
-			defer func() { <-limit }()
-			parts[i], errs[i] = s.states(ctx, batch)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return slices.Concat(parts...), nil
-}
-
-// states reads one batch, asking again for the keys DynamoDB left unprocessed (it does so under
-// throttling), with a short backoff.
-func (s *JobStore) states(ctx context.Context, ids []string) ([]jobs.Job, error) {
-	return s.readJobs(ctx, ids, stateAttrs, summaryNames)
-}
-
-// backOff waits before try (from 0) of a BatchGetItem's unprocessed keys: not at all before the
-// first, then 20 ms, 80 ms, 180 ms, … as DynamoDB asks of callers it throttles.
-func backOff(ctx context.Context, try int) error {
-	if try == 0 {
-		return nil
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(time.Duration(try*try) * 20 * time.Millisecond):
-		return nil
-	}
+	return inChunks(ids, statesPerRead, func(chunk []string) ([]jobs.Job, error) {
+		return s.readJobs(ctx, chunk, stateAttrs, summaryNames)
+	})
 }
 
 // readJobs reads the records of ids (at most statesPerRead) projected to attrs, whose #names
@@ -146,24 +108,11 @@ func (s *JobStore) readJobs(ctx context.Context, ids []string, attrs string, nam
 	for i, id := range ids {
 		keys[i] = keyOf(jobKey(id))
 	}
-	var out []jobs.Job
-	for try := 0; len(keys) > 0; try++ {
-		if err := backOff(ctx, try); err != nil {
-			return nil, err
-		}
-		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-			s.tables.Jobs: {Keys: keys, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(attrs),
-				ExpressionAttributeNames: names},
-		}})
-		if err != nil {
-			return nil, fmt.Errorf("reading %d jobs' states: %w", len(ids), err)
-		}
-		var items []jobs.Job
-		if err := attributevalue.UnmarshalListOfMaps(res.Responses[s.tables.Jobs], &items); err != nil {
-			return nil, fmt.Errorf("decoding jobs' states: %w", err)
-		}
-		out = append(out, items...)
-		keys = res.UnprocessedKeys[s.tables.Jobs].Keys
+	out, err := batchGet[jobs.Job](ctx, s.db, s.tables.Jobs, keys, types.KeysAndAttributes{
+		ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(attrs), ExpressionAttributeNames: names,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %d jobs' states: %w", len(ids), err)
 	}
 	return out, nil
 }

@@ -2,11 +2,9 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,25 +34,15 @@ func (s *JobStore) Roaming(ctx context.Context) ([]jobs.Job, error) {
 	for i, j := range listed {
 		order[j.ID] = i
 	}
-	batches := slices.Collect(slices.Chunk(slices.Collect(maps.Keys(order)), statesPerRead))
-	parts := make([][]jobs.Job, len(batches))
-	errs := make([]error, len(batches))
-	var wg sync.WaitGroup
-	limit := make(chan struct{}, 4)
 	names := maps.Clone(summaryNames)
 	names["#regions"] = "regions"
-	for i, batch := range batches {
-		wg.Go(func() {
-			limit <- struct{}{}
-			defer func() { <-limit }()
-			parts[i], errs[i] = s.readJobs(ctx, batch, summaryAttrs+", #regions, region_choice", names)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	read, err := inChunks(slices.Collect(maps.Keys(order)), statesPerRead, func(chunk []string) ([]jobs.Job, error) {
+		return s.readJobs(ctx, chunk, summaryAttrs+", #regions, region_choice", names)
+	})
+	if err != nil {
 		return nil, err
 	}
-	out := slices.DeleteFunc(slices.Concat(parts...), func(j jobs.Job) bool { return j.Status != jobs.StatusQueued || !j.Roaming() })
+	out := slices.DeleteFunc(read, func(j jobs.Job) bool { return j.Status != jobs.StatusQueued || !j.Roaming() })
 	slices.SortFunc(out, func(a, b jobs.Job) int { return order[a.ID] - order[b.ID] })
 	return out, nil
 }
@@ -127,23 +115,9 @@ func controlItems[T any](ctx context.Context, s *JobStore, regions []string, key
 	for i, r := range regions {
 		keys[i] = keyOf(key(r))
 	}
-	var out []T
-	for try := 0; len(keys) > 0; try++ {
-		if err := backOff(ctx, try); err != nil {
-			return nil, err
-		}
-		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-			s.tables.Control: {Keys: keys},
-		}})
-		if err != nil {
-			return nil, fmt.Errorf("reading regions' %s: %w", what, err)
-		}
-		var items []T
-		if err := attributevalue.UnmarshalListOfMaps(res.Responses[s.tables.Control], &items); err != nil {
-			return nil, fmt.Errorf("decoding regions' %s: %w", what, err)
-		}
-		out = append(out, items...)
-		keys = res.UnprocessedKeys[s.tables.Control].Keys
+	out, err := batchGet[T](ctx, s.db, s.tables.Control, keys, types.KeysAndAttributes{})
+	if err != nil {
+		return nil, fmt.Errorf("reading regions' %s: %w", what, err)
 	}
 	return out, nil
 }
