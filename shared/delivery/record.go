@@ -101,21 +101,17 @@ func (r *recorder) add(d deliveryplan.Delivery) {
 // store stores ds now, before the caller goes on (a retry to queue, a line held back), and
 // answers what could not be stored.
 func (r *recorder) store(ctx context.Context, ds []deliveryplan.Delivery) error {
+	es := make([]entry, len(ds))
+	for i, d := range ds {
+		es[i] = entry{d: d}
+	}
 	var errs []error
-	for rest := ds; len(rest) > 0; {
-		n := oneTransaction(entries(rest))
-		errs = append(errs, r.write(ctx, entries(rest[:n])))
-		rest = rest[n:]
+	for len(es) > 0 {
+		n := oneTransaction(es)
+		errs = append(errs, r.write(ctx, es[:n]))
+		es = es[n:]
 	}
 	return errors.Join(errs...)
-}
-
-func entries(ds []deliveryplan.Delivery) []entry {
-	out := make([]entry, len(ds))
-	for i, d := range ds {
-		out[i] = entry{d: d}
-	}
-	return out
 }
 
 // close waits until every queued item is written, and answers what could not be.

@@ -120,8 +120,9 @@ func seedCluster(ctx context.Context, kubeconfig string) error {
 const nodePods = 1000
 
 // AddNodes adds room for pods more pods to the sandbox cluster: as many spot nodes as that takes,
-// named prefix-0, prefix-1…, each like FakeNodeName and schedulable when it returns. It answers a function that deletes them; the pods still bound to them go with them
-// (the pod garbage collector deletes the pods of a node that is gone).
+// named prefix-0, prefix-1…, each like FakeNodeName and schedulable when it returns. It answers
+// a function that deletes them; the pods still bound to them go with them (the pod garbage
+// collector deletes the pods of a node that is gone).
 func AddNodes(ctx context.Context, cs kubernetes.Interface, prefix string, pods int) (remove func(), err error) {
 	var names []string
 	remove = func() {
