@@ -90,6 +90,11 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 					if err := inv.check(body); err != nil {
 						t.Errorf("%s answered %s to %q: %v", tt.function, body, inv.name, err)
 					}
+					if ev, ok := inv.event.(events.APIGatewayV2HTTPRequest); ok && tt.function == "api" {
+						if err := heldToContract(ev, body); err != nil {
+							t.Errorf("contract: %v", err)
+						}
+					}
 				})
 			}
 		})

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tidegate/tidegate/shared/apiclient"
+	"github.com/tidegate/tidegate/shared/dev/contract"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 )
@@ -54,6 +55,8 @@ func newHarness(t *testing.T, tweaks ...func(*devstack.Options)) *harness {
 		WebhooksAllowPrivate: true, Dir: t.TempDir(), Standins: &kube, RegisterHosts: true,
 		Prefix: fmt.Sprintf("cli-%d-%d", os.Getpid(), stacks.Add(1)),
 		Ready:  func(st devstack.State) { ready <- st },
+		// Every exchange of every CLI test is held to the contract.
+		WrapAPI: contract.Middleware(t),
 	}
 	for _, tweak := range tweaks {
 		tweak(&opt)

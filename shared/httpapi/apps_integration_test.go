@@ -91,7 +91,7 @@ func newAppStackHosted(t *testing.T, hosted bool) *appStack {
 	if st.hosting != nil {
 		d.Hosting = st.hosting // left nil otherwise: a nil *Hoster would be a HostingView that is not nil
 	}
-	st.api = httpapi.New(d)
+	st.api = served(t, d)
 	return st
 }
 

@@ -38,7 +38,7 @@ func TestKeyAuthOnDynamoDB(t *testing.T) {
 	if err := store.AddIAM(ctx, "ml", "arn:aws:sts::123456789012:assumed-role/other/ml", now); err == nil || !strings.Contains(err.Error(), "arn:aws:iam::123456789012:role/other") {
 		t.Errorf("mapping a session ARN = %v; want it refused, naming the role's ARN", err)
 	}
-	h := httpapi.New(httpapi.Deps{
+	h := served(t, httpapi.Deps{
 		Principals: store,
 		Jobs:       dynamo.NewJobStore(db, tables),
 		IAMCaller: func(r *http.Request) (string, bool) {

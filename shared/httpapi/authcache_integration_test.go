@@ -167,7 +167,7 @@ func TestPrincipalCacheThroughAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables := dynamo.Tables{Control: f.table}
-	h := httpapi.New(httpapi.Deps{Principals: f.cache, Templates: dynamo.NewTemplateStore(f.db, tables.Control)})
+	h := served(t, httpapi.Deps{Principals: f.cache, Templates: dynamo.NewTemplateStore(f.db, tables.Control)})
 	get := func(key string) int {
 		req := httptest.NewRequest("GET", "/api/v1/templates", nil)
 		req.Header.Set("Authorization", "Bearer "+key)

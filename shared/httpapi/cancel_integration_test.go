@@ -36,7 +36,7 @@ func TestCancelWhileDispatching(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Policy: checker, Clusters: typed.New(kc), Regions: []string{"us-east-1"}})
+	api := served(t, httpapi.Deps{Principals: tenants, Jobs: store, Policy: checker, Clusters: typed.New(kc), Regions: []string{"us-east-1"}})
 	otherKey := memberKey(t, tenants, "other", "rival", "elsewhere")
 	cancelAs := func(key, id string) (int, jobs.Job) {
 		req := httptest.NewRequest("DELETE", "/api/v1/jobs/"+id, nil)

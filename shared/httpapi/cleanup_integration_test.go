@@ -54,7 +54,7 @@ func newCleanupEnv(t *testing.T) *cleanupEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.api = httpapi.New(httpapi.Deps{Principals: tenants, Jobs: e.store, Policy: checker, Clusters: typed.New(kc), Regions: []string{"us-east-1"}})
+	e.api = served(t, httpapi.Deps{Principals: tenants, Jobs: e.store, Policy: checker, Clusters: typed.New(kc), Regions: []string{"us-east-1"}})
 	return e
 }
 

@@ -49,7 +49,7 @@ func TestClusterErrorsDoNotLeak(t *testing.T) {
 	var logged strings.Builder
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))
-	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(kc), Regions: []string{"us-east-1"}, Log: log})
+	api := served(t, httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(kc), Regions: []string{"us-east-1"}, Log: log})
 
 	j := jobs.New("job-refused", "ml", "ml-train", "us-east-1", 50, nil, []map[string]any{
 		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "refused"}},

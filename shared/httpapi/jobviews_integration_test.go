@@ -33,7 +33,7 @@ func TestLiveJobViews(t *testing.T) {
 	store := dynamo.NewJobStore(db, tables)
 	now := time.Now()
 	key := memberKey(t, tenants, "ml", "acme", ns)
-	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(regionCluster(t, kst.Kubeconfig)), Regions: []string{"us-east-1"}})
+	api := served(t, httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(regionCluster(t, kst.Kubeconfig)), Regions: []string{"us-east-1"}})
 
 	j := jobs.New("job-views", "ml", ns, "us-east-1", 50, nil, []map[string]any{
 		{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "views"}, "spec": map[string]any{

@@ -44,7 +44,7 @@ func limitStack(t *testing.T, tenants ...tenancy.Tenant) (stack, map[string]stri
 		t.Fatal(err)
 	}
 	js := dynamo.NewJobStore(db, tables)
-	api := httpapi.New(httpapi.Deps{
+	api := served(t, httpapi.Deps{
 		Principals: store, Jobs: js, Templates: dynamo.NewTemplateStore(db, tables.Control),
 		Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1"}, DefaultQuota: limitQuota,
 	})

@@ -25,7 +25,7 @@ func TestListByNameStaysInTheTenant(t *testing.T) {
 	store := dynamo.NewJobStore(db, tables)
 	keyA := memberKey(t, tenants, "ml", "acme", "team-a")
 	keyB := memberKey(t, tenants, "rival", "rival", "team-b")
-	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Regions: []string{"us-east-1"}})
+	api := served(t, httpapi.Deps{Principals: tenants, Jobs: store, Regions: []string{"us-east-1"}})
 	stored := func(tenant, ns, name string) string {
 		t.Helper()
 		now := time.Now()

@@ -27,7 +27,7 @@ func TestListSortedByName(t *testing.T) {
 	store := dynamo.NewJobStore(db, tables)
 	keyA := memberKey(t, tenants, "ml", "acme", "team-a", "team-a2")
 	keyB := memberKey(t, tenants, "rival", "rival", "team-b")
-	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Regions: []string{"us-east-1"}})
+	api := served(t, httpapi.Deps{Principals: tenants, Jobs: store, Regions: []string{"us-east-1"}})
 	base := time.Now().Add(-time.Hour)
 	n := 0
 	stored := func(tenant, ns, name string) string {

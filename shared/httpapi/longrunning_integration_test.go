@@ -61,7 +61,7 @@ func TestLongRunningKindAndQueueStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := dynamo.NewJobStore(db, tables)
-	api := httpapi.New(httpapi.Deps{
+	api := served(t, httpapi.Deps{
 		Principals: tenants, Jobs: js, Templates: dynamo.NewTemplateStore(db, tables.Control),
 		Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1"},
 		Capacity: func(string) int { return 4 }, LongRunningPerTenant: 3,
@@ -150,7 +150,7 @@ func TestLiveServingView(t *testing.T) {
 	tenants := dynamo.NewTenantStore(db, tables.Control)
 	store := dynamo.NewJobStore(db, tables)
 	key := memberKey(t, tenants, "ml", "acme", ns)
-	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(regionCluster(t, kst.Kubeconfig)), Regions: []string{"us-east-1"}})
+	api := served(t, httpapi.Deps{Principals: tenants, Jobs: store, Clusters: typed.New(regionCluster(t, kst.Kubeconfig)), Regions: []string{"us-east-1"}})
 
 	now := time.Now()
 	j := jobs.New("job-serving", "ml", ns, "us-east-1", 50, nil, []map[string]any{restrictedDeployment("web")}, now)

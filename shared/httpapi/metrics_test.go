@@ -16,7 +16,7 @@ import (
 // wrote, so no caller can mint dimension values.
 func TestRequestsAreCounted(t *testing.T) {
 	var log bytes.Buffer
-	api := httpapi.New(httpapi.Deps{Metrics: metrics.NewRecorder(&log, time.Now)})
+	api := served(t, httpapi.Deps{Metrics: metrics.NewRecorder(&log, time.Now)})
 	for _, target := range []string{"/healthz", "/api/v1/jobs/job_1", "/no/such/path/8f3a", "/another-invented-path"} {
 		api.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, target, nil))
 	}

@@ -96,7 +96,7 @@ func TestRegionsHostileTenant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := httpapi.New(httpapi.Deps{
+	api := served(t, httpapi.Deps{
 		Principals: tenants, Jobs: store, Templates: dynamo.NewTemplateStore(db, tables.Control),
 		Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1", "us-west-2"},
 	})

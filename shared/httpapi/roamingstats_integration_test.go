@@ -50,7 +50,7 @@ func TestQueueStatsRoaming(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := dynamo.NewJobStore(db, tables)
-	api := httpapi.New(httpapi.Deps{Principals: tenants, Jobs: js, Templates: dynamo.NewTemplateStore(db, tables.Control),
+	api := served(t, httpapi.Deps{Principals: tenants, Jobs: js, Templates: dynamo.NewTemplateStore(db, tables.Control),
 		Policy: checker, Ringer: wake.New(q, queueURL), Regions: roamRegions})
 	st := stack{apis: [2]http.Handler{api, api}, queueURL: queueURL, sqs: q}
 

@@ -55,7 +55,7 @@ func newStack(t *testing.T) stack {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.apis[i] = httpapi.New(httpapi.Deps{
+		st.apis[i] = served(t, httpapi.Deps{
 			Principals: store, Jobs: dynamo.NewJobStore(db, tables), Templates: dynamo.NewTemplateStore(db, tables.Control),
 			Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1", "us-west-2"},
 		})

@@ -57,7 +57,7 @@ func newThrottleStack(t *testing.T) *throttleStack {
 	if err := store.AddIAM(ctx, "ml", mlCaller, st.now); err != nil {
 		t.Fatal(err)
 	}
-	st.api = httpapi.New(httpapi.Deps{
+	st.api = served(t, httpapi.Deps{
 		Principals: store, Jobs: dynamo.NewJobStore(db, tables), Regions: []string{"us-east-1", "us-west-2"},
 		Rate: defaultBudget, Now: func() time.Time { return st.now },
 		IAMCaller: func(r *http.Request) (string, bool) {

@@ -65,7 +65,7 @@ func newHookStack(t *testing.T, allowPrivate bool) *hookStack {
 	}
 	hooks := dynamo.NewWebhookStore(db, tables, nil)
 	queue := delivery.NewQueue(q, hookURL)
-	st.api = httpapi.New(httpapi.Deps{
+	st.api = served(t, httpapi.Deps{
 		Principals: tenants, Jobs: dynamo.NewJobStore(db, tables), Templates: dynamo.NewTemplateStore(db, tables.Control),
 		Policy: checker, Ringer: wake.New(q, dispatchURL), Regions: []string{"us-east-1"},
 		Webhooks: hooks, WebhookQueue: queue, WebhooksAllowPrivate: allowPrivate,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tidegate/tidegate/shared/dev/contract"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 )
@@ -45,6 +46,7 @@ func startDevSaying(t *testing.T, opt devstack.Options, out *syncBuffer) devstac
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var runErr error
+	opt.WrapAPI = contract.Middleware(t)
 	go func() { runErr = devstack.Run(ctx, opt, out, slog.New(slog.DiscardHandler)); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	st := waitState(t, opt.Dir, done, &runErr)

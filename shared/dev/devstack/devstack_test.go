@@ -19,6 +19,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tidegate/tidegate/shared/dev/contract"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
@@ -41,6 +42,7 @@ func TestDevStack(t *testing.T) {
 	// any number of times, by the test and by its cleanup.
 	done := make(chan struct{})
 	var runErr error
+	opt.WrapAPI = contract.Middleware(t)
 	go func() { runErr = devstack.Run(ctx, opt, io.Discard, slog.New(slog.DiscardHandler)); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 
@@ -122,6 +124,7 @@ func startDev(t *testing.T, opt devstack.Options) devstack.State {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var runErr error
+	opt.WrapAPI = contract.Middleware(t)
 	go func() { runErr = devstack.Run(ctx, opt, io.Discard, slog.New(slog.DiscardHandler)); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return waitState(t, opt.Dir, done, &runErr)

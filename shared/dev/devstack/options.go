@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/config"
@@ -48,6 +49,9 @@ type Options struct {
 	// Prefix, when set, names the tables, queues and bucket (<prefix>-jobs, …), so stacks sharing
 	// stand-ins do not meet; empty keeps template.yaml's names for a stack called "tidegate".
 	Prefix string
+	// WrapAPI, when set, wraps the API's handler: tests hold every exchange to the contract
+	// (shared/dev/contract) through it.
+	WrapAPI func(http.Handler) http.Handler
 	// Meter, when set, counts the functions' AWS calls and times their invocations (`make bench`).
 	Meter Meter
 	// Ready, when set, is told the stack's state once it serves: `tidegate dev` saves the CLI's

@@ -86,6 +86,9 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 	if err != nil {
 		return err
 	}
+	if opt.WrapAPI != nil {
+		h = opt.WrapAPI(h)
+	}
 	ws.serve(ctx, "api", api, meteredAPI(opt.Meter, h))
 	ws.serve(ctx, "prices", prices, book.Handler())
 	ws.wg.Go(func() {
