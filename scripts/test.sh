@@ -31,6 +31,21 @@ REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true "$cache/bin/node22" \
   "$cache/redocly/node_modules/@redocly/cli/bin/cli.js" lint --config shared/httpapi/redocly.yaml >&2 ||
   { say "the contract has lint errors (above); fix shared/httpapi/openapi.json"; exit 1; }
 
+say "cfn-lint on template.yaml (shared/dev/samcheck's tests keep the project's own rules)"
+# The machine image has cfn-lint with the SAM translator; a template error fails the run, a
+# warning is printed and let through.
+cfnlint=$(command -v cfn-lint || ls "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/cfn-lint 2>/dev/null | head -n 1 || true)
+[ -n "$cfnlint" ] || { say "cfn-lint is not installed: pip install cfn-lint (it brings the SAM translator)"; exit 1; }
+"$cfnlint" --non-zero-exit-code error template.yaml >&2 ||
+  { say "template.yaml has cfn-lint errors (above)"; exit 1; }
+
+say "go.mod and go.sum are tidy"
+if ! diff=$(go mod tidy -diff); then
+  printf '%s\n' "$diff" >&2
+  say "go.mod or go.sum is not tidy (above); run go mod tidy"
+  exit 1
+fi
+
 say "building bin/tidegate"
 go build -o bin/tidegate ./cmd/tidegate
 
