@@ -22,8 +22,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	return err
 }
 
-// readJSON reads r's body into v strictly — JSON only, no unknown fields, no trailing data, at
-// most maxJSONBody bytes, numbers in untyped fields kept exact — and answers the raw body too.
+// readJSON reads r's body into v strictly — JSON only, no unknown fields, every key spelt
+// exactly as its field and given once at any depth (checkEnvelope), no trailing data, at most
+// maxJSONBody bytes, numbers in untyped fields kept exact — and answers the raw body too.
 // Every failure is an *Error that says what to fix.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -35,6 +36,9 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
 	if err != nil {
 		return nil, decodeError(err)
+	}
+	if err := checkEnvelope(body, v); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

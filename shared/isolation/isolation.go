@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -34,14 +35,13 @@ const (
 	// OwnerLabel holds Settings.Owner: which deployment keeps the object, so that two sharing a
 	// cluster (staging and production, or tests on one sandbox) never delete each other's.
 	OwnerLabel = "tidegate.io/isolation-owner"
-	// jobIDLabel is jobs.IDKey, stamped on every object a tenant's job makes: an object carrying
-	// it is a tenant's, whatever other labels it copied from ours.
-	jobIDLabel = "tidegate.io/job-id"
 )
 
-// Selector is the label selector of owner's objects, and of nothing a tenant's job made.
+// Selector is the label selector of owner's objects, and of nothing a tenant's job made: every
+// object a tenant's job makes carries jobs.IDKey, so one carrying it is a tenant's, whatever
+// other labels it copied from ours.
 func Selector(owner string) string {
-	return ManagedByLabel + "=" + ManagedBy + "," + ComponentLabel + "=" + Component + "," + OwnerLabel + "=" + owner + ",!" + jobIDLabel
+	return ManagedByLabel + "=" + ManagedBy + "," + ComponentLabel + "=" + Component + "," + OwnerLabel + "=" + owner + ",!" + jobs.IDKey
 }
 
 // ownerDigits of a SHA-256 name an owner whose name is no label value: 64 bits.

@@ -111,9 +111,9 @@ func checkSecretKeys(s *corev1.Secret, r *report) {
 }
 
 // checkAPIPod checks a pod or pod template: its template's labels and annotations, its restart
-// policy, and its containers' and init containers' names, ports and environment variables.
-// Ephemeral containers are left to the Pod Security checks: the API server refuses any on create,
-// whatever they hold.
+// policy, its containers' and init containers' names, images, ports, environment variables and
+// the limits of the resources that cannot be overcommitted, and its ephemeral containers'
+// images. Ephemeral containers are otherwise left to the Pod Security checks.
 func checkAPIPod(rule kindRule, p podRef, r *report) {
 	if p.metaPath != "metadata" { // a Pod's own metadata is checked as the object's
 		checkLabelsAndAnnotations(p.meta, p.metaPath, r)
@@ -125,6 +125,7 @@ func checkAPIPod(rule kindRule, p podRef, r *report) {
 		c, list, j := nthContainer(s, i)
 		checkContainer(c, func() string { return indexed(p.specPath+"."+list, j) }, r)
 	}
+	checkEphemeralImages(p, r)
 	// As the API server does, the second container of a name is the one refused, init
 	// containers coming after the pod's containers.
 	eachDuplicate(n, func(i int) string { c, _, _ := nthContainer(s, i); return c.Name }, func(i int) {
@@ -143,14 +144,15 @@ func nthContainer(s *corev1.PodSpec, i int) (c *corev1.Container, list string, i
 	return &s.InitContainers[i], "initContainers", i
 }
 
-// checkContainer checks one container's name, ports and environment; path is where it sits, made
-// only if something is reported.
+// checkContainer checks one container's name, image, ports, environment and resources; path is
+// where it sits, made only if something is reported.
 func checkContainer(c *corev1.Container, path func() string, r *report) {
 	if c.Name == "" {
 		r.add(path()+".name", msgContainerNoName)
 	} else if why := dnsLabelValue.refused(c.Name); why != "" {
 		r.addf(path()+".name", msgContainerName, clip(c.Name), why)
 	}
+	checkImagePresent(c.Image, false, path, r)
 	for j := range c.Ports {
 		if name := c.Ports[j].Name; name != "" {
 			if why := portName.refused(name); why != "" {
@@ -167,6 +169,7 @@ func checkContainer(c *corev1.Container, path func() string, r *report) {
 			r.addf(indexed(path()+".env", j)+".name", msgEnvName, clip(c.Env[j].Name), why)
 		}
 	}
+	checkResourceLimits(&c.Resources, path, r)
 }
 
 // eachDuplicate calls dup with each index whose non-empty name an earlier index has already.

@@ -103,7 +103,9 @@ func TestCheckZeroGPUCap(t *testing.T) {
 	c := mustChecker(t, Config{MaxGPUs: &zero})
 	for _, gpus := range []int{0, 1} {
 		spec := fromYAML(t, goodPodSpec)
-		spec["containers"] = []any{box(t, "a", fmt.Sprintf("{nvidia.com/gpu: %d}", gpus), "")}
+		// Kubernetes refuses a GPU request without an equal limit, so both are given.
+		gpuAmount := fmt.Sprintf("{nvidia.com/gpu: %d}", gpus)
+		spec["containers"] = []any{box(t, "a", gpuAmount, gpuAmount)}
 		res := c.Check(tenantRequest(workloads[0].wrap(spec)))
 		if got, want := res.Allowed(), gpus == 0; got != want {
 			t.Errorf("Check(Pod asking for %d GPUs under a cap of 0).Allowed() = %v, want %v: %v", gpus, got, want, res.Violations)

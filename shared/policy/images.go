@@ -27,10 +27,13 @@ func (c *Checker) checkImages(p podRef, r *report) {
 	}
 }
 
-// checkImage reports image unless it is trusted; the field is list[i]+rest, built only then.
+// checkImage reports image unless it is trusted; the field is list[i]+rest, built only then. A
+// container without an image is the API server's checks' to report (checkImagePresent), once.
 func (c *Checker) checkImage(image, list string, i int, rest string, r *report) {
 	if image == "" {
-		r.addf(indexed(list, i)+rest, msgNoImage, c.trustedText)
+		if rest != ".image" {
+			r.addf(indexed(list, i)+rest, msgNoImage, c.trustedText)
+		}
 		return
 	}
 	full := qualifyImage(image)

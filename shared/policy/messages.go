@@ -42,6 +42,10 @@ const (
 	msgPortName           = "port name %q would be refused by Kubernetes: %s"
 	msgPortDuplicate      = "another port of this container is already named %q: give each its own name"
 	msgEnvName            = "environment variable name %q would be refused by Kubernetes: %s"
+	msgImageRequired      = "the container has no image, and Kubernetes refuses a container without one: set image to the image it runs, e.g. ghcr.io/acme/train:1.0"
+	msgImageSpace         = "image %q has white space around it, which Kubernetes refuses: remove it"
+	msgResourceNoLimit    = "%s is requested (%s) without a limit, and Kubernetes refuses that for a resource it cannot overcommit (\"Limit must be set for non overcommitable resources\"): set resources.limits[%s] to %s, or set only the limit, which the request then defaults to"
+	msgResourceUnequal    = "%s is requested at %s but limited to %s, and Kubernetes refuses that for a resource it cannot overcommit (\"must be equal to %s limit of %s\"): make the request equal to the limit, or set only the limit, which the request then defaults to"
 
 	msgDataKey      = "key %q would be refused by Kubernetes: %s"
 	msgDataKeyTwice = "key %q is also in %s: keep it in one of the two"
