@@ -1,7 +1,6 @@
 package devstack
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -33,6 +32,10 @@ var devCredentials = credentials.NewStaticCredentialsProvider("tidegate", "tideg
 func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) error {
 	if err := opt.Validate(); err != nil {
 		return err
+	}
+	for _, note := range overrides(opt) {
+		fmt.Fprintln(say, "tidegate dev: "+note)
+		log.Info("dev setting in place of the deployment's", "note", note)
 	}
 	if opt.Dir == "" {
 		opt.Dir = DefaultDir()
@@ -133,48 +136,33 @@ func openPrices(dir string) (*spotprices.Book, net.Listener, error) {
 	return book, ln, nil
 }
 
-// devConfig is the functions' configuration on the stand-ins sb, for resources named n: every
-// dev region on the one cluster kubeconfig reaches, the API at publicURL, EC2's prices at
-// pricesURL. The queues' URLs are set once the queues exist.
+// devConfig is the functions' configuration on the stand-ins sb, for resources named n: the
+// tunables opt.settings reads, every dev region on the one cluster kubeconfig reaches, the API at
+// publicURL, EC2's prices at pricesURL. The queues' URLs are set once the queues exist.
 func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace, publicURL, pricesURL string) (config.Config, error) {
-	cfg := config.Config{
-		JobsTable: n.tables.Jobs, EventsTable: n.tables.Events, ControlTable: n.tables.Control,
-		SourcesBucket:        n.bucket,
-		Regions:              map[string]string{},
-		HostingRegion:        DevRegions[0],
-		AppsNamespace:        appsNamespace,
-		Stack:                n.tables.Control, // as config.Parse names a deployment by default
-		PublicURL:            publicURL,
-		Kubeconfig:           kubeconfig,
-		WebhooksAllowPrivate: opt.WebhooksAllowPrivate,
-		Isolation:            config.DefaultIsolation(),
-		JobRetention:         config.DefaultJobRetentionDays * 24 * time.Hour,
-		JobTTL:               cmp.Or(opt.JobTTL, config.DefaultJobTTL),
-		// Each beat watches until shortly before the next, as in AWS, whatever --beat is.
-		Watch:       config.WatchFor(opt.Beat),
-		LongRunning: config.LongRunningSettings{PerTenant: config.DefaultLongRunningPerTenant},
-		// The sandbox's spot and on-demand nodes carry this label.
-		CapacityTypeLabel: sandbox.CapacityTypeLabel,
-		Endpoints: config.Endpoints{
-			DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
-			KMS: sb.KMSEndpoint,
-		},
+	cfg, err := opt.settings()
+	if err != nil {
+		return config.Config{}, err
 	}
+	cfg.JobsTable, cfg.EventsTable, cfg.ControlTable = n.tables.Jobs, n.tables.Events, n.tables.Control
+	cfg.SourcesBucket = n.bucket
+	cfg.Regions = map[string]string{}
 	for _, r := range DevRegions {
 		cfg.Regions[r] = "sandbox"
 	}
-	var err error
-	if cfg.RegionCapacity, err = config.ParseCapacity(opt.RegionCapacity); err != nil {
-		return config.Config{}, err
-	}
-	if opt.RateLimit < 0 || opt.RateBurst < 0 {
-		return config.Config{}, fmt.Errorf("--rate %g and --burst %d must be 0 (the default) or more", opt.RateLimit, opt.RateBurst)
-	}
-	cfg.RateLimit, cfg.RateBurst = opt.RateLimit, opt.RateBurst
-	if opt.DefaultQuota != "" {
-		if cfg.DefaultQuota, err = tenancy.ParseQuota(opt.DefaultQuota); err != nil {
-			return config.Config{}, fmt.Errorf("--default-quota: %w", err)
-		}
+	cfg.HostingRegion = DevRegions[0]
+	cfg.AppsNamespace = appsNamespace
+	cfg.Stack = n.tables.Control // as config.Parse names a deployment by default
+	cfg.PublicURL = publicURL
+	cfg.Kubeconfig = kubeconfig
+	cfg.WebhooksAllowPrivate = opt.WebhooksAllowPrivate
+	// Each beat watches until shortly before the next, as in AWS, whatever --beat is.
+	cfg.Watch = config.WatchFor(opt.Beat)
+	// The sandbox's spot and on-demand nodes carry this label.
+	cfg.CapacityTypeLabel = sandbox.CapacityTypeLabel
+	cfg.Endpoints = config.Endpoints{
+		DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
+		KMS: sb.KMSEndpoint,
 	}
 	return cfg, nil
 }
