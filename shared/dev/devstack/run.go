@@ -21,6 +21,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -45,6 +46,12 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 	defer lk.release()
+	mlog, err := openMetricsLog(opt.Dir, metricsLimit)
+	if err != nil {
+		return err
+	}
+	// Deferred before the workers' stop, so it runs after: no function writes to a closed file.
+	defer mlog.Close()
 	// Take the API's port before the slow start, so a clash is reported at once.
 	ln, err := net.Listen("tcp", opt.Addr)
 	if err != nil {
@@ -73,7 +80,7 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 
-	fns, key, remove, err := provision(ctx, opt, cfg, n, say)
+	fns, key, remove, err := provision(ctx, opt, cfg, n, metrics.NewRecorder(mlog, time.Now), say)
 	if err != nil {
 		return err
 	}
@@ -169,14 +176,15 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 
 // provision connects the functions configured by cfg to the stand-ins and makes what they need
 // there: the tables, queues and bucket named by n, and the dev tenant, whose API key it answers.
-// The functions' config has the queues' URLs. remove deletes what it made when the stand-ins are
+// The functions' config has the queues' URLs; their metrics go to rec. remove deletes what it made when the stand-ins are
 // shared (opt.Standins), so they are left as found; stand-ins of the stack's own go with it.
-func provision(ctx context.Context, opt Options, cfg config.Config, n names, say io.Writer) (fns functions, key string, remove func(), err error) {
+func provision(ctx context.Context, opt Options, cfg config.Config, n names, rec *metrics.Recorder, say io.Writer) (fns functions, key string, remove func(), err error) {
 	awsCfg := aws.Config{Region: DevRegions[0], Credentials: devCredentials}
 	if opt.Meter != nil {
 		opt.Meter.Instrument(&awsCfg)
 	}
 	clients := handlers.NewClients(awsCfg, cfg)
+	clients.Metrics = rec
 	clusters, err := kube.New(cfg, awsCfg)
 	if err != nil {
 		return fns, "", nil, err
