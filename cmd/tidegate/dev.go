@@ -80,7 +80,7 @@ below that stands for one is used in its place when given. Ctrl-C stops everythi
 	f.StringVar(&opt.DefaultQuota, "default-quota", envOr("TIDEGATE_DEV_DEFAULT_QUOTA", ""), "each tenant's share of each region where its record sets none, JOBS[:GPUS]; empty takes TIDEGATE_DEFAULT_QUOTA (TIDEGATE_DEV_DEFAULT_QUOTA)")
 	f.StringSliceVar(&opt.NeverRegister, "never-register", nil, "an app (web) or one release of it (web-r2) whose hosts are never registered, to see a release fail with never_registered (repeatable)")
 	cmd.PersistentFlags().StringVar(&opt.Dir, "dir", devstack.DefaultDir(), "folder for the dev stack's state, logs and lock")
-	cmd.AddCommand(devEnvCmd(&opt.Dir), devPricesCmd(&opt.Dir))
+	cmd.AddCommand(devEnvCmd(&opt.Dir), devPricesCmd(&opt.Dir), devMetricsCmd(&opt.Dir))
 	return cmd
 }
 
