@@ -165,8 +165,14 @@ func TestDevRefusesBadTunables(t *testing.T) {
 			}
 		}
 	}
-	// A variable a given flag sets aside is not held against the stack.
+	// Every problem at once, config's and the API's.
 	o := base
+	o.Env = envOf(map[string]string{config.EnvRateLimit: "fast", config.EnvPolicyMaxGPUs: "two"})
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), config.EnvRateLimit) || !strings.Contains(err.Error(), config.EnvPolicyMaxGPUs) {
+		t.Errorf("Validate(a bad rate and a bad GPU cap) = %v; want both named", err)
+	}
+	// A variable a given flag sets aside is not held against the stack.
+	o = base
 	o.Env, o.RegionCapacity = envOf(map[string]string{config.EnvRegionCapacity: "eu-west-1=8"}), "us-east-1=2"
 	if err := o.Validate(); err != nil {
 		t.Errorf("Validate(--region-capacity over TIDEGATE_REGION_CAPACITY=eu-west-1=8) = %v, want nil", err)

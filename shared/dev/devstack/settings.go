@@ -77,11 +77,17 @@ func (o Options) settings() (config.Config, error) {
 		cfg.JobTTL = o.JobTTL
 	}
 	errs = append(errs, devRegionsOnly(o, cfg))
+	// What the API and the beat check when they start, checked before the slow start; the beat's
+	// check reads the policy's caps again, so it waits for them to be well formed.
+	if err := apihandler.CheckPolicy(cfg.Policy); err != nil {
+		errs = append(errs, err)
+	} else {
+		errs = append(errs, isolationError(cfg))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return config.Config{}, err
 	}
-	// What the API and the beat check when they start, checked before the slow start.
-	return cfg, errors.Join(apihandler.CheckPolicy(cfg.Policy), isolationError(cfg))
+	return cfg, nil
 }
 
 // devRegionsOnly refuses a cap for a region the dev stack does not have: it would cap nothing, and
