@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
 )
 
@@ -23,7 +22,9 @@ func devCmd() *cobra.Command {
 		Long: `Starts DynamoDB Local, fauxqs (SQS and S3) and a Kubernetes sandbox (etcd, kube-apiserver,
 controller-manager, scheduler and kwok), creates the tables, queues, bucket and the dev tenant,
 then serves the API and drives the dispatch, webhook and reconcile functions as AWS would.
-Ctrl-C stops everything it started.`,
+The deployment's tunables in the environment (TIDEGATE_POLICY_*, TIDEGATE_RATE_LIMIT, the
+isolation settings, …; README lists them) reach the functions as they would in AWS; a flag
+below that stands for one is used in its place when given. Ctrl-C stops everything it started.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -50,6 +51,9 @@ Ctrl-C stops everything it started.`,
 			}
 			// With the sandbox, hosted apps run for real on this machine where it can.
 			opt.RunHosts = opt.RegisterHosts
+			// The deployment's tunables (TIDEGATE_POLICY_*, TIDEGATE_RATE_LIMIT, …) are tried here
+			// as the functions would read them in AWS.
+			opt.Env = os.Getenv
 			logFile, err := openDevLog(opt.Dir)
 			if err != nil {
 				return err
@@ -67,16 +71,16 @@ Ctrl-C stops everything it started.`,
 	f.StringVar(&opt.APIKey, "api-key", envOr("TIDEGATE_DEV_API_KEY", ""), "the dev tenant's API key; generated and printed when empty (TIDEGATE_DEV_API_KEY)")
 	f.StringVar(&opt.Kubeconfig, "kubeconfig", "", "use this cluster instead of starting the sandbox")
 	f.StringVar(&beat, "beat", envOr("TIDEGATE_DEV_BEAT", devstack.DefaultBeat.String()), "reconcile interval (TIDEGATE_DEV_BEAT)")
-	f.StringVar(&jobTTL, "job-ttl", envOr("TIDEGATE_DEV_JOB_TTL", config.DefaultJobTTL.String()), "how long the cluster keeps a finished Job (ttlSecondsAfterFinished); at least five beats (TIDEGATE_DEV_JOB_TTL)")
-	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "active jobs per region, e.g. us-east-1=1,us-west-2=4 (TIDEGATE_DEV_REGION_CAPACITY)")
+	f.StringVar(&jobTTL, "job-ttl", envOr("TIDEGATE_DEV_JOB_TTL", "0"), "how long the cluster keeps a finished Job (ttlSecondsAfterFinished); at least five beats; 0 takes TIDEGATE_JOB_TTL_SECONDS, else 1h (TIDEGATE_DEV_JOB_TTL)")
+	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "active jobs per region, e.g. us-east-1=1,us-west-2=4; empty takes TIDEGATE_REGION_CAPACITY (TIDEGATE_DEV_REGION_CAPACITY)")
 	f.StringVar(&allowPrivate, "webhooks-allow-private", envOr("TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE", "true"), "let webhooks reach http and loopback receivers; false applies production rules (TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE)")
 	f.StringVar(&registerHosts, "register-hosts", "", "run each hosted app's pod on this machine under bwrap, its own process registering its host; where the machine cannot, register the host once its pod runs, in place of the app's process (default true with the sandbox, false with --kubeconfig)")
-	f.StringVar(&rate, "rate", envOr("TIDEGATE_DEV_RATE", "0"), "a tenant's default API requests a second; 0 is the API's default, 20 (TIDEGATE_DEV_RATE)")
-	f.StringVar(&burst, "burst", envOr("TIDEGATE_DEV_BURST", "0"), "a tenant's default burst of requests; 0 is the API's default, 100 (TIDEGATE_DEV_BURST)")
-	f.StringVar(&opt.DefaultQuota, "default-quota", envOr("TIDEGATE_DEV_DEFAULT_QUOTA", ""), "each tenant's share of each region where its record sets none, JOBS[:GPUS] (TIDEGATE_DEV_DEFAULT_QUOTA)")
+	f.StringVar(&rate, "rate", envOr("TIDEGATE_DEV_RATE", "0"), "a tenant's default API requests a second; 0 takes TIDEGATE_RATE_LIMIT, else the API's 20 (TIDEGATE_DEV_RATE)")
+	f.StringVar(&burst, "burst", envOr("TIDEGATE_DEV_BURST", "0"), "a tenant's default burst of requests; 0 takes TIDEGATE_RATE_BURST, else the API's 100 (TIDEGATE_DEV_BURST)")
+	f.StringVar(&opt.DefaultQuota, "default-quota", envOr("TIDEGATE_DEV_DEFAULT_QUOTA", ""), "each tenant's share of each region where its record sets none, JOBS[:GPUS]; empty takes TIDEGATE_DEFAULT_QUOTA (TIDEGATE_DEV_DEFAULT_QUOTA)")
 	f.StringSliceVar(&opt.NeverRegister, "never-register", nil, "an app (web) or one release of it (web-r2) whose hosts are never registered, to see a release fail with never_registered (repeatable)")
 	cmd.PersistentFlags().StringVar(&opt.Dir, "dir", devstack.DefaultDir(), "folder for the dev stack's state, logs and lock")
-	cmd.AddCommand(devEnvCmd(&opt.Dir), devPricesCmd(&opt.Dir))
+	cmd.AddCommand(devEnvCmd(&opt.Dir), devPricesCmd(&opt.Dir), devMetricsCmd(&opt.Dir))
 	return cmd
 }
 

@@ -265,24 +265,14 @@ func Parse(getenv func(string) string) (Config, error) {
 	}
 	c.Stack = cmp.Or(r.get(EnvStack), c.ControlTable)
 	c.Regions, c.HostingRegion = r.regions()
-	c.RegionCapacity = r.capacity(EnvRegionCapacity)
-	c.RegionGPUs = r.capacity(EnvRegionGPUs)
-	c.RateLimit, c.RateBurst = r.rate()
-	c.DefaultQuota = r.quota(EnvDefaultQuota)
-	c.JobRetention, c.JobTTL = r.cleanup()
+	r.tunables(&c)
 	c.Watch = r.watch()
 	c.CapacityTypeLabel = r.capacityTypeLabel()
-	c.OnDemandPrices = r.onDemand(EnvOnDemandPrices)
-	c.AppRuntimes = r.appRuntimes(EnvAppRuntimes)
-	c.AppUnreadyLimit = r.unreadyLimit(EnvAppUnreadySeconds)
-	c.LongRunning = r.longRunning()
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.KMSKey = r.kmsKey()
-	c.Policy = r.policy()
-	c.Isolation = r.isolation()
-	if len(r.errs) > 0 {
-		return Config{}, fmt.Errorf("reading configuration: %w", errors.Join(r.errs...))
+	if err := r.err(); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }
@@ -292,6 +282,14 @@ func Parse(getenv func(string) string) (Config, error) {
 type reader struct {
 	getenv func(string) string
 	errs   []error
+}
+
+// err is every problem r met, or nil.
+func (r *reader) err() error {
+	if len(r.errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("reading configuration: %w", errors.Join(r.errs...))
 }
 
 // get is name's setting without surrounding space; "" when it is not set.

@@ -121,10 +121,3 @@ const (
 	DefaultContainerCPURequest    = "100m"
 	DefaultContainerMemoryRequest = "256Mi"
 )
-
-// DefaultIsolation is the isolation settings with nothing set, as Parse reads them: for configs
-// built without the environment (`tidegate dev`).
-func DefaultIsolation() IsolationSettings {
-	r := &reader{getenv: func(string) string { return "" }}
-	return r.isolation()
-}

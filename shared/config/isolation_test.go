@@ -65,13 +65,3 @@ func TestParseIsolationProblems(t *testing.T) {
 		}
 	}
 }
-
-func TestDefaultIsolation(t *testing.T) {
-	c, err := Parse(env(full()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(c.Isolation, DefaultIsolation(), cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
-		t.Errorf("DefaultIsolation differs from Parse with nothing set (-parsed +default):\n%s", diff)
-	}
-}

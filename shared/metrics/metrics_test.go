@@ -35,9 +35,9 @@ func TestPutWritesWhatReadReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Point{
-		{QueuedJobs, map[string]string{DimRegion: "us-east-1"}, []float64{12}},
-		{BeatDuration, map[string]string{}, []float64{35.5}},
-		{SubmitToDispatched, map[string]string{DimRegion: "us-west-2"}, []float64{10, 20, 30}},
+		{QueuedJobs, map[string]string{DimRegion: "us-east-1"}, []float64{12}, at},
+		{BeatDuration, map[string]string{}, []float64{35.5}, at},
+		{SubmitToDispatched, map[string]string{DimRegion: "us-west-2"}, []float64{10, 20, 30}, at},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Read(Put…) (-want +got):\n%s", diff)

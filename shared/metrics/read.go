@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Point is one metric's data from one EMF line, as CloudWatch would read it.
@@ -13,6 +14,8 @@ type Point struct {
 	Metric     Metric
 	Dimensions map[string]string
 	Values     []float64
+	// At is when it was recorded: the line's _aws.Timestamp, to the millisecond.
+	At time.Time
 }
 
 // Read finds the EMF lines among a log's lines (others, such as the function's own JSON log
@@ -73,6 +76,7 @@ func readLine(line []byte) ([]Point, error) {
 			if err != nil {
 				return nil, err
 			}
+			p.At = time.UnixMilli(meta.AWS.Timestamp).UTC()
 			out = append(out, p)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/jobobjects"
 )
@@ -22,15 +21,20 @@ type Options struct {
 	APIKey               string        // --api-key, TIDEGATE_DEV_API_KEY; generated when empty
 	Kubeconfig           string        // --kubeconfig: an existing cluster instead of the sandbox
 	Beat                 time.Duration // --beat, TIDEGATE_DEV_BEAT
-	RegionCapacity       string        // --region-capacity, TIDEGATE_DEV_REGION_CAPACITY
 	WebhooksAllowPrivate bool          // --webhooks-allow-private, TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE
-	RateLimit            float64       // --rate: a tenant's default requests a second; 0 is the API's default
-	RateBurst            int           // --burst: a tenant's default burst; 0 is the API's default
-	DefaultQuota         string        // --default-quota JOBS[:GPUS]: each tenant's default share of each region
-	// JobTTL (--job-ttl, TIDEGATE_DEV_JOB_TTL) is the ttlSecondsAfterFinished dispatch gives Jobs;
-	// 0 is config.DefaultJobTTL. Unlike TIDEGATE_JOB_TTL_SECONDS, whose floor is five of AWS's
-	// minute beats, it may be as low as five of the dev stack's own beats, so the clean-up is seen
-	// in seconds.
+	// Env looks up the deployment's tunables (config.Tunables: TIDEGATE_POLICY_*, the rate, quota
+	// and isolation settings, …), which reach the functions' config as config reads them in AWS;
+	// `tidegate dev` passes os.Getenv, and nil sets none. The settings below that stand for one of
+	// them (twins, settings.go) are used in its place where given, that is, not zero.
+	Env            func(string) string
+	RegionCapacity string  // --region-capacity, TIDEGATE_DEV_REGION_CAPACITY, for TIDEGATE_REGION_CAPACITY
+	RateLimit      float64 // --rate: a tenant's default requests a second, for TIDEGATE_RATE_LIMIT
+	RateBurst      int     // --burst: a tenant's default burst, for TIDEGATE_RATE_BURST
+	DefaultQuota   string  // --default-quota JOBS[:GPUS], for TIDEGATE_DEFAULT_QUOTA
+	// JobTTL (--job-ttl, TIDEGATE_DEV_JOB_TTL) is the ttlSecondsAfterFinished dispatch gives Jobs,
+	// for TIDEGATE_JOB_TTL_SECONDS, whose default, config.DefaultJobTTL, holds when neither is set.
+	// Unlike TIDEGATE_JOB_TTL_SECONDS, whose floor is five of AWS's minute beats, it may be as low
+	// as five of the dev stack's own beats, so the clean-up is seen in seconds.
 	JobTTL time.Duration
 	// Dir holds the dev stack's state, logs and lock; the cache's dev folder by default.
 	Dir string
@@ -95,14 +99,8 @@ func (o Options) Validate() error {
 	if err := o.validJobTTL(); err != nil {
 		errs = append(errs, err)
 	}
-	if capacity, err := config.ParseCapacity(o.RegionCapacity); err != nil {
-		errs = append(errs, fmt.Errorf("--region-capacity: %w", err))
-	} else {
-		for r := range capacity {
-			if !isDevRegion(r) {
-				errs = append(errs, fmt.Errorf("--region-capacity names %q; the dev regions are us-east-1 and us-west-2", r))
-			}
-		}
+	if _, err := o.settings(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

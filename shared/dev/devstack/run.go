@@ -1,7 +1,6 @@
 package devstack
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -34,6 +34,10 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	if err := opt.Validate(); err != nil {
 		return err
 	}
+	for _, note := range overrides(opt) {
+		fmt.Fprintln(say, "tidegate dev: "+note)
+		log.Info("dev setting in place of the deployment's", "note", note)
+	}
 	if opt.Dir == "" {
 		opt.Dir = DefaultDir()
 	}
@@ -42,6 +46,12 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 	defer lk.release()
+	mlog, err := openMetricsLog(opt.Dir, metricsLimit)
+	if err != nil {
+		return err
+	}
+	// Deferred before the workers' stop, so it runs after: no function writes to a closed file.
+	defer mlog.Close()
 	// Take the API's port before the slow start, so a clash is reported at once.
 	ln, err := net.Listen("tcp", opt.Addr)
 	if err != nil {
@@ -70,7 +80,7 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 
-	fns, key, remove, err := provision(ctx, opt, cfg, n, say)
+	fns, key, remove, err := provision(ctx, opt, cfg, n, metrics.NewRecorder(mlog, time.Now), say)
 	if err != nil {
 		return err
 	}
@@ -133,62 +143,48 @@ func openPrices(dir string) (*spotprices.Book, net.Listener, error) {
 	return book, ln, nil
 }
 
-// devConfig is the functions' configuration on the stand-ins sb, for resources named n: every
-// dev region on the one cluster kubeconfig reaches, the API at publicURL, EC2's prices at
-// pricesURL. The queues' URLs are set once the queues exist.
+// devConfig is the functions' configuration on the stand-ins sb, for resources named n: the
+// tunables opt.settings reads, every dev region on the one cluster kubeconfig reaches, the API at
+// publicURL, EC2's prices at pricesURL. The queues' URLs are set once the queues exist.
 func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace, publicURL, pricesURL string) (config.Config, error) {
-	cfg := config.Config{
-		JobsTable: n.tables.Jobs, EventsTable: n.tables.Events, ControlTable: n.tables.Control,
-		SourcesBucket:        n.bucket,
-		Regions:              map[string]string{},
-		HostingRegion:        DevRegions[0],
-		AppsNamespace:        appsNamespace,
-		Stack:                n.tables.Control, // as config.Parse names a deployment by default
-		PublicURL:            publicURL,
-		Kubeconfig:           kubeconfig,
-		WebhooksAllowPrivate: opt.WebhooksAllowPrivate,
-		Isolation:            config.DefaultIsolation(),
-		JobRetention:         config.DefaultJobRetentionDays * 24 * time.Hour,
-		JobTTL:               cmp.Or(opt.JobTTL, config.DefaultJobTTL),
-		// Each beat watches until shortly before the next, as in AWS, whatever --beat is.
-		Watch:       config.WatchFor(opt.Beat),
-		LongRunning: config.LongRunningSettings{PerTenant: config.DefaultLongRunningPerTenant},
-		// The sandbox's spot and on-demand nodes carry this label.
-		CapacityTypeLabel: sandbox.CapacityTypeLabel,
-		Endpoints: config.Endpoints{
-			DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
-			KMS: sb.KMSEndpoint,
-		},
+	cfg, err := opt.settings()
+	if err != nil {
+		return config.Config{}, err
 	}
+	cfg.JobsTable, cfg.EventsTable, cfg.ControlTable = n.tables.Jobs, n.tables.Events, n.tables.Control
+	cfg.SourcesBucket = n.bucket
+	cfg.Regions = map[string]string{}
 	for _, r := range DevRegions {
 		cfg.Regions[r] = "sandbox"
 	}
-	var err error
-	if cfg.RegionCapacity, err = config.ParseCapacity(opt.RegionCapacity); err != nil {
-		return config.Config{}, err
-	}
-	if opt.RateLimit < 0 || opt.RateBurst < 0 {
-		return config.Config{}, fmt.Errorf("--rate %g and --burst %d must be 0 (the default) or more", opt.RateLimit, opt.RateBurst)
-	}
-	cfg.RateLimit, cfg.RateBurst = opt.RateLimit, opt.RateBurst
-	if opt.DefaultQuota != "" {
-		if cfg.DefaultQuota, err = tenancy.ParseQuota(opt.DefaultQuota); err != nil {
-			return config.Config{}, fmt.Errorf("--default-quota: %w", err)
-		}
+	cfg.HostingRegion = DevRegions[0]
+	cfg.AppsNamespace = appsNamespace
+	cfg.Stack = n.tables.Control // as config.Parse names a deployment by default
+	cfg.PublicURL = publicURL
+	cfg.Kubeconfig = kubeconfig
+	cfg.WebhooksAllowPrivate = opt.WebhooksAllowPrivate
+	// Each beat watches until shortly before the next, as in AWS, whatever --beat is.
+	cfg.Watch = config.WatchFor(opt.Beat)
+	// The sandbox's spot and on-demand nodes carry this label.
+	cfg.CapacityTypeLabel = sandbox.CapacityTypeLabel
+	cfg.Endpoints = config.Endpoints{
+		DynamoDB: sb.DynamoDBEndpoint, SQS: sb.AWSEndpoint, S3: sb.AWSEndpoint, EC2: pricesURL,
+		KMS: sb.KMSEndpoint,
 	}
 	return cfg, nil
 }
 
 // provision connects the functions configured by cfg to the stand-ins and makes what they need
 // there: the tables, queues and bucket named by n, and the dev tenant, whose API key it answers.
-// The functions' config has the queues' URLs. remove deletes what it made when the stand-ins are
+// The functions' config has the queues' URLs; their metrics go to rec. remove deletes what it made when the stand-ins are
 // shared (opt.Standins), so they are left as found; stand-ins of the stack's own go with it.
-func provision(ctx context.Context, opt Options, cfg config.Config, n names, say io.Writer) (fns functions, key string, remove func(), err error) {
+func provision(ctx context.Context, opt Options, cfg config.Config, n names, rec *metrics.Recorder, say io.Writer) (fns functions, key string, remove func(), err error) {
 	awsCfg := aws.Config{Region: DevRegions[0], Credentials: devCredentials}
 	if opt.Meter != nil {
 		opt.Meter.Instrument(&awsCfg)
 	}
 	clients := handlers.NewClients(awsCfg, cfg)
+	clients.Metrics = rec
 	clusters, err := kube.New(cfg, awsCfg)
 	if err != nil {
 		return fns, "", nil, err

@@ -11,6 +11,13 @@ import (
 	"github.com/tidegate/tidegate/shared/policy"
 )
 
+// CheckPolicy reports what New would refuse in the policy's settings, so that `tidegate dev`
+// stops on a bad one before it starts anything, with the same message.
+func CheckPolicy(s config.PolicySettings) error {
+	_, err := policyConfig(s)
+	return err
+}
+
 // policyConfig reads the policy's settings: each cap a Kubernetes quantity (unset is no cap, or
 // for the storage caps the policy's default), each list as written (an empty allow-list allows
 // nothing; no trusted registries is any registry), each flag true or false (unset is false). It
