@@ -64,6 +64,27 @@ func (h *Handler) census(ctx context.Context, region string) dynamo.Census {
 	return sum
 }
 
+// took notes that a drain of region took n jobs off its queue, so the drains that reuse its census
+// until the next count do not report them still waiting: a queue a drain emptied reads empty, not
+// as long as it was for up to censusEvery. Jobs submitted meanwhile wait for that count.
+func (h *Handler) took(region string, n int) {
+	if n == 0 {
+		return
+	}
+	c := &h.censuses
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.seen[region]
+	if !ok {
+		return
+	}
+	e.c.Jobs = max(e.c.Jobs-n, 0)
+	if e.c.Jobs == 0 {
+		e.c.Oldest = time.Time{}
+	}
+	c.seen[region] = e
+}
+
 // roamingCensus reads the roaming queue whole, adds the types its jobs that allow region wait for
 // to sum, and keeps their count by tenant as region's census.
 func (h *Handler) roamingCensus(ctx context.Context, region string, sum *dynamo.Census) error {

@@ -115,6 +115,7 @@ func (h *Handler) drainHeld(ctx context.Context, region string) error {
 	waiting := slices.Concat(decision.Waiting, p.backoff)
 	errs = append(errs, h.recordWaits(ctx, p.queued, waiting, p.observed))
 	h.gauge(ctx, region, census, p, len(active)+len(decision.Admit), waiting)
+	h.took(region, len(decision.Admit))
 	errs = append(errs, h.settleRoaming(ctx, region, p.rm, p.full, p.capacity, census.Jobs, decision))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
 		// A lost ring costs a beat: the sweep rings for any event left undelivered.

@@ -44,6 +44,9 @@ func (h *Handler) gauge(ctx context.Context, region string, c dynamo.Census, p p
 		}
 	}
 	queued := max(len(waits), c.Jobs-len(p.decision.Admit))
+	if queued == 0 {
+		oldest = 0 // the census's oldest was among those admitted
+	}
 	dims := []string{region}
 	err := errors.Join(
 		h.Metrics.Put(metrics.QueuedJobs, dims, float64(queued)),

@@ -82,3 +82,32 @@ func TestDrainRecordsMetrics(t *testing.T) {
 		t.Errorf("SubmitToRunning = %v, want one value of at least 30,000 ms", running)
 	}
 }
+
+// TestEmptiedQueueReadsEmpty: the drains after one that emptied the queue, within the census's
+// minute, record no waiting job and no age, not the queue as the census last counted it.
+func TestEmptiedQueueReadsEmpty(t *testing.T) {
+	r := newRig(t, 2)
+	var log bytes.Buffer
+	r.dispatch.Metrics = metrics.NewRecorder(&log, time.Now)
+	r.submit(t, "only", 50, nil)
+	r.clock.skip(10 * time.Second)
+	for drain := 1; drain <= 2; drain++ {
+		log.Reset()
+		if err := r.dispatch.Drain(context.Background(), region); err != nil {
+			t.Fatal(err)
+		}
+		points, err := metrics.Read(log.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, p := range points {
+			got[p.Metric.Name] = p.Values[0]
+		}
+		if got["QueuedJobs"] != 0 || got["OldestQueuedAge"] != 0 || got["ActiveJobs"] != 1 {
+			t.Errorf("drain %d recorded QueuedJobs %v, OldestQueuedAge %v, ActiveJobs %v; want 0, 0 and 1 (all: %v)",
+				drain, got["QueuedJobs"], got["OldestQueuedAge"], got["ActiveJobs"], got)
+		}
+		r.clock.skip(5 * time.Second)
+	}
+}
