@@ -18,19 +18,19 @@ import (
 func TestDevMetricsTable(t *testing.T) {
 	at := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	latest := []metrics.Latest{
-		{Metric: metrics.QueuedJobs, Dimensions: map[string]string{metrics.DimRegion: "us-east-1"}, Value: 2, At: at},
-		{Metric: metrics.DispatchOutcomes, Dimensions: map[string]string{metrics.DimOutcome: "dispatched", metrics.DimRegion: "us-east-1"}, Value: 1, At: at},
-		{Metric: metrics.BeatDuration, Dimensions: map[string]string{}, Value: 35.5, At: at.Add(-time.Minute)},
+		{Metric: metrics.QueuedJobs, Dimensions: map[string]string{metrics.DimRegion: "us-east-1"}, Value: 2, At: at, Samples: 4, Sum: 7},
+		{Metric: metrics.DispatchOutcomes, Dimensions: map[string]string{metrics.DimOutcome: "dispatched", metrics.DimRegion: "us-east-1"}, Value: 1, At: at, Samples: 3, Sum: 3},
+		{Metric: metrics.BeatDuration, Dimensions: map[string]string{}, Value: 35.5, At: at.Add(-time.Minute), Samples: 2, Sum: 71},
 	}
 	var b bytes.Buffer
 	p := &printer{out: &b}
 	p.print(latestTable(latest, func(t time.Time) string { return at.Add(5 * time.Second).Sub(t).String() }))
 	w := when(at)
 	want := []string{
-		"METRIC             DIMENSIONS                            VALUE   UNIT           RECORDED" + strings.Repeat(" ", len(w)-len("RECORDED")) + "   AGE",
-		"QueuedJobs         Region=us-east-1                      2       Count          " + w + "   5s",
-		"DispatchOutcomes   Region=us-east-1 Outcome=dispatched   1       Count          " + w + "   5s",
-		"BeatDuration       -                                     35.5    Milliseconds   " + when(at.Add(-time.Minute)) + "   1m5s",
+		"METRIC             DIMENSIONS                            VALUE   UNIT           SUM   SAMPLES   RECORDED" + strings.Repeat(" ", len(w)-len("RECORDED")) + "   AGE",
+		"QueuedJobs         Region=us-east-1                      2       Count          -     4         " + w + "   5s",
+		"DispatchOutcomes   Region=us-east-1 Outcome=dispatched   1       Count          3     3         " + w + "   5s",
+		"BeatDuration       -                                     35.5    Milliseconds   -     2         " + when(at.Add(-time.Minute)) + "   1m5s",
 		"",
 	}
 	if diff := cmp.Diff(want, strings.Split(b.String(), "\n")); diff != "" {
@@ -61,6 +61,12 @@ func TestDevMetricsCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Two API requests: a metric of counted events has its sum besides its latest value.
+	for _, class := range []string{"2xx", "2xx"} {
+		if err := rec.Put(metrics.APIRequests, []string{"GET /api/v1/jobs", class}, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, devstack.MetricsFile), log.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +82,20 @@ func TestDevMetricsCommand(t *testing.T) {
     },
     "value": 1,
     "unit": "Count",
-    "at": "2026-12-01T12:00:00Z"
+    "at": "2026-12-01T12:00:00Z",
+    "samples": 2
+  },
+  {
+    "metric": "APIRequests",
+    "dimensions": {
+      "Route": "GET /api/v1/jobs",
+      "StatusClass": "2xx"
+    },
+    "value": 1,
+    "unit": "Count",
+    "at": "2026-12-01T12:00:00Z",
+    "samples": 2,
+    "sum": 2
   }
 ]
 `

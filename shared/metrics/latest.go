@@ -13,6 +13,10 @@ type Latest struct {
 	Dimensions map[string]string
 	Value      float64
 	At         time.Time
+	// Samples and Sum are over every value of the series among the points: for a count (a request,
+	// a dispatch), the Sum statistic a dashboard shows over the time they cover.
+	Samples int
+	Sum     float64
 }
 
 // Newest answers each series' latest value among points, as an operator checks what an alarm
@@ -31,10 +35,16 @@ func Newest(points []Point) []Latest {
 		i, seen := index[key]
 		switch {
 		case !seen:
-			index[key] = len(out)
+			i = len(out)
+			index[key] = i
 			out = append(out, l)
 		case !p.At.Before(out[i].At):
+			l.Samples, l.Sum = out[i].Samples, out[i].Sum
 			out[i] = l
+		}
+		for _, v := range p.Values {
+			out[i].Samples++
+			out[i].Sum += v
 		}
 	}
 	order := map[string]int{}

@@ -35,6 +35,9 @@ type Metric struct {
 	About      string
 	// Source is the function that publishes it.
 	Source string
+	// Summed says each value counts events (a request, a dispatch attempt), so what a dashboard
+	// shows of it is its Sum over a period, not its latest value.
+	Summed bool
 	// Rollup also publishes it without dimensions, one series over all their values, for an
 	// alarm that must not list them (the regions are a deployment's parameter).
 	Rollup bool
@@ -43,7 +46,7 @@ type Metric struct {
 // The metrics. README's "Metrics" table lists the same, and a test holds the two together.
 var (
 	QueuedJobs = Metric{Name: "QueuedJobs", Unit: Count, Dimensions: []string{DimRegion},
-		About: "jobs waiting in the region's queue, gated ones included (counted whole at most once a minute)", Source: "dispatch"}
+		About: "jobs waiting in the region's queue, gated ones included (counted whole at most once a minute, less what drains admit between counts)", Source: "dispatch"}
 	GatedJobs = Metric{Name: "GatedJobs", Unit: Count, Dimensions: []string{DimRegion},
 		About: "waiting jobs held by their spot price cap, among those the drain read", Source: "dispatch"}
 	ActiveJobs = Metric{Name: "ActiveJobs", Unit: Count, Dimensions: []string{DimRegion},
@@ -55,21 +58,21 @@ var (
 	SubmitToRunning = Metric{Name: "SubmitToRunning", Unit: Milliseconds, Dimensions: []string{DimRegion},
 		About: "from a job's submission to the beat seeing it running", Source: "reconcile"}
 	DispatchOutcomes = Metric{Name: "DispatchOutcomes", Unit: Count, Dimensions: []string{DimRegion, DimOutcome},
-		About: "dispatch attempts by outcome: dispatched, rejected_by_cluster, dispatch_failed, retried, name_in_use", Source: "dispatch"}
+		About: "dispatch attempts by outcome: dispatched, rejected_by_cluster, dispatch_failed, retried, name_in_use", Source: "dispatch", Summed: true}
 	BeatDuration = Metric{Name: "BeatDuration", Unit: Milliseconds,
 		About: "one beat's pass, start to end (not the watch after it)", Source: "reconcile"}
 	BeatLateness = Metric{Name: "BeatLateness", Unit: Milliseconds,
 		About: "how long after its scheduled time a beat started", Source: "reconcile"}
 	WebhookAttempts = Metric{Name: "WebhookAttempts", Unit: Count, Dimensions: []string{DimOutcome},
-		About: "delivery attempts by outcome: delivered, failed, gave_up", Source: "webhook"}
+		About: "delivery attempts by outcome: delivered, failed, gave_up", Source: "webhook", Summed: true}
 	OldestUndeliveredAge = Metric{Name: "OldestUndeliveredAge", Unit: Seconds,
 		About: "age of the oldest event not yet fanned out to its webhooks (0 with none)", Source: "reconcile"}
 	HostPlanSteps = Metric{Name: "HostPlanSteps", Unit: Count, Dimensions: []string{DimStep},
-		About: "host plan steps carried out, by kind: start, revive, stop, went_live, failed", Source: "reconcile"}
+		About: "host plan steps carried out, by kind: start, revive, stop, went_live, failed", Source: "reconcile", Summed: true}
 	FailedReleases = Metric{Name: "FailedReleases", Unit: Count, Dimensions: []string{DimReason},
-		About: "releases that failed, by reason", Source: "reconcile"}
+		About: "releases that failed, by reason", Source: "reconcile", Summed: true}
 	APIRequests = Metric{Name: "APIRequests", Unit: Count, Dimensions: []string{DimRoute, DimStatusClass},
-		About: "API requests by route pattern and status class (2xx, 4xx, 5xx)", Source: "api"}
+		About: "API requests by route pattern and status class (2xx, 4xx, 5xx)", Source: "api", Summed: true}
 )
 
 // All is every metric, in README's order.
