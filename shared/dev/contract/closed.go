@@ -19,7 +19,8 @@ func closeObjects(spec []byte) ([]byte, error) {
 	if err := json.Unmarshal(spec, &doc); err != nil {
 		return nil, fmt.Errorf("reading the OpenAPI document: %w", err)
 	}
-	schemas, _ := dig(doc, "components", "schemas").(map[string]any)
+	components, _ := doc["components"].(map[string]any)
+	schemas, _ := components["schemas"].(map[string]any)
 	// open is true beneath a schema the document declares open (additionalProperties: true), such
 	// as a Kubernetes manifest: what it holds is the cluster's to describe, not the API's.
 	var walk func(v any, open bool) any
@@ -88,17 +89,6 @@ func mergeAll(parts []any, schemas map[string]any) (map[string]any, bool) {
 		merged["required"] = required
 	}
 	return merged, true
-}
-
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
 }
 
 func deepCopy(v any) any {
