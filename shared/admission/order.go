@@ -165,7 +165,7 @@ func sortBits(ws, scratch []word, lo, hi int) {
 		top := max(hi-8, lo) // the lowest bit of the byte split on
 		var starts [257]int
 		for _, w := range ws {
-			starts[byte(w>>top)+1]++
+			starts[int(byte(w>>top))+1]++ // int first: a byte of 255 plus one is 0
 		}
 		for v := 1; v < len(starts); v++ {
 			starts[v] += starts[v-1]
