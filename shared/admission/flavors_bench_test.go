@@ -1,0 +1,65 @@
+package admission
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// Admission in resources is held to today's admission of the same queue under quotas (≤ 1.5×)
+// and to linearity (t(200k)/t(100k) ≤ 2.3): 100,000 and 200,000 queued jobs of 50 tenants, four
+// resources and three flavors. Each benchmark measures its floor in the same run, round by round,
+// and reports the ratio of the fastest rounds (fastestRatio).
+
+// benchNeeds is a need a job of q: half of them a pod of 0.5–4 CPUs, the rest a few pods, a GPU
+// or more for those benchQueue gives GPUs, one in ten naming a flavor.
+func benchNeeds(q []Candidate) []Need {
+	r := rand.New(rand.NewPCG(uint64(len(q)), 7))
+	flavors := []string{"spot", "on-demand", "a100"}
+	needs := make([]Need, len(q))
+	for i := range q {
+		pods := int64(1 + r.IntN(4))
+		needs[i] = Need{Demand: Vec{pods * int64(500*(1+r.IntN(8))), pods << 30, q[i].GPUs, pods}}
+		if r.IntN(10) == 0 {
+			needs[i].Flavor = flavors[r.IntN(len(flavors))]
+		}
+	}
+	return needs
+}
+
+// benchFlavorCapacity is three flavors of a busy region, each tenant a nominal share of each, half
+// of them named, with what is active spread over them.
+func benchFlavorCapacity() FlavorCapacity {
+	c := FlavorCapacity{Resources: testResources, Flavors: []Flavor{
+		{Name: "spot", Capacity: Vec{800_000, 3200 << 30, 0, 2000}},
+		{Name: "on-demand", Capacity: Vec{400_000, 1600 << 30, 0, 1000}},
+		{Name: "a100", Capacity: Vec{384_000, 4608 << 30, 2000, 500}},
+	}}
+	c.Quotas, c.InUse = map[string]Quota{}, map[string][]Vec{}
+	share := Quota{
+		{Nominal: Vec{16_000, 64 << 30, 0, 40}},
+		{Nominal: Vec{8_000, 32 << 30, 0, 20}, LendingLimit: Vec{4_000, 16 << 30, 0, 10}},
+		{Nominal: Vec{7_680, 92 << 30, 40, 10}, BorrowingLimit: Vec{7_680, 92 << 30, 40, 10}},
+	}
+	c.DefaultQuota = share
+	for i, name := range benchTenantNames {
+		if i%2 == 0 {
+			c.Quotas[name] = share
+		}
+		c.InUse[name] = []Vec{{8_000, 32 << 30, 0, 20}, {2_000, 8 << 30, 0, 4}, {4_000, 40 << 30, 14, 4}}
+	}
+	return c
+}
+
+func BenchmarkDecideFlavors100k(b *testing.B) {
+	q := benchQuotaQueue(100_000)
+	needs, c, floor := benchNeeds(q), benchFlavorCapacity(), benchQuotaCapacity()
+	ratio := fastestRatio(b, func() { DecideFlavors(q, needs, c, benchPrices) }, func() { Decide(q, floor, benchPrices) })
+	b.ReportMetric(ratio, "x-decide")
+}
+
+func BenchmarkDecideFlavors200k(b *testing.B) {
+	large, small, c := benchQuotaQueue(200_000), benchQuotaQueue(100_000), benchFlavorCapacity()
+	ln, sn := benchNeeds(large), benchNeeds(small)
+	ratio := fastestRatio(b, func() { DecideFlavors(large, ln, c, benchPrices) }, func() { DecideFlavors(small, sn, c, benchPrices) })
+	b.ReportMetric(ratio, "t200k/t100k")
+}

@@ -1,0 +1,293 @@
+package admission
+
+// The walk of DecideFlavors: the fair order, the two passes, and the reasons.
+
+// why is a waiting job's reason as flavorState keeps it: a byte a job, not a string.
+type why uint8
+
+const (
+	whyNone why = iota
+	whyFull
+	whyLarger
+	whyNoSuch
+	whyQuota
+)
+
+var whyReasons = [...]Reason{whyFull: ReasonFlavorFull, whyLarger: ReasonLargerThanFlavors,
+	whyNoSuch: ReasonNoSuchFlavor, whyQuota: ReasonTenantQuotaExhausted}
+
+// Marks of flavorState.placed beyond the flavors (which are 1…F).
+const (
+	placedNone   int32 = 0
+	placedHeld   int32 = -1 // held by its price cap
+	placedKept   int32 = -2 // fits its tenant's nominal quota, waits for room kept for it
+	placedWaits  int32 = -3 // waits for room, or for quota
+	placedNoSuch int32 = -4 // names a flavor the region does not have
+)
+
+// fairOrder reorders each run of equal priority of order by the jobs' standing, the largest
+// share of any resource their tenant would hold were they and its jobs ahead admitted. Held jobs
+// take nothing, and stand where their tenant stands.
+func (s *flavorState) fairOrder(order []word, l layout) {
+	R := s.r
+	seen := make([]int64, len(s.weight))
+	total := make([]int64, len(s.weight)) // by tenant and resource: its use over every flavor
+	for t := range len(s.weight) / max(R, 1) {
+		for f := range s.f {
+			for r := range R {
+				total[t*R+r] += s.use[(t*s.f+f)*R+r]
+			}
+		}
+	}
+	top := float64(uint64(1) << (standingBits - fracBits))
+	where := 64 - prioBits - standingBits
+	keep := word(1)<<l.sortFrom() - 1
+	for i, w := range order {
+		k := l.index(w)
+		t := int(s.of[k])
+		if l.verdict(w) == open {
+			for r, d := range s.needs[k].Demand {
+				if r < R {
+					seen[t*R+r] += max(d, 0)
+				}
+			}
+		}
+		st := 0.0
+		for r := range R {
+			st = max(st, ratio(total[t*R+r]+seen[t*R+r], s.weight[t*R+r]))
+		}
+		q := uint64(1)<<standingBits - 1
+		if st < top {
+			q = uint64(st * (1 << fracBits))
+		}
+		order[i] = w>>(64-prioBits)<<(64-prioBits) | word(q)<<where | w&keep
+	}
+	radixSort(order, where)
+}
+
+// place walks order: under quotas first the jobs within their tenant's nominal quota, then the
+// rest; without quotas, all in one pass.
+func (s *flavorState) place(order []word, l layout) {
+	for _, w := range order {
+		k := l.index(w)
+		switch {
+		case l.verdict(w) != open:
+			s.placed[k] = placedHeld
+		case s.f == 0:
+			s.placed[k], s.why[k] = placedWaits, whyLarger
+		case s.named[k] < 0:
+			s.placed[k], s.why[k] = placedNoSuch, whyNoSuch
+		case s.quotas:
+			s.nominalPass(k)
+		}
+	}
+	for _, w := range order {
+		if k := l.index(w); s.placed[k] == placedNone {
+			s.borrowPass(k)
+		}
+	}
+}
+
+// flavors are the flavors job k may run on, f from lo up to hi: the one it names, or all.
+func (s *flavorState) flavors(k int) (lo, hi int) {
+	if n := int(s.named[k]); n > 0 {
+		return n - 1, n
+	}
+	return 0, s.f
+}
+
+// nominalPass admits job k on the first flavor where its tenant's nominal quota has room for it
+// and the flavor has; where only the quota has, it keeps the room of the first such flavor.
+func (s *flavorState) nominalPass(k int) {
+	t, d := int(s.of[k]), s.needs[k].Demand
+	first := -1
+	lo, hi := s.flavors(k)
+	for f := lo; f < hi; f++ {
+		if !s.withinNominal(t, f, d) {
+			continue
+		}
+		if first < 0 {
+			first = f
+		}
+		if s.fits(f, d, false) < 0 {
+			s.take(t, f, d, true)
+			s.placed[k] = int32(f + 1)
+			return
+		}
+	}
+	if first < 0 {
+		return
+	}
+	s.placed[k] = placedKept
+	s.why[k], s.short[k] = s.roomReason(k, first)
+	s.take(t, first, d, false)
+	for r := range s.r {
+		s.kept[first*s.r+r] += max(at(d, r), 0)
+	}
+}
+
+// borrowPass admits job k on the first flavor it may run on whose room, less what is kept, has
+// all of its demand, within what its tenant may borrow there.
+func (s *flavorState) borrowPass(k int) {
+	t, d := int(s.of[k]), s.needs[k].Demand
+	s.placed[k] = placedWaits
+	var quotaShort, keptShort, roomFlavor = -1, -1, -1
+	lo, hi := s.flavors(k)
+	for f := lo; f < hi; f++ {
+		if s.fits(f, d, false) >= 0 {
+			if roomFlavor < 0 {
+				roomFlavor = f
+			}
+			continue
+		}
+		if r := s.fits(f, d, true); r >= 0 {
+			if keptShort < 0 {
+				keptShort = r
+			}
+			continue
+		}
+		if r := s.mayBorrow(t, f, d); r >= 0 {
+			if quotaShort < 0 {
+				quotaShort = r
+			}
+			continue
+		}
+		s.take(t, f, d, true)
+		s.placed[k] = int32(f + 1)
+		return
+	}
+	switch {
+	case quotaShort >= 0:
+		s.why[k], s.short[k] = whyQuota, int32(quotaShort+1)
+	case keptShort >= 0:
+		s.why[k], s.short[k] = whyQuota, int32(keptShort+1)
+	default:
+		s.why[k], s.short[k] = s.roomReason(k, roomFlavor)
+	}
+}
+
+// roomReason is why job k waits for room, judged on flavor f: larger than every flavor it may run
+// on, or f full, and the first resource it lacks there.
+func (s *flavorState) roomReason(k, f int) (why, int32) {
+	d, larger := s.needs[k].Demand, true
+	lo, hi := s.flavors(k)
+	for g := lo; g < hi && larger; g++ {
+		larger = s.exceeds(g, d) >= 0
+	}
+	if larger {
+		return whyLarger, int32(s.exceeds(f, d) + 1)
+	}
+	return whyFull, int32(s.fits(f, d, false) + 1)
+}
+
+// fits answers -1 when flavor f's free room (less what is kept, with kept) has all of d, else the
+// first resource it lacks.
+func (s *flavorState) fits(f int, d Vec, kept bool) int {
+	for r := range s.r {
+		free := s.free[f*s.r+r]
+		if kept {
+			free -= s.kept[f*s.r+r]
+		}
+		if at(d, r) > free {
+			return r
+		}
+	}
+	return -1
+}
+
+// exceeds answers the first resource of which d asks more than flavor f has in all, or -1.
+func (s *flavorState) exceeds(f int, d Vec) int {
+	for r := range s.r {
+		if at(d, r) > at(s.c.Flavors[f].Capacity, r) {
+			return r
+		}
+	}
+	return -1
+}
+
+// withinNominal says whether tenant t's nominal quota of flavor f has room for d besides its use.
+func (s *flavorState) withinNominal(t, f int, d Vec) bool {
+	base := (t*s.f + f) * s.r
+	for r := range s.r {
+		if s.use[base+r]+max(at(d, r), 0) > s.nominal[base+r] {
+			return false
+		}
+	}
+	return true
+}
+
+// mayBorrow answers -1 when tenant t may take d of flavor f under quotas — within its borrowing
+// limit, and what all tenants borrow there within what all lend — else the first resource it may
+// not. Without quotas every tenant may take any room.
+func (s *flavorState) mayBorrow(t, f int, d Vec) int {
+	if !s.quotas {
+		return -1
+	}
+	base := (t*s.f + f) * s.r
+	for r := range s.r {
+		i, j := base+r, f*s.r+r
+		u := s.use[i] + max(at(d, r), 0)
+		over := max(u-s.nominal[i], 0)
+		if over > s.borrowLimit[i] {
+			return r
+		}
+		lends := min(max(s.nominal[i]-u, 0), s.lendLimit[i])
+		if s.borrowed[j]-s.borrows(i)+over > s.lent[j]-s.lends(i)+lends {
+			return r
+		}
+	}
+	return -1
+}
+
+// take counts d of flavor f as tenant t's, and as the flavor's when room is taken (not kept).
+func (s *flavorState) take(t, f int, d Vec, room bool) {
+	base := (t*s.f + f) * s.r
+	for r := range s.r {
+		i, j, n := base+r, f*s.r+r, max(at(d, r), 0)
+		s.lent[j] -= s.lends(i)
+		s.borrowed[j] -= s.borrows(i)
+		s.use[i] += n
+		s.lent[j] += s.lends(i)
+		s.borrowed[j] += s.borrows(i)
+		if room {
+			s.free[f*s.r+r] -= n
+		}
+	}
+}
+
+// decision lists the admitted and the waiting in order, with positions and reasons.
+func (s *flavorState) decision(order []word, l layout, candidates []Candidate) FlavorDecision {
+	admitted := 0
+	for _, p := range s.placed {
+		if p > 0 {
+			admitted++
+		}
+	}
+	d := FlavorDecision{Admit: make([]Placed, 0, admitted), Waiting: make([]FlavorWait, 0, len(order)-admitted)}
+	roomWaited, headPrio := false, 0
+	for _, w := range order {
+		k := l.index(w)
+		if p := s.placed[k]; p > 0 {
+			d.Admit = append(d.Admit, Placed{ID: candidates[k].ID, Flavor: s.c.Flavors[p-1].Name})
+			continue
+		}
+		wt := FlavorWait{Wait: Wait{ID: candidates[k].ID, Reason: whyReasons[s.why[k]], Position: len(d.Waiting) + 1}}
+		if s.placed[k] == placedHeld {
+			wt.Reason = verdictReasons[l.verdict(w)]
+		}
+		if s.short[k] > 0 {
+			wt.Resource = s.c.Resources[s.short[k]-1]
+		}
+		if wt.Reason == ReasonFlavorFull {
+			prio := l.priority(w)
+			if !roomWaited {
+				roomWaited, headPrio = true, prio
+			}
+			if prio < headPrio {
+				wt.Reason = ReasonQueuedBehindHigherPriority
+			}
+		}
+		d.Waiting = append(d.Waiting, wt)
+	}
+	return d
+}
