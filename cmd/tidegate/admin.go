@@ -86,7 +86,7 @@ func tenantsPutCmd() *cobra.Command {
 	var maxPriority int
 	var quotas []string
 	cmd := &cobra.Command{
-		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|member|viewer] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--quota REGION=JOBS[:GPUS]…] [--rate N] [--burst N]",
+		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|member|viewer] [--operator] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--quota REGION=JOBS[:GPUS]…] [--rate N] [--burst N]",
 		Short:   "Create or replace a tenant",
 		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member --max-priority 80 --quota us-east-1=4:8",
 		Args:    cobra.ExactArgs(1),
@@ -127,13 +127,18 @@ func tenantsPutCmd() *cobra.Command {
 					return err
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: org %s, role %s, namespaces %s, max priority %d\n", t.Name, t.Org, t.Role, strings.Join(t.Namespaces, ", "), t.PriorityLimit())
+			operator := ""
+			if t.Operator {
+				operator = ", operator (sees every tenant's costs and queue use)"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: org %s, role %s%s, namespaces %s, max priority %d\n", t.Name, t.Org, t.Role, operator, strings.Join(t.Namespaces, ", "), t.PriorityLimit())
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&t.Org, "org", "", "the org whose apps and secrets the tenant shares (required)")
 	cmd.Flags().StringSliceVar(&t.Namespaces, "namespace", nil, "a namespace the tenant may use; repeat or comma-separate (required)")
 	cmd.Flags().StringVar(&role, "role", string(tenancy.RoleMember), "admin, member or viewer")
+	cmd.Flags().BoolVar(&t.Operator, "operator", false, "the deployment's operator: its keys and IAM callers see every tenant's costs and queue use (a tenant's admin sees only its own)")
 	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM role or user ARN (or an account root) whose callers act for the tenant through API Gateway; a session ARN is refused")
 	cmd.Flags().BoolVar(&shareNamespace, "share-namespace", false, "let the tenant hold namespaces another tenant already holds (each then sees the other's jobs there)")
 	cmd.Flags().IntVar(&maxPriority, "max-priority", tenancy.TopPriority, "the highest priority the tenant's jobs may have, 0 to 100")
@@ -178,7 +183,11 @@ func tenantsListCmd() *cobra.Command {
 			fmt.Fprintln(w, "NAME\tORG\tROLE\tNAMESPACES\tMAX-PRIORITY\tQUOTAS\tRATE\tBURST\tCREATED")
 			for _, t := range ts {
 				rate, burst := orDefault(t.RateLimit > 0, strconv.FormatFloat(t.RateLimit, 'g', -1, 64)), orDefault(t.RateBurst > 0, strconv.Itoa(t.RateBurst))
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, t.Org, t.Role, strings.Join(t.Namespaces, ","),
+				role := string(t.Role)
+				if t.Operator {
+					role += "+operator"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, t.Org, role, strings.Join(t.Namespaces, ","),
 					t.PriorityLimit(), regionQuotas(t.Quotas), rate, burst, t.CreatedAt.Format(time.RFC3339))
 			}
 			return w.Flush()

@@ -15,7 +15,7 @@ import (
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
-// Principals resolves credentials to who they act for, and lists every tenant for an admin's
+// Principals resolves credentials to who they act for, and lists every tenant for the operator's
 // queue stats; dynamo.TenantStore is the real one.
 type Principals interface {
 	ByKey(ctx context.Context, key string) (tenancy.Principal, error)
@@ -135,7 +135,7 @@ func (c *PrincipalCache) ByIAM(ctx context.Context, arn string) (tenancy.Princip
 	return c.resolve("iam:"+arn, func() (tenancy.Principal, error) { return c.next.ByIAM(ctx, arn) })
 }
 
-// Tenants lists every tenant from the store each time: an admin's view of the queue is rare, and
+// Tenants lists every tenant from the store each time: the operator's view of the queue is rare, and
 // a share changed by `tidegate admin tenants put` shows at once.
 func (c *PrincipalCache) Tenants(ctx context.Context) ([]tenancy.Tenant, error) {
 	return c.next.Tenants(ctx)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tidegate/tidegate/shared/costing"
 	"github.com/tidegate/tidegate/shared/jobs"
-	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 const (
@@ -49,7 +48,7 @@ type costsAnswer struct {
 }
 
 // costs is GET /api/v1/costs: the cost estimates of the jobs that ended in [from, to), summed by
-// tenant, namespace or label:KEY. A caller sees its own tenant's jobs; an admin every tenant's.
+// tenant, namespace or label:KEY. A caller sees its own tenant's jobs; the operator every tenant's.
 // It reads at most costsMaxJobs records, newest first, and says truncated when it stopped there.
 func (a *api) costs(w http.ResponseWriter, r *http.Request) error {
 	out, groupKey, err := a.costParams(r.URL.Query())
@@ -148,11 +147,11 @@ func (a *api) costParams(q url.Values) (costsAnswer, func(jobs.Job) string, erro
 	return out, key, nil
 }
 
-// costNamespaces are the namespaces whose jobs the caller's costs sum: its tenant's, or, for an
-// admin, every tenant's.
+// costNamespaces are the namespaces whose jobs the caller's costs sum: its tenant's, whatever its
+// role, or, for the operator, every tenant's.
 func (a *api) costNamespaces(ctx context.Context) ([]string, error) {
 	tenant := principalOf(ctx).Tenant
-	if tenant.Role != tenancy.RoleAdmin {
+	if !tenant.Operator {
 		return tenant.Namespaces, nil
 	}
 	all, err := a.principals.Tenants(ctx)

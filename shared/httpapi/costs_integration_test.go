@@ -33,13 +33,14 @@ func endedJob(t *testing.T, js *dynamo.JobStore, id, tenant, namespace string, l
 }
 
 // TestCosts: GET /api/v1/costs sums the estimates of the jobs that ended in [from, to), by
-// tenant, namespace or a label; a member sees only its own tenant's, whatever it asks, and an
-// admin every tenant's.
+// tenant, namespace or a label; a member, and a tenant's admin, see only their own tenant's,
+// whatever they ask, and the operator every tenant's.
 func TestCosts(t *testing.T) {
 	st, keys, js := limitStack(t,
 		tenancy.Tenant{Name: "a", Namespaces: []string{"team-a", "team-a2"}},
 		tenancy.Tenant{Name: "b", Namespaces: []string{"team-b"}},
-		tenancy.Tenant{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin},
+		tenancy.Tenant{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin, Operator: true},
+		tenancy.Tenant{Name: "lead", Namespaces: []string{"team-l"}, Role: tenancy.RoleAdmin},
 	)
 	day := time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC)
 	endedJob(t, js, "job-a1", "a", "team-a", map[string]string{"team": "vision"}, day, 1.25)
@@ -55,6 +56,11 @@ func TestCosts(t *testing.T) {
 		{"a", "group_by=label:team", `[{"incomplete_jobs":1,"jobs":1,"key":"","total":0},{"incomplete_jobs":0,"jobs":1,"key":"nlp","total":0.5},{"incomplete_jobs":0,"jobs":1,"key":"vision","total":1.25}]`},
 		{"b", "group_by=tenant", `[{"incomplete_jobs":0,"jobs":1,"key":"b","total":7}]`},
 		{"boss", "group_by=tenant", `[{"incomplete_jobs":1,"jobs":3,"key":"a","total":1.75},{"incomplete_jobs":0,"jobs":1,"key":"b","total":7}]`},
+		// A tenant's admin is no operator: other tenants' names, namespaces, label values and
+		// spend stay theirs, whatever it groups by.
+		{"lead", "group_by=tenant", `[]`},
+		{"lead", "group_by=namespace", `[]`},
+		{"lead", "group_by=label:team", `[]`},
 		// b's label values are its own: a asking for the same label sees only a's jobs (above).
 		{"b", "group_by=label:team", `[{"incomplete_jobs":0,"jobs":1,"key":"vision","total":7}]`},
 	} {

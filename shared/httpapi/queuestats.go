@@ -38,8 +38,8 @@ type longRunningStats struct {
 // queueStats is GET /api/v1/queue/stats: per region, the caller's live batch jobs by status and,
 // apart, its long-running ones, how many are held by their spot cap, the region's job slots in
 // use, and tenants' use of the region beside their shares: the caller's own tenant's, or, for an
-// admin, every tenant's that has jobs active there or a share set for it. No other role sees
-// another tenant's figures.
+// operator (tenancy.Tenant.Operator), every tenant's that has jobs active there or a share set for
+// it. No one else, a tenant's admin included, sees another tenant's figures.
 func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 	tenant := principalOf(r.Context()).Tenant
 	type regionStats struct {
@@ -57,8 +57,8 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		// for one: in no region's Counts, and in the Roaming of every region they allow.
 		Roaming roamingStats `json:"roaming"`
 	}
-	var all []tenancy.Tenant // every tenant, read once for an admin; nil for anyone else
-	if tenant.Role == tenancy.RoleAdmin {
+	var all []tenancy.Tenant // every tenant, read once for the operator; nil for anyone else
+	if tenant.Operator {
 		var err error
 		if all, err = a.principals.Tenants(r.Context()); err != nil {
 			return err

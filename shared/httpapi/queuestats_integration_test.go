@@ -9,16 +9,17 @@ import (
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
-// TestQueueStatsAdmin: an admin's GET /api/v1/queue/stats shows every tenant with jobs active in
-// the region or a share set for it, each one's use beside its share; a member or a viewer still
-// sees only its own tenant, though another tenant has jobs active there.
-func TestQueueStatsAdmin(t *testing.T) {
+// TestQueueStatsOperator: the operator's GET /api/v1/queue/stats shows every tenant with jobs
+// active in the region or a share set for it, each one's use beside its share; a member, a viewer
+// and a tenant's admin still see only their own tenant, though others have jobs active there.
+func TestQueueStatsOperator(t *testing.T) {
 	st, keys, js := limitStack(t,
 		tenancy.Tenant{Name: "a", Namespaces: []string{"team-a"}, Quotas: map[string]tenancy.Quota{"us-east-1": {Jobs: 3, GPUs: 8}}},
 		tenancy.Tenant{Name: "b", Namespaces: []string{"team-b"}},
 		tenancy.Tenant{Name: "idle", Namespaces: []string{"team-c"}, Quotas: map[string]tenancy.Quota{"us-east-1": {Jobs: 1}}},
-		tenancy.Tenant{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin},
+		tenancy.Tenant{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin, Operator: true},
 		tenancy.Tenant{Name: "watch", Namespaces: []string{"team-d"}, Role: tenancy.RoleViewer},
+		tenancy.Tenant{Name: "lead", Namespaces: []string{"team-l"}, Role: tenancy.RoleAdmin},
 	)
 	// a has one job active and one queued; b has two active.
 	now := time.Now()
@@ -44,6 +45,7 @@ func TestQueueStatsAdmin(t *testing.T) {
 			`{"long_running":0,"share":{"gpus":0,"jobs":1},"tenant":"idle","use":{"gpus":0,"jobs":0}}]`},
 		{"a", `[{"long_running":0,"share":{"gpus":8,"jobs":3},"tenant":"a","use":{"gpus":0,"jobs":1}}]`},
 		{"watch", `[{"long_running":0,"share":{"gpus":0,"jobs":2},"tenant":"watch","use":{"gpus":0,"jobs":0}}]`},
+		{"lead", `[{"long_running":0,"share":{"gpus":0,"jobs":2},"tenant":"lead","use":{"gpus":0,"jobs":0}}]`},
 	} {
 		status, out := st.do(t, 0, "GET", "/api/v1/queue/stats", keys[tt.caller], "", "", nil)
 		regions, _ := out["regions"].([]any)
@@ -59,12 +61,12 @@ func TestQueueStatsAdmin(t *testing.T) {
 // TestQueueStatsSpotPrices: spot_prices gives, per instance type the caller's own queued jobs
 // cap, the history the drains kept (oldest first) beside those jobs' caps. Another tenant's job
 // capping another type, or the same type at another cap, shows in no one else's stats, an
-// admin's included.
+// operator's included.
 func TestQueueStatsSpotPrices(t *testing.T) {
 	st, keys, js := limitStack(t,
 		tenancy.Tenant{Name: "a", Namespaces: []string{"team-a"}},
 		tenancy.Tenant{Name: "b", Namespaces: []string{"team-b"}},
-		tenancy.Tenant{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin},
+		tenancy.Tenant{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin, Operator: true},
 	)
 	submit := func(tenant, namespace, typ string, price float64) {
 		body := mustJSON(map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": namespace,

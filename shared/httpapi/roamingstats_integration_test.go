@@ -34,7 +34,7 @@ func TestQueueStatsRoaming(t *testing.T) {
 	for _, tn := range []tenancy.Tenant{
 		{Name: "a", Namespaces: []string{"team-a"}, Role: tenancy.RoleMember},
 		{Name: "b", Namespaces: []string{"team-b"}, Role: tenancy.RoleMember},
-		{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin},
+		{Name: "boss", Namespaces: []string{"ops"}, Role: tenancy.RoleAdmin, Operator: true},
 	} {
 		tn.Org, tn.CreatedAt = "acme", time.Now()
 		if err := tenants.PutTenant(context.Background(), tn); err != nil {

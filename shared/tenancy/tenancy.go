@@ -55,6 +55,10 @@ type Tenant struct {
 	// Quotas is the tenant's nominal share of each region, by region; a region not named gives it
 	// the configured default share (see QuotaIn).
 	Quotas map[string]Quota `json:"quotas,omitempty" dynamodbav:"quotas,omitempty"`
+	// Operator marks the deployment's operator: its principals see every tenant's costs and use
+	// of the queues. A tenant's admin manages its own tenant only, and sees only its own figures:
+	// the role a team needs for its webhooks and secrets must not show it the other teams.
+	Operator bool `json:"operator,omitempty" dynamodbav:"operator,omitempty"`
 }
 
 // dnsLabel is RFC 1123's label: what Kubernetes accepts as a namespace name.

@@ -240,7 +240,7 @@ const banner = `tidegate dev: ready in %s
 func devTenant(ctx context.Context, c handlers.Clients, controlTable, fixed string) (string, error) {
 	store := dynamo.NewTenantStore(c.DynamoDB, controlTable)
 	now := time.Now()
-	t := tenancy.Tenant{Name: DevTenant, Org: DevOrg, Namespaces: DevNamespaces, Role: tenancy.RoleAdmin, CreatedAt: now.UTC()}
+	t := tenancy.Tenant{Name: DevTenant, Org: DevOrg, Namespaces: DevNamespaces, Role: tenancy.RoleAdmin, Operator: true, CreatedAt: now.UTC()}
 	if err := store.PutTenant(ctx, t); err != nil {
 		return "", err
 	}
