@@ -74,7 +74,7 @@ func (a *api) submitManifests(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.DryRun {
 		res := a.check(r, ms, req.Namespace)
-		return writeJSON(w, http.StatusOK, map[string]any{"valid": res.Allowed(), "violations": violationsOrEmpty(res.Violations), "manifests": res.Manifests})
+		return writeJSON(w, http.StatusOK, withDemand(res, map[string]any{"valid": res.Allowed(), "violations": violationsOrEmpty(res.Violations), "manifests": res.Manifests}))
 	}
 	key, err := idempotencyKey(r)
 	if err != nil {
@@ -94,7 +94,16 @@ func (a *api) validateManifests(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res := a.check(r, ms, req.Namespace)
-	return writeJSON(w, http.StatusOK, map[string]any{"valid": res.Allowed(), "violations": violationsOrEmpty(res.Violations)})
+	return writeJSON(w, http.StatusOK, withDemand(res, map[string]any{"valid": res.Allowed(), "violations": violationsOrEmpty(res.Violations)}))
+}
+
+// withDemand adds to a decision's answer the demand of the job its manifests would make, when
+// they may run and run pods: what is refused makes no job, and its demand may not be countable.
+func withDemand(res policy.Result, answer map[string]any) map[string]any {
+	if d := res.Demand.Strings(); res.Allowed() && d != nil {
+		answer["demand"] = d
+	}
+	return answer
 }
 
 func (a *api) check(r *http.Request, ms []map[string]any, namespace string) policy.Result {

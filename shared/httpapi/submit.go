@@ -47,9 +47,10 @@ type submission struct {
 	template       string
 	retryOf        string
 	idempotencyKey string
-	body           []byte // the raw request, for the idempotency digest
-	gpus           int64  // what the pods ask for in all, as the policy counted them
-	podless        bool   // no manifest runs a pod
+	body           []byte            // the raw request, for the idempotency digest
+	gpus           int64             // what the pods ask for in all, as the policy counted them
+	demand         map[string]string // what the pods that can run at once request, per resource
+	podless        bool              // no manifest runs a pod
 	// priorityDefaulted says the request gave no priority: the default then yields to a tenant
 	// limit below it, where a priority asked for is refused.
 	priorityDefaulted bool
@@ -93,7 +94,7 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	if !res.Allowed() {
 		return policyError(res.Violations)
 	}
-	s.manifests, s.gpus, s.podless = res.Manifests, res.GPUs, res.Pods == 0
+	s.manifests, s.gpus, s.podless, s.demand = res.Manifests, res.GPUs, res.Pods == 0, res.Demand.Strings()
 	return a.oneNamespace(s)
 }
 
@@ -201,7 +202,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	now := a.now()
 	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
 	j.Template, j.RetryOf, j.GPUs, j.Podless, j.Retry = s.template, s.retryOf, s.gpus, s.podless, s.retry
-	j.Regions = s.regions
+	j.Regions, j.Demand = s.regions, s.demand
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
 		if s.deadline != nil {

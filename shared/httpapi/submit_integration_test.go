@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/tidegate/tidegate/shared/demand"
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
@@ -51,7 +53,9 @@ func newStack(t *testing.T) stack {
 		}
 	}
 	for i := range st.apis {
-		checker, err := policy.NewChecker(policy.Config{})
+		// The container defaults are Tidegate's own (config.DefaultContainerCPURequest and
+		// DefaultContainerMemoryRequest), as the API's wiring reads them.
+		checker, err := policy.NewChecker(policy.Config{ContainerDefaults: demand.Defaults{CPU: resource.MustParse("100m"), Memory: resource.MustParse("256Mi")}})
 		if err != nil {
 			t.Fatal(err)
 		}

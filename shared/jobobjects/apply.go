@@ -157,8 +157,9 @@ func replace(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstru
 
 // Stamped is a copy of manifest m ready to create: the job's namespace, the job id as label
 // and annotation on the object and on every pod template inside it, every pod's
-// automountServiceAccountToken false where the manifest leaves it unset, and a StatefulSet's
-// claims deleted with it (claimsGoWithTheSet).
+// automountServiceAccountToken false where the manifest leaves it unset, a StatefulSet's
+// claims deleted with it (claimsGoWithTheSet), and a CronJob's runs kept from overlapping
+// (oneRunAtATime).
 func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: deepCopy(m)}
 	obj.SetNamespace(j.Namespace)
@@ -174,10 +175,23 @@ func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 	for _, spec := range manifest.PodSpecs(obj.Object) {
 		noToken(spec)
 	}
-	if obj.GetKind() == "StatefulSet" {
+	switch obj.GetKind() {
+	case "StatefulSet":
 		claimsGoWithTheSet(obj.Object, j.ID)
+	case "CronJob":
+		oneRunAtATime(obj.Object)
 	}
 	return obj
+}
+
+// oneRunAtATime gives a CronJob that names no concurrencyPolicy Forbid, where Kubernetes would
+// default it to Allow: a run slower than its schedule would otherwise start another beside it,
+// and the job's demand, counted at submission as one run's, would not hold. The admission policy
+// refuses an explicit Allow; Forbid and Replace are kept as written.
+func oneRunAtATime(cron map[string]any) {
+	if v, _, _ := unstructured.NestedFieldNoCopy(cron, "spec", "concurrencyPolicy"); v == nil || v == "" {
+		_ = unstructured.SetNestedField(cron, "Forbid", "spec", "concurrencyPolicy")
+	}
 }
 
 // claimsGoWithTheSet makes the volume claims a StatefulSet's controller creates from its claim

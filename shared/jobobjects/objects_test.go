@@ -53,6 +53,33 @@ func TestStampedMarksTheObjectAndEveryPodTemplate(t *testing.T) {
 	}
 }
 
+// A CronJob that names no concurrencyPolicy runs one job at a time, as its demand counts it;
+// one that names Forbid or Replace keeps it.
+func TestStampedCronJobConcurrency(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		given any // nil: not in the manifest
+		want  string
+	}{{"absent", nil, "Forbid"}, {"empty", "", "Forbid"}, {"Forbid", "Forbid", "Forbid"}, {"Replace", "Replace", "Replace"}} {
+		spec := map[string]any{"schedule": "0 3 * * *", "jobTemplate": map[string]any{"spec": map[string]any{}}}
+		if tt.given != nil {
+			spec["concurrencyPolicy"] = tt.given
+		}
+		cron := map[string]any{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": map[string]any{"name": "nightly"}, "spec": spec}
+		obj := Stamped(cron, jobs.Job{ID: "job-01", Namespace: "team-a"})
+		if got, _, _ := unstructured.NestedString(obj.Object, "spec", "concurrencyPolicy"); got != tt.want {
+			t.Errorf("Stamped(CronJob with concurrencyPolicy %s): concurrencyPolicy = %q, want %q", tt.name, got, tt.want)
+		}
+		if got, set := spec["concurrencyPolicy"]; set != (tt.given != nil) || got != tt.given && tt.given != nil {
+			t.Errorf("Stamped(CronJob with concurrencyPolicy %s) changed the manifest itself: %v", tt.name, spec)
+		}
+	}
+	job := Stamped(map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "j"}, "spec": map[string]any{}}, jobs.Job{ID: "j"})
+	if _, found, _ := unstructured.NestedFieldNoCopy(job.Object, "spec", "concurrencyPolicy"); found {
+		t.Errorf("Stamped(Job) set concurrencyPolicy on a kind that has none: %v", job.Object)
+	}
+}
+
 func TestStampedUnmountsTheServiceAccountToken(t *testing.T) {
 	spec := func(extra map[string]any) map[string]any {
 		s := map[string]any{"containers": []any{map[string]any{"name": "main", "image": "busybox"}}}

@@ -70,6 +70,12 @@ type Job struct {
 	UpdatedAt     time.Time         `json:"updated_at" dynamodbav:"updated_at"`
 	// GPUs is what the job's pods request in all, for the region's GPU budget.
 	GPUs int64 `json:"gpus" dynamodbav:"gpus"`
+	// Demand is what the job's pods that can run at once request in all, per resource name
+	// (cpu, memory, ephemeral-storage, nvidia.com/gpu and other extended resources, pods), as
+	// Kubernetes quantities ("20", "6400Mi"): worked out once at submission by the admission
+	// policy (shared/demand), each pod counted as the kube-scheduler counts it. Absent for a
+	// job that runs no pods, and on records stored before it was.
+	Demand map[string]string `json:"demand,omitempty" dynamodbav:"demand,omitempty"`
 	// Kind says whether the job runs to an end or until cancelled (KindOf its manifests, at
 	// submit): a long-running job holds no job slot of its region unless configured to.
 	Kind Kind `json:"kind,omitempty" dynamodbav:"kind,omitempty"`

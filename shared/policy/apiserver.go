@@ -126,6 +126,7 @@ func checkAPIPod(rule kindRule, p podRef, r *report) {
 		checkContainer(c, func() string { return indexed(p.specPath+"."+list, j) }, r)
 	}
 	checkEphemeralImages(p, r)
+	checkPodQuantities(p, r)
 	// As the API server does, the second container of a name is the one refused, init
 	// containers coming after the pod's containers.
 	eachDuplicate(n, func(i int) string { c, _, _ := nthContainer(s, i); return c.Name }, func(i int) {
@@ -170,6 +171,10 @@ func checkContainer(c *corev1.Container, path func() string, r *report) {
 		}
 	}
 	checkResourceLimits(&c.Resources, path, r)
+	if len(c.Resources.Requests)+len(c.Resources.Limits) > 0 {
+		checkNonNegative(c.Resources.Requests, path()+".resources.requests", r)
+		checkNonNegative(c.Resources.Limits, path()+".resources.limits", r)
+	}
 }
 
 // eachDuplicate calls dup with each index whose non-empty name an earlier index has already.
@@ -265,6 +270,17 @@ const cronJobNameMax = validation.DNS1035LabelMaxLength - 11
 func checkCronJob(c *batchv1.CronJob, r *report) {
 	if name := generatedName(&c.ObjectMeta); len(name) > cronJobNameMax {
 		r.addf("metadata.name", msgCronJobName, len(name), cronJobNameMax)
+	}
+	checkConcurrency(c, r)
+}
+
+// checkConcurrency refuses a CronJob whose runs may overlap (concurrencyPolicy Allow): a run
+// slower than its schedule would start another beside it, and another, so what the CronJob
+// runs at once, its demand, would have no bound. One that says nothing is applied with Forbid
+// (jobobjects.Stamped) rather than Kubernetes' default of Allow, so its demand is one run's.
+func checkConcurrency(c *batchv1.CronJob, r *report) {
+	if c.Spec.ConcurrencyPolicy == batchv1.AllowConcurrent {
+		r.add("spec.concurrencyPolicy", msgCronJobConcurrency)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/tidegate/tidegate/shared/demand"
 )
 
 // Kind names a manifest type as the manifest spells it: apiVersion and kind.
@@ -65,6 +67,11 @@ type Config struct {
 	// The pod fields that would step around the namespace a tenant is confined to, each refused
 	// unless allowed here (see podfields.go). The zero value allows none of them.
 	Pods PodFields
+
+	// ContainerDefaults are the requests a container that sets neither a request nor a limit of
+	// CPU or memory gets from the LimitRange in the tenant's namespace, which a job's demand
+	// counts for it (Result.Demand); zero counts nothing for it.
+	ContainerDefaults demand.Defaults
 }
 
 // PodFields are the operator's allowances for the pod fields that reach past a tenant's
@@ -147,7 +154,8 @@ func (c Config) Validate() error {
 		name string
 		q    *resource.Quantity
 	}{{"MaxGPUs", c.MaxGPUs}, {"MaxCPU", c.MaxCPU}, {"MaxMemory", c.MaxMemory},
-		{"MaxEphemeralStorage", c.Pods.MaxEphemeralStorage}, {"MaxVolumeSize", c.Pods.MaxVolumeSize}} {
+		{"MaxEphemeralStorage", c.Pods.MaxEphemeralStorage}, {"MaxVolumeSize", c.Pods.MaxVolumeSize},
+		{"ContainerDefaults.CPU", &c.ContainerDefaults.CPU}, {"ContainerDefaults.Memory", &c.ContainerDefaults.Memory}} {
 		switch {
 		case cp.q == nil:
 		case cp.q.Sign() < 0:

@@ -27,6 +27,9 @@ type kindRule struct {
 	name format
 	// restart is the restart policies the kind's pods may have, if it has pods.
 	restart restartRule
+	// pods is how many pods of its template the kind runs at once, for its demand; set for
+	// every kind with pods.
+	pods podsCounter
 	// claims returns the volume claims obj makes outside its pod (a StatefulSet's claim
 	// templates, a PersistentVolumeClaim itself); nil if the kind makes none.
 	claims func(obj any) []claimRef
@@ -35,6 +38,12 @@ type kindRule struct {
 // claiming returns r with its volume claims found by claims.
 func (r kindRule) claiming(claims func(obj any) []claimRef) kindRule {
 	r.claims = claims
+	return r
+}
+
+// counting returns r with its pods at once read by pods.
+func (r kindRule) counting(pods podsCounter) kindRule {
+	r.pods = pods
 	return r
 }
 
@@ -68,19 +77,21 @@ func templateRef(t *corev1.PodTemplateSpec, at string) podRef {
 var checkable = map[Kind]kindRule{
 	{"v1", "Pod"}: rule[corev1.Pod](func(p *corev1.Pod) podRef {
 		return podRef{meta: &p.ObjectMeta, spec: &p.Spec, metaPath: "metadata", specPath: "spec"}
-	}, nil).restarting(anyRestart),
+	}, nil).restarting(anyRestart).counting(onePod),
 	{"batch/v1", "Job"}: rule[batchv1.Job](func(j *batchv1.Job) podRef {
 		return templateRef(&j.Spec.Template, "spec.template")
-	}, checkJob).restarting(jobRestart),
+	}, checkJob).restarting(jobRestart).counting(func(obj any, r *report) (int64, bool) {
+		return jobPods(&obj.(*batchv1.Job).Spec, "spec", r)
+	}),
 	{"batch/v1", "CronJob"}: rule[batchv1.CronJob](func(c *batchv1.CronJob) podRef {
 		return templateRef(&c.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template")
-	}, checkCronJob).restarting(jobRestart),
+	}, checkCronJob).restarting(jobRestart).counting(cronJobPods),
 	{"apps/v1", "Deployment"}: rule[appsv1.Deployment](func(d *appsv1.Deployment) podRef {
 		return templateRef(&d.Spec.Template, "spec.template")
-	}, nil).restarting(alwaysRestart),
+	}, nil).restarting(alwaysRestart).counting(replicas(func(obj any) *int32 { return obj.(*appsv1.Deployment).Spec.Replicas })),
 	{"apps/v1", "StatefulSet"}: rule[appsv1.StatefulSet](func(s *appsv1.StatefulSet) podRef {
 		return templateRef(&s.Spec.Template, "spec.template")
-	}, nil).restarting(alwaysRestart).claiming(func(obj any) []claimRef {
+	}, nil).restarting(alwaysRestart).counting(replicas(func(obj any) *int32 { return obj.(*appsv1.StatefulSet).Spec.Replicas })).claiming(func(obj any) []claimRef {
 		ts := obj.(*appsv1.StatefulSet).Spec.VolumeClaimTemplates
 		claims := make([]claimRef, len(ts))
 		for i := range ts {
@@ -90,10 +101,10 @@ var checkable = map[Kind]kindRule{
 	}),
 	{"apps/v1", "ReplicaSet"}: rule[appsv1.ReplicaSet](func(s *appsv1.ReplicaSet) podRef {
 		return templateRef(&s.Spec.Template, "spec.template")
-	}, nil).restarting(alwaysRestart),
+	}, nil).restarting(alwaysRestart).counting(replicas(func(obj any) *int32 { return obj.(*appsv1.ReplicaSet).Spec.Replicas })),
 	{"apps/v1", "DaemonSet"}: rule[appsv1.DaemonSet](func(s *appsv1.DaemonSet) podRef {
 		return templateRef(&s.Spec.Template, "spec.template")
-	}, nil).restarting(alwaysRestart),
+	}, nil).restarting(alwaysRestart).counting(daemonPods),
 	{"v1", "ConfigMap"}: rule[corev1.ConfigMap](nil, checkConfigMap),
 	{"v1", "Secret"}: rule[corev1.Secret](nil, func(s *corev1.Secret, r *report) {
 		checkSecret(s, r)

@@ -47,6 +47,13 @@ const (
 	msgResourceNoLimit    = "%s is requested (%s) without a limit, and Kubernetes refuses that for a resource it cannot overcommit (\"Limit must be set for non overcommitable resources\"): set resources.limits[%s] to %s, or set only the limit, which the request then defaults to"
 	msgResourceUnequal    = "%s is requested at %s but limited to %s, and Kubernetes refuses that for a resource it cannot overcommit (\"must be equal to %s limit of %s\"): make the request equal to the limit, or set only the limit, which the request then defaults to"
 
+	msgNegativeQuantity   = "%s is %s, and Kubernetes refuses a negative quantity (\"must be greater than or equal to 0\"): make it zero or more"
+	msgNegativeCount      = "%d is negative, and Kubernetes refuses that (\"must be greater than or equal to 0\"): make it zero or more"
+	msgCronJobConcurrency = "concurrencyPolicy Allow lets the CronJob's runs overlap, so what it runs at once has no bound: set it to Forbid (a run waits for the last to end) or Replace (a run replaces the last), or remove it for Forbid"
+	msgDaemonSetDemand    = "a DaemonSet runs a pod on every node its pods fit, so what it asks of the cluster cannot be counted at submission: run a Deployment with replicas instead"
+	msgDemandTooLarge     = "the pod's %s request times the %d pods run at once is too large to count (past 2^63 of the scheduler's units): lower the request or the pods run at once"
+	msgJobDemandTooLarge  = "the job's manifests ask for more %s in all than can be counted (past 2^63 of the scheduler's units): lower their requests or the pods they run at once"
+
 	msgDataKey      = "key %q would be refused by Kubernetes: %s"
 	msgDataKeyTwice = "key %q is also in %s: keep it in one of the two"
 

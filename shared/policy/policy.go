@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/pod-security-admission/api"
 	psa "k8s.io/pod-security-admission/policy"
+
+	"github.com/tidegate/tidegate/shared/demand"
 )
 
 // Violation is one reason a manifest may not run: which document, which field, and what to
@@ -55,6 +57,11 @@ type Result struct {
 	// pods its workload runs at once (a Job's parallelism, a Deployment's replicas). Dispatch
 	// holds a region's GPU budget with it.
 	GPUs int64
+	// Demand is what the manifests' pods that can run at once request in all, per resource,
+	// each pod counted as the kube-scheduler counts it with Config.ContainerDefaults standing
+	// for the requests a container leaves out (countDemand); empty when no pod runs. It is the
+	// job's only when Allowed.
+	Demand demand.Demand
 	// Pods counts the manifests that run pods (a Pod, or a workload with a pod template); a
 	// job with none (ConfigMaps, Services) is done once applied.
 	Pods int
@@ -84,6 +91,7 @@ type Checker struct {
 	accounts     []string
 	ephemeralCap resource.Quantity
 	volumeCap    resource.Quantity
+	defaults     demand.Defaults
 }
 
 // restricted is the profile every pod is held to, at the newest version this module knows.
@@ -115,6 +123,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 		accounts:     append([]string{"default"}, cfg.Pods.ServiceAccounts...),
 		ephemeralCap: cfg.Pods.ephemeralStorageCap(),
 		volumeCap:    cfg.Pods.volumeSizeCap(),
+		defaults:     demand.Defaults{CPU: cfg.ContainerDefaults.CPU.DeepCopy(), Memory: cfg.ContainerDefaults.Memory.DeepCopy()},
 	}
 	for _, k := range allowed {
 		c.kinds[k] = checkable[k]
@@ -124,7 +133,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 
 // Check decides on every manifest in req and reports every violation at once.
 func (c *Checker) Check(req Request) Result {
-	res := Result{Manifests: make([]map[string]any, len(req.Manifests))}
+	res := Result{Manifests: make([]map[string]any, len(req.Manifests)), Demand: demand.Demand{}}
 	for i, m := range req.Manifests {
 		res.Manifests[i] = c.checkDocument(i, m, req, &res)
 	}
@@ -222,6 +231,7 @@ func (c *Checker) checkObject(rule kindRule, m map[string]any, r *report) {
 		gpus := podAmount(p.spec, gpuResource).total
 		r.res.GPUs += gpus.Value() * podsAtOnce(m)
 		r.res.Pods++
+		c.countDemand(rule, obj, p, r)
 	}
 	if rule.claims != nil {
 		for _, cl := range rule.claims(obj) {

@@ -41,6 +41,9 @@ var pure = map[string][]string{
 	// Security evaluator (k8s.io/pod-security-admission), which bring apimachinery, klog,
 	// component-base, context and net/http along; a client of the cluster or of AWS is not.
 	"shared/policy": clients,
+	// demand counts pods as the kube-scheduler does, in k8s.io/api's pod spec and apimachinery's
+	// quantities; a client of the cluster or of AWS is not its.
+	"shared/demand": clients,
 	// isolation builds NetworkPolicies, ResourceQuotas and LimitRanges (k8s.io/api) and compares
 	// them as the API server does (apimachinery's equality); a client of the cluster is not its.
 	"shared/isolation": clients,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/handlers/apihandler"
-	"github.com/tidegate/tidegate/shared/handlers/reconcilehandler"
+	"github.com/tidegate/tidegate/shared/handlers/isolationsettings"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -112,7 +112,7 @@ func devRegionsOnly(o Options, cfg config.Config) error {
 }
 
 func isolationError(cfg config.Config) error {
-	_, err := reconcilehandler.IsolationSettings(cfg)
+	_, err := isolationsettings.Read(cfg)
 	return err
 }
 

@@ -12,9 +12,11 @@ import (
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/delivery"
+	"github.com/tidegate/tidegate/shared/demand"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
+	"github.com/tidegate/tidegate/shared/handlers/isolationsettings"
 	"github.com/tidegate/tidegate/shared/handlers/sealing"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/kube/typed"
@@ -29,6 +31,13 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 	if err != nil {
 		return nil, err
 	}
+	// A job's demand counts a container that sets no CPU or memory at what the namespace's
+	// LimitRange, kept by the beat from the same settings, gives it.
+	iso, err := isolationsettings.Read(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pc.ContainerDefaults = demand.Defaults{CPU: iso.Containers.CPURequest, Memory: iso.Containers.MemoryRequest}
 	checker, err := policy.NewChecker(pc)
 	if err != nil {
 		return nil, err

@@ -100,6 +100,8 @@ func apiConfig() config.Config {
 		DispatchQueueURL: "http://127.0.0.1:9/dispatch", WebhookQueueURL: "http://127.0.0.1:9/webhook",
 		Regions: map[string]string{"us-east-1": "a"}, HostingRegion: "us-east-1",
 		KMSKey: "alias/tidegate-secrets",
+		// As config.Parse leaves it with nothing set: the API reads the container defaults.
+		Isolation: config.IsolationSettings{PodsPerJob: config.DefaultPodsPerJob},
 	}
 }
 
@@ -110,6 +112,8 @@ func TestNewRefusesWhatItCannotStartWith(t *testing.T) {
 	badPolicy.Policy.MaxCPU = "a lot"
 	badRuntime := apiConfig()
 	badRuntime.Policy.RuntimeClasses = []string{"G Visor"}
+	badDefault := apiConfig()
+	badDefault.Isolation.DefaultCPURequest = "some"
 	for _, tt := range []struct {
 		name string
 		cfg  config.Config
@@ -118,6 +122,8 @@ func TestNewRefusesWhatItCannotStartWith(t *testing.T) {
 		{"no KMS key", noKey, config.EnvKMSKey + " is not set"},
 		{"a cap that is not a quantity", badPolicy, config.EnvPolicyMaxCPU},
 		{"a runtime class no pod could name", badRuntime, config.EnvPolicyRuntimeClasses + `: RuntimeClasses: "G Visor"`},
+		// A job's demand counts a container that sets nothing at this request.
+		{"a container default that is not a quantity", badDefault, config.EnvContainerCPURequest},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := New(tt.cfg, handlers.NewClients(aws.Config{Region: "us-east-1"}, tt.cfg), nil, discard(), nil)
