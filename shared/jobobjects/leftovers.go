@@ -13,7 +13,8 @@ import (
 // (Swept), so that nothing a job made runs on outside the capacity, quotas and cost reports that
 // count only active jobs. Both decide from what the cluster showed, and touch nothing.
 //
-// A finished batch/v1 Job of an ended job is kept: the cluster deletes it, and its pods,
+// A finished batch/v1 Job of an ended job is kept (and every Job of a job that succeeded, which
+// its Jobs all did): the cluster deletes it, and its pods,
 // ttlSecondsAfterFinished after its end (WithJobTTL), and until then its pods' logs can still be
 // read. Its pods have exited and hold no room. A Job still running when its job ended (a job
 // failed for another Job's failure, say) is deleted like everything else.
@@ -51,18 +52,21 @@ func observe(resource schema.GroupVersionResource, obj *unstructured.Unstructure
 	return o
 }
 
-// keptAfterEnd reports whether o stays after its job's end: a finished batch Job, for its TTL.
-func keptAfterEnd(o Object) bool {
-	return o.Finished && o.Resource.Group == "batch" && o.Resource.Resource == "jobs"
+// keptAfterEnd reports whether o stays after the end of its job, ended in status s: a batch Job
+// that finished, for its TTL, or any batch Job of a job that succeeded. A job succeeds when all
+// its Jobs have, and the beat may see that from a Job's pods a moment before the Job controller
+// writes the Job's Complete condition (podended.go).
+func keptAfterEnd(o Object, s jobs.Status) bool {
+	return (o.Finished || s == jobs.StatusSucceeded) && o.Resource.Group == "batch" && o.Resource.Resource == "jobs"
 }
 
-// AtEnd are the objects of seen, job id's manifests' objects as read by name, that id's end
-// deletes: those carrying its id but a finished batch Job. Deleting a CronJob deletes the Jobs it
-// made, and so stops its runs.
-func AtEnd(id string, seen []Object) []Object {
+// AtEnd are the objects of seen, job id's manifests' objects as read by name, that id's end in
+// status s deletes: those carrying its id but the batch Jobs keptAfterEnd keeps. Deleting a
+// CronJob deletes the Jobs it made, and so stops its runs.
+func AtEnd(id string, s jobs.Status, seen []Object) []Object {
 	var out []Object
 	for _, o := range seen {
-		if o.Job == id && !keptAfterEnd(o) {
+		if o.Job == id && !keptAfterEnd(o, s) {
 			out = append(out, o)
 		}
 	}
@@ -81,7 +85,7 @@ func Swept(listed []Object, states map[string]jobs.Status, managed map[string]bo
 			continue
 		}
 		s, known := states[o.Job]
-		if known && (!s.Terminal() || keptAfterEnd(o)) {
+		if known && (!s.Terminal() || keptAfterEnd(o, s)) {
 			continue
 		}
 		out = append(out, o)

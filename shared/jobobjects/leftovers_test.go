@@ -44,9 +44,14 @@ func TestAtEnd(t *testing.T) {
 		{"a CronJob goes, and its runs with it", []Object{cron}, []Object{cron}},
 		{"another job's namesake stays", []Object{namesake, cm}, []Object{cm}},
 	}
+	// A job that succeeded keeps its Jobs: each succeeded, whether or not its Complete condition
+	// is written yet.
+	if diff := cmp.Diff([]Object{cm}, AtEnd("job-1", jobs.StatusSucceeded, []Object{done, running, cm})); diff != "" {
+		t.Errorf("AtEnd(job-1 succeeded, a Job whose condition is not written yet) (-want +got):\n%s", diff)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, AtEnd("job-1", tt.seen)); diff != "" {
+			if diff := cmp.Diff(tt.want, AtEnd("job-1", jobs.StatusFailed, tt.seen)); diff != "" {
 				t.Errorf("AtEnd(job-1, %s) (-want +got):\n%s", tt.name, diff)
 			}
 		})
@@ -70,7 +75,8 @@ func TestSwept(t *testing.T) {
 		{"a bare pod of a cancelled job", object(podsResource, "team-b", "p", "job-cancelled"), true},
 		{"an object of a job with no record", object(configMapsResource, "team-a", "cm", "job-unknown"), true},
 		{"a finished Job of a job with no record", object(jobsResource, "team-a", "train", "job-unknown", finishedJob), true},
-		{"a Job still running of a succeeded job", object(jobsResource, "team-a", "eval", "job-done"), true},
+		{"a Job still running of a failed job", object(jobsResource, "team-a", "eval", "job-failed"), true},
+		{"a Job of a succeeded job, its condition not written yet", object(jobsResource, "team-a", "eval", "job-done"), false},
 		{"a finished Job of a succeeded job, for its TTL", object(jobsResource, "team-a", "train", "job-done", finishedJob), false},
 		{"an object of a running job", object(configMapsResource, "team-a", "cm", "job-running"), false},
 		{"an object of a pending job", object(configMapsResource, "team-a", "cm", "job-pending"), false},

@@ -302,7 +302,7 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 			h.started(ctx, j)
 		}
 		if st.To.Terminal() {
-			h.leave(ctx, j) // its end is kept on its record: what it applied may go
+			h.leave(ctx, j, st.To) // its end is kept on its record: what it applied may go
 		}
 		j = next
 	}

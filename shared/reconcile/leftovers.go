@@ -41,9 +41,9 @@ const (
 	endDeleteWait = 20 * time.Second
 )
 
-// leave deletes in the background what job j, whose end was just recorded, left in its cluster
+// leave deletes in the background what job j, whose end in status ended was just recorded, left in its cluster
 // (jobobjects.AtEnd). HandleBeat waits for it before it returns.
-func (h *Handler) leave(ctx context.Context, j jobs.Job) {
+func (h *Handler) leave(ctx context.Context, j jobs.Job, ended jobs.Status) {
 	if h.Clusters == nil || len(j.Manifests) == 0 {
 		return
 	}
@@ -59,20 +59,20 @@ func (h *Handler) leave(ctx context.Context, j jobs.Job) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, endDeleteWait)
 		defer cancel()
-		if err := h.deleteLeft(ctx, j); err != nil {
+		if err := h.deleteLeft(ctx, j, ended); err != nil {
 			h.Log.WarnContext(ctx, "a job's objects not all deleted at its end; the sweep deletes the rest", "job_id", j.ID, "region", j.Region, "error", err)
 		}
 	}()
 }
 
-// deleteLeft reads job j's objects by name and deletes what its end deletes.
-func (h *Handler) deleteLeft(ctx context.Context, j jobs.Job) error {
+// deleteLeft reads job j's objects by name and deletes what its end in status ended deletes.
+func (h *Handler) deleteLeft(ctx context.Context, j jobs.Job, ended jobs.Status) error {
 	dc, err := h.Clusters.Dynamic(ctx, j.Region)
 	if err != nil {
 		return err
 	}
 	seen, err := jobobjects.Applied(ctx, dc, j)
-	deleted, delErr := jobobjects.DeleteEach(ctx, dc, jobobjects.AtEnd(j.ID, seen))
+	deleted, delErr := jobobjects.DeleteEach(ctx, dc, jobobjects.AtEnd(j.ID, ended, seen))
 	for _, o := range deleted {
 		h.Log.DebugContext(ctx, "deleted at its job's end", "job_id", j.ID, "kind", o.Kind, "namespace", o.Namespace, "name", o.Name)
 	}
