@@ -37,7 +37,7 @@ func TestLiveJobViews(t *testing.T) {
 
 	j := jobs.New("job-views", "ml", ns, "us-east-1", 50, nil, []map[string]any{
 		{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "views"}, "spec": map[string]any{
-			"containers": []any{map[string]any{"name": "main", "image": "python:3.13-slim"}}}},
+			"restartPolicy": "Never", "containers": []any{map[string]any{"name": "main", "image": "python:3.13-slim"}}}},
 		{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "views-batch"}, "spec": map[string]any{
 			"parallelism": json.Number("2"), "backoffLimit": json.Number("0"),
 			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "b", "image": "busybox:1.36"}}}}}},

@@ -24,6 +24,7 @@ const (
 	DimStep        = "Step"
 	DimRoute       = "Route"
 	DimStatusClass = "StatusClass"
+	DimKind        = "Kind"
 )
 
 // Metric is one metric: its name, unit, the dimensions it is published under (in order: Put takes
@@ -71,6 +72,8 @@ var (
 		About: "host plan steps carried out, by kind: start, revive, stop, went_live, failed", Source: "reconcile", Summed: true}
 	FailedReleases = Metric{Name: "FailedReleases", Unit: Count, Dimensions: []string{DimReason},
 		About: "releases that failed, by reason", Source: "reconcile", Summed: true}
+	SweptObjects = Metric{Name: "SweptObjects", Unit: Count, Dimensions: []string{DimRegion, DimKind},
+		About: "objects the beat's sweep deleted, by region and kind: labelled with the id of a job that ended or has no record, left by an end whose delete failed or by nothing that deletes", Source: "reconcile", Summed: true}
 	APIRequests = Metric{Name: "APIRequests", Unit: Count, Dimensions: []string{DimRoute, DimStatusClass},
 		About: "API requests by route pattern and status class (2xx, 4xx, 5xx)", Source: "api", Summed: true}
 )
@@ -79,7 +82,7 @@ var (
 var All = []Metric{
 	QueuedJobs, GatedJobs, ActiveJobs, OldestQueuedAge, SubmitToDispatched, SubmitToRunning,
 	DispatchOutcomes, BeatDuration, BeatLateness, WebhookAttempts, OldestUndeliveredAge,
-	HostPlanSteps, FailedReleases, APIRequests,
+	HostPlanSteps, FailedReleases, SweptObjects, APIRequests,
 }
 
 // Named answers the metric called name; ok is false for a name Tidegate does not publish.

@@ -11,6 +11,8 @@ const (
 
 	msgKindNotAllowed = "%s is not allowed here: use one of %s"
 	msgKindNever      = "%s is never allowed: it is %s, and tenants may not create those; use one of %s"
+	msgNeverEnds      = "a %s never ends, and this job ends when %s does, which deletes everything it applied: submit the %s as a job of its own (with only Deployments and StatefulSets, and their ConfigMaps and Services, it is long-running), or remove it"
+	msgPodNeverEnds   = "a Pod whose restartPolicy is Always (Kubernetes' default) never ends, and this job ends when %s does, which deletes everything it applied: set spec.restartPolicy to Never or OnFailure, or submit the Pod as a job of its own"
 
 	msgNoNamespace              = "no namespace: set metadata.namespace or the request's namespace"
 	msgNamespaceNotYours        = "namespace %q is not one of this tenant's: use one of %q"

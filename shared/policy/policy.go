@@ -69,7 +69,8 @@ type Result struct {
 	// run: kind, namespace, name, schema (by field), what the API server would refuse in the
 	// metadata, the kind's own rules, what the API server would refuse in the pod, Pod Security
 	// (in the upstream evaluator's order), the pod fields that reach past the namespace, caps,
-	// registries, the kind's volume claims. The same request always gives the same list.
+	// registries, the kind's volume claims, and last whether it never ends beside an object that
+	// does (ends.go). The same request always gives the same list.
 	Violations []Violation
 }
 
@@ -137,6 +138,10 @@ func (c *Checker) Check(req Request) Result {
 	for i, m := range req.Manifests {
 		res.Manifests[i] = c.checkDocument(i, m, req, &res)
 	}
+	c.checkEnds(req.Manifests, &res)
+	// The submission's own rules are found after every document's: each goes after its
+	// document's, so the list stays in document order.
+	slices.SortStableFunc(res.Violations, func(a, b Violation) int { return cmp.Compare(a.Document, b.Document) })
 	return res
 }
 

@@ -265,7 +265,7 @@ func (h *Handler) vanish(ctx context.Context, region string, j jobs.Job) error {
 // record writes steps, in order, for the job whose state this beat read, each with its event,
 // and answers the status its record is left in: "" when that is not known (it moved under us,
 // or a step failed). A terminal step keeps the placement, the last log lines and the failed
-// containers of pods.
+// containers of pods, and then has what the job applied deleted (leave).
 func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state jobs.Job, steps []Step, have seen) (jobs.Status, error) {
 	if len(steps) == 0 {
 		return state.Status, nil
@@ -300,6 +300,9 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		h.Log.DebugContext(ctx, "recorded", "job_id", j.ID, "status", st.To)
 		if st.To == jobs.StatusRunning {
 			h.started(ctx, j)
+		}
+		if st.To.Terminal() {
+			h.leave(ctx, j, st.To) // its end is kept on its record: what it applied may go
 		}
 		j = next
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -96,9 +97,21 @@ type Handler struct {
 	// Bell, when set, wakes the webhook function after the watch records a job's start or end, so
 	// its event goes out now rather than at the next beat's sweep; delivery.Queue is the real one.
 	Bell WebhookBell
+	// Tenants and SweptKinds, both set, sweep each region's cluster once a sweepEvery for objects
+	// left behind (leftovers.go): of SweptKinds, the kinds the policy lets tenants submit, in the
+	// Tenants' namespaces.
+	Tenants    Tenants
+	SweptKinds []schema.GroupVersionKind
 
 	mu     sync.Mutex
-	memory map[string]memory // by region: what the last beat saw
+	memory map[string]memory    // by region: what the last beat saw
+	swept  map[string]time.Time // by region: when its last sweep started
+
+	// clearing are the deletes of what ended jobs left, which HandleBeat waits for (leftovers.go);
+	// clearSlots bounds how many run at once.
+	clearing   sync.WaitGroup
+	clearOnce  sync.Once
+	clearSlots chan struct{}
 }
 
 // beatLease is how long a beat's lease runs from its last renewal (lease.go): a beat that dies
@@ -131,6 +144,7 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 	if h.Watch > 0 {
 		h.watchAll(ctx, start, listed)
 	}
+	h.clearing.Wait() // what the ended jobs left, deleted while the beat went on
 	return err
 }
 
@@ -201,8 +215,9 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
-// region follows region's jobs and sweeps it, asking whether it has queued jobs while the jobs
-// are followed rather than after. It answers what it LISTed.
+// region follows region's jobs and sweeps it, asking whether it has queued jobs and sweeping its
+// cluster for objects left behind while the jobs are followed rather than after. It answers what
+// it LISTed.
 func (h *Handler) region(ctx context.Context, region string) (owned, error) {
 	type answer struct {
 		queued bool
@@ -213,8 +228,14 @@ func (h *Handler) region(ctx context.Context, region string) (owned, error) {
 		q, err := h.Queues.HasQueued(ctx, region)
 		asked <- answer{q, err}
 	}()
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		h.sweepLeft(ctx, region)
+	}()
 	read, l, err := h.follow(ctx, region)
 	a := <-asked
+	<-swept
 	if a.err != nil {
 		return l, errors.Join(err, a.err)
 	}
