@@ -305,7 +305,7 @@ func (h *Handler) dispatch(ctx context.Context, region, id string, onDemand bool
 		applied.Manifests = capacitytype.OnDemand(applied.Manifests, cmp.Or(h.CapacityLabel, capacitytype.Default))
 		reason = jobs.ReasonSpotDeadlineOnDemand
 	}
-	applyErr := jobobjects.Apply(ctx, dc, applied, h.ended)
+	applyErr := jobobjects.Apply(ctx, dc, applied, h.Stack, h.ended)
 	switch {
 	case errors.Is(applyErr, jobobjects.ErrNameFinishing):
 		return h.requeue(ctx, j, token, applyErr)

@@ -104,6 +104,10 @@ type Handler struct {
 	// (capacitytype.Labels); "" is capacitytype.Default. A job whose spot deadline sends it to
 	// on-demand capacity has its pods select it.
 	CapacityLabel string
+	// Stack is the deployment's label value (podspec.StackValue), set on every object applied
+	// (jobobjects.Owned) so that this deployment's sweep, and no other's, takes it once it is left
+	// behind.
+	Stack string
 	// LongRunningHoldsSlot makes long-running jobs (Deployments', StatefulSets') hold a job slot
 	// like batch ones; otherwise they hold none, and each tenant may have LongRunningPerTenant of
 	// them active in a region (0: none). Their GPUs count either way.

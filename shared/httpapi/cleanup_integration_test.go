@@ -73,7 +73,7 @@ func (e *cleanupEnv) job(name string, created time.Time, path ...jobs.Status) jo
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := jobobjects.Apply(ctx, e.dc, j, func(context.Context, string) (bool, error) { return false, nil }); err != nil {
+	if err := jobobjects.Apply(ctx, e.dc, j, "", func(context.Context, string) (bool, error) { return false, nil }); err != nil {
 		e.t.Fatal(err)
 	}
 	for _, to := range path {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/manifest"
+	"github.com/tidegate/tidegate/shared/podspec"
 )
 
 // resources maps each kind the admission policy can allow to its API resource. A kind missing
@@ -50,14 +51,15 @@ var ErrNameFinishing = errors.New("name in use by a finished job whose end is no
 // make way for a rerun.
 type Ended func(ctx context.Context, id string) (bool, error)
 
-// Apply creates each of the job's manifests in its namespace, stamped with the job id. An
+// Apply creates each of the job's manifests in its namespace, stamped with the job id and with
+// stack, the deployment's label value (podspec.StackValue), as podspec.StackLabel (Owned). An
 // object that already exists with this job's annotation was created by an earlier try of this
 // same dispatch, and counts as done, unless an earlier attempt of a retried job made it: that one
 // is replaced; a finished Job of an earlier job makes way once that job's
 // end is recorded; anything else is a name collision.
-func Apply(ctx context.Context, dc dynamic.Interface, j jobs.Job, isEnded Ended) error {
+func Apply(ctx context.Context, dc dynamic.Interface, j jobs.Job, stack string, isEnded Ended) error {
 	for i, m := range j.Manifests {
-		obj := Stamped(m, j)
+		obj := Owned(Stamped(m, j), stack)
 		gvk := obj.GroupVersionKind()
 		res, ok := resources[gvk]
 		if !ok {
@@ -181,6 +183,23 @@ func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 	case "CronJob":
 		oneRunAtATime(obj.Object)
 	}
+	return obj
+}
+
+// Owned labels obj with podspec.StackLabel: stack, the deployment that applies it, in place of
+// whatever the manifest said there; "" takes the label off. Deployments that share a cluster, or
+// a namespace of one, each sweep only the objects they applied (Labelled): a job id another
+// deployment's records do not know is not an unknown job's.
+func Owned(obj *unstructured.Unstructured, stack string) *unstructured.Unstructured {
+	labels := obj.GetLabels()
+	delete(labels, podspec.StackLabel)
+	if stack != "" {
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[podspec.StackLabel] = stack
+	}
+	obj.SetLabels(labels)
 	return obj
 }
 

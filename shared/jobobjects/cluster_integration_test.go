@@ -59,14 +59,14 @@ func TestApplyPodsDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	mine := jobs.Job{ID: "job-mine", Namespace: ns, Manifests: []map[string]any{configMap("settings"), bareJob("work")}}
-	if err := jobobjects.Apply(ctx, dc, mine, notEnded); err != nil {
+	if err := jobobjects.Apply(ctx, dc, mine, "", notEnded); err != nil {
 		t.Fatal(err)
 	}
-	if err := jobobjects.Apply(ctx, dc, mine, notEnded); err != nil {
+	if err := jobobjects.Apply(ctx, dc, mine, "", notEnded); err != nil {
 		t.Errorf("applying the same job again = %v, want nil: its objects are already its own", err)
 	}
 	theirs := jobs.Job{ID: "job-theirs", Namespace: ns, Manifests: []map[string]any{configMap("settings")}}
-	if err := jobobjects.Apply(ctx, dc, theirs, notEnded); !errors.Is(err, jobobjects.ErrNameCollision) {
+	if err := jobobjects.Apply(ctx, dc, theirs, "", notEnded); !errors.Is(err, jobobjects.ErrNameCollision) {
 		t.Errorf("another job reusing a name = %v, want ErrNameCollision", err)
 	}
 	if _, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hand-made"}}, metav1.CreateOptions{}); err != nil {
@@ -193,7 +193,7 @@ func TestDeleteTakesStatefulSetClaims(t *testing.T) {
 		},
 	}
 	j := jobs.Job{ID: "job-db", Namespace: ns, Manifests: []map[string]any{sts}}
-	if err := jobobjects.Apply(ctx, dc, j, notEnded); err != nil {
+	if err := jobobjects.Apply(ctx, dc, j, "", notEnded); err != nil {
 		t.Fatal(err)
 	}
 	selector := metav1.ListOptions{LabelSelector: jobs.IDKey + "=" + j.ID}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/podspec"
 )
 
 // Delete deletes the objects of job j from the cluster, in the foreground (their pods first),
@@ -83,9 +84,9 @@ func Applied(ctx context.Context, dc dynamic.Interface, j jobs.Job) ([]Object, e
 }
 
 // Labelled LISTs, page by page (pageSize objects a page), every object of kind gvk in any
-// namespace carrying the job-id label, each with the id on its label. A kind Tidegate cannot apply
-// is an error.
-func Labelled(ctx context.Context, dc dynamic.Interface, gvk schema.GroupVersionKind, pageSize int64) ([]Object, error) {
+// namespace carrying the job-id label and, where stack is set, applied by that deployment (Owned),
+// each with the id on its label. A kind Tidegate cannot apply is an error.
+func Labelled(ctx context.Context, dc dynamic.Interface, gvk schema.GroupVersionKind, stack string, pageSize int64) ([]Object, error) {
 	res, ok := resources[gvk]
 	if !ok {
 		return nil, fmt.Errorf("%s %w", gvk, ErrNotApplicable)
@@ -93,6 +94,9 @@ func Labelled(ctx context.Context, dc dynamic.Interface, gvk schema.GroupVersion
 	resource := gvk.GroupVersion().WithResource(res)
 	var out []Object
 	opts := metav1.ListOptions{LabelSelector: jobs.IDKey, Limit: pageSize}
+	if stack != "" {
+		opts.LabelSelector += "," + podspec.StackLabel + "=" + stack
+	}
 	for {
 		l, err := dc.Resource(resource).Namespace(metav1.NamespaceAll).List(ctx, opts)
 		if err != nil {

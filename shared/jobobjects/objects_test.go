@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/manifest"
+	"github.com/tidegate/tidegate/shared/podspec"
 )
 
 func TestStampedMarksTheObjectAndEveryPodTemplate(t *testing.T) {
@@ -229,5 +230,22 @@ func TestStampedStatefulSetClaimsGoWithIt(t *testing.T) {
 	plain := Stamped(map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "spec": map[string]any{}}, jobs.Job{ID: "j"})
 	if _, found, _ := unstructured.NestedFieldNoCopy(plain.Object, "spec", "persistentVolumeClaimRetentionPolicy"); found {
 		t.Errorf("a StatefulSet without claim templates got a retention policy: %v", plain.Object["spec"])
+	}
+}
+
+// TestOwned: the deployment's label replaces whatever a manifest put there, and "" takes it off,
+// so a tenant cannot give its object to another deployment's sweep or keep it from its own.
+func TestOwned(t *testing.T) {
+	forged := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c",
+		"labels": map[string]any{podspec.StackLabel: "someone-else", "team": "a"}}}
+	for _, stack := range []string{"tidegate-prod", ""} {
+		got := Owned(Stamped(forged, jobs.Job{ID: "job-1", Namespace: "team-a"}), stack).GetLabels()
+		want := map[string]string{jobs.IDKey: "job-1", "team": "a"}
+		if stack != "" {
+			want[podspec.StackLabel] = stack
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Owned(a manifest labelled %s=someone-else, %q) labels (-want +got):\n%s", podspec.StackLabel, stack, diff)
+		}
 	}
 }

@@ -102,6 +102,9 @@ type Handler struct {
 	// Tenants' namespaces.
 	Tenants    Tenants
 	SweptKinds []schema.GroupVersionKind
+	// Stack is the deployment's label value (podspec.StackValue): the sweep takes only the objects
+	// it applied (jobobjects.Owned), so deployments sharing a cluster leave each other's alone.
+	Stack string
 
 	mu     sync.Mutex
 	memory map[string]memory    // by region: what the last beat saw

@@ -133,7 +133,7 @@ func (h *Handler) sweepRegion(ctx context.Context, region string) error {
 	var listed []jobobjects.Object
 	var errs []error
 	for _, k := range h.SweptKinds {
-		objs, err := jobobjects.Labelled(ctx, dc, k, listPage)
+		objs, err := jobobjects.Labelled(ctx, dc, k, h.Stack, listPage)
 		errs = append(errs, err)
 		listed = append(listed, objs...)
 	}

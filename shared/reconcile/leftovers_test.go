@@ -22,6 +22,7 @@ import (
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/podspec"
 	"github.com/tidegate/tidegate/shared/reconcile"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -83,7 +84,7 @@ func (r leftRig) storeRunning(t *testing.T, id string, manifests ...map[string]a
 // create creates m as dispatch would for job j (jobobjects.Stamped).
 func (r leftRig) create(t *testing.T, j jobs.Job, m map[string]any) {
 	t.Helper()
-	obj := jobobjects.Stamped(m, j)
+	obj := jobobjects.Owned(jobobjects.Stamped(m, j), leftStack)
 	gvk := obj.GroupVersionKind()
 	res := map[string]string{"ConfigMap": "configmaps", "Service": "services", "CronJob": "cronjobs"}[gvk.Kind]
 	if _, err := r.dc.Resource(gvk.GroupVersion().WithResource(res)).Namespace(j.Namespace).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
@@ -202,6 +203,9 @@ func TestEndDeletesTheCronJob(t *testing.T) {
 	}
 }
 
+// leftStack is the deployment these tests' objects are applied by, as dispatch labels them.
+const leftStack = "tidegate-left"
+
 // tenantsOf are tenants whose namespaces are given.
 type tenantsOf []string
 
@@ -213,7 +217,8 @@ func (ns tenantsOf) Tenants(context.Context) ([]tenancy.Tenant, error) {
 // and one with an id no record has, and counts them; an active job's object stays, and so does
 // one in a namespace no tenant holds. A tenant who puts another tenant's active job's id on its
 // own object gets its own id stamped over it, so only its own object, once its job ended, is
-// swept.
+// swept. An object another deployment applied in the same namespace, whose job this one's records
+// do not know, stays: it is that deployment's to sweep.
 func TestSweepDeletesWhatEndedJobsLeft(t *testing.T) {
 	r := newLeftRig(t)
 	ctx := context.Background()
@@ -239,9 +244,12 @@ func TestSweepDeletesWhatEndedJobsLeft(t *testing.T) {
 		t.Fatalf("Stamped(a manifest labelled %s) labels it %s, want its own job's id %s", active.ID, got, hostile.ID)
 	}
 	r.create(t, hostile, forged)
-	unknown := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "unknown", Namespace: r.ns, Labels: map[string]string{jobs.IDKey: "job-" + r.ns + "-nobody"}}}
-	if _, err := r.kc.CoreV1().ConfigMaps(r.ns).Create(ctx, unknown, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for name, stack := range map[string]string{"unknown": leftStack, "theirs": "another-deployment"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns,
+			Labels: map[string]string{jobs.IDKey: "job-" + r.ns + "-nobody", podspec.StackLabel: stack}}}
+		if _, err := r.kc.CoreV1().ConfigMaps(r.ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	unmanaged := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "unmanaged", Namespace: elsewhere, Labels: map[string]string{jobs.IDKey: "job-" + r.ns + "-nobody"}}}
 	if _, err := r.kc.CoreV1().ConfigMaps(elsewhere).Create(ctx, unmanaged, metav1.CreateOptions{}); err != nil {
@@ -252,6 +260,7 @@ func TestSweepDeletesWhatEndedJobsLeft(t *testing.T) {
 	h := r.instance()
 	h.Tenants = tenantsOf{r.ns}
 	h.Metrics = metrics.NewRecorder(&log, time.Now)
+	h.Stack = leftStack
 	h.SweptKinds = []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "batch", Version: "v1", Kind: "CronJob"}}
 	r.beat(t, h, "sweep")
 
@@ -265,6 +274,9 @@ func TestSweepDeletesWhatEndedJobsLeft(t *testing.T) {
 	}
 	if _, err := r.kc.CoreV1().ConfigMaps(elsewhere).Get(ctx, "unmanaged", metav1.GetOptions{}); err != nil {
 		t.Errorf("the ConfigMap in a namespace no tenant holds after the sweep: %v; want it kept", err)
+	}
+	if _, err := r.kc.CoreV1().ConfigMaps(r.ns).Get(ctx, "theirs", metav1.GetOptions{}); err != nil {
+		t.Errorf("another deployment's ConfigMap after the sweep: %v; want it kept", err)
 	}
 	points, err := metrics.Read(log.Bytes())
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/tidegate/tidegate/shared/ec2spot"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/kube"
+	"github.com/tidegate/tidegate/shared/podspec"
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
@@ -35,7 +36,9 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		Webhooks:      delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
 		Ringer:        wake.New(c.SQS, cfg.DispatchQueueURL),
 		CapacityLabel: cfg.CapacityTypeLabel,
-		JobTTL:        cfg.JobTTL,
+		// The objects it applies are labelled with the deployment, whose sweep takes only its own.
+		Stack:  podspec.StackValue(cfg.Stack),
+		JobTTL: cfg.JobTTL,
 		// A long-running job's slot, and how many slot-free ones a tenant may run in a region.
 		LongRunningHoldsSlot: cfg.LongRunning.HoldsSlot,
 		LongRunningPerTenant: cfg.LongRunning.PerTenant,

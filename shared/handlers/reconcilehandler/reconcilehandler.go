@@ -16,6 +16,7 @@ import (
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
 	"github.com/tidegate/tidegate/shared/kube/typed"
+	"github.com/tidegate/tidegate/shared/podspec"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/reconcile"
 	"github.com/tidegate/tidegate/shared/wake"
@@ -51,6 +52,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		// may submit.
 		Tenants:    dynamo.NewTenantStore(c.DynamoDB, cfg.ControlTable),
 		SweptKinds: sweptKinds(policy.DefaultKinds()),
+		Stack:      podspec.StackValue(cfg.Stack),
 	}, nil
 }
 
