@@ -153,6 +153,14 @@ var steps = []Step{
 		},
 	},
 	{
+		Name: "flavors", About: "admission in resources per flavor (DecideFlavors) over 100,000 queued jobs of 50 tenants, 4 resources and 3 flavors, against today's Decide of the same jobs under quotas (≤ 1.5×), and linear (t(200k)/t(100k) ≤ 2.3)",
+		Command: goTest("-bench Flavors -benchmem ./shared/admission/"),
+		Rows: []Row{
+			{What: "DecideFlavors ÷ Decide under quotas, 100,000 jobs of 50 tenants, 4 resources, 3 flavors", Goal: atMost(1.5), Find: Metric{"BenchmarkFlavors100k", "x-decide"}},
+			{What: "DecideFlavors over 200,000 ÷ 100,000 jobs", Goal: atMost(2.3), Find: Metric{"BenchmarkFlavors200k", "t200k/t100k"}},
+		},
+	},
+	{
 		Name: "dispatch", About: "dispatch against raw client-go creates of the same Jobs",
 		Command: goTest("-bench 'DispatchVsRaw' -benchtime 1x ./shared/dispatch/"),
 		Rows: []Row{

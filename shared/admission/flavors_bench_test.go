@@ -50,14 +50,14 @@ func benchFlavorCapacity() FlavorCapacity {
 	return c
 }
 
-func BenchmarkDecideFlavors100k(b *testing.B) {
+func BenchmarkFlavors100k(b *testing.B) {
 	q := benchQuotaQueue(100_000)
 	needs, c, floor := benchNeeds(q), benchFlavorCapacity(), benchQuotaCapacity()
 	ratio := fastestRatio(b, func() { DecideFlavors(q, needs, c, benchPrices) }, func() { Decide(q, floor, benchPrices) })
 	b.ReportMetric(ratio, "x-decide")
 }
 
-func BenchmarkDecideFlavors200k(b *testing.B) {
+func BenchmarkFlavors200k(b *testing.B) {
 	large, small, c := benchQuotaQueue(200_000), benchQuotaQueue(100_000), benchFlavorCapacity()
 	ln, sn := benchNeeds(large), benchNeeds(small)
 	ratio := fastestRatio(b, func() { DecideFlavors(large, ln, c, benchPrices) }, func() { DecideFlavors(small, sn, c, benchPrices) })

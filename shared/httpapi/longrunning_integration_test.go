@@ -80,13 +80,19 @@ func TestLongRunningKindAndQueueStats(t *testing.T) {
 	if web["kind"] != "long_running" {
 		t.Errorf("a Deployment's job has kind %v, want long_running", web["kind"])
 	}
+	// A Deployment beside a Job would be cut off at the Job's end: refused, naming the Deployment.
 	status, out = st.do(t, 0, "POST", "/api/v1/manifests", key, "application/json",
 		mustJSON(map[string]any{"manifests": []any{restrictedDeployment("web2"), restrictedJob(nil)}, "region": "us-east-1", "namespace": "team-a"}), nil)
+	if status != 422 || !strings.Contains(mustJSON(out["violations"]), `"kind":"Deployment"`) {
+		t.Fatalf("POST /api/v1/manifests with a Deployment and a Job = %d %v, want 422 naming the Deployment", status, out)
+	}
+	status, out = st.do(t, 0, "POST", "/api/v1/manifests", key, "application/json",
+		mustJSON(map[string]any{"manifests": []any{restrictedJob(nil)}, "region": "us-east-1", "namespace": "team-a"}), nil)
 	if status != 202 {
-		t.Fatalf("POST /api/v1/manifests with a Deployment and a Job = %d %v", status, out)
+		t.Fatalf("POST /api/v1/manifests with a Job = %d %v", status, out)
 	}
 	if k := out["job"].(map[string]any)["kind"]; k != "batch" {
-		t.Errorf("a Deployment beside a Job makes a job of kind %v, want batch: it ends, and holds a slot", k)
+		t.Errorf("a Job makes a job of kind %v, want batch: it ends, and holds a slot", k)
 	}
 	// Hostile: GPUs spread over replicas count in full against the region and the tenant's share.
 	gpuDep := restrictedDeployment("gpu")

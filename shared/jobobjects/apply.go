@@ -4,9 +4,12 @@
 package jobobjects
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +40,17 @@ var resources = map[schema.GroupVersionKind]string{
 	{Group: "", Version: "v1", Kind: "ServiceAccount"}:            "serviceaccounts",
 	{Group: "", Version: "v1", Kind: "PersistentVolumeClaim"}:     "persistentvolumeclaims",
 	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}: "poddisruptionbudgets",
+}
+
+// Kinds are the kinds Tidegate can apply, in a fixed order: whatever an operator lets tenants
+// submit is among them, so the sweep LISTs these (one LIST a kind a region a minute) without
+// reading the admission policy, which the beat does not link.
+func Kinds() []schema.GroupVersionKind {
+	out := slices.Collect(maps.Keys(resources))
+	slices.SortFunc(out, func(a, b schema.GroupVersionKind) int {
+		return cmp.Compare(a.Group+"/"+a.Kind, b.Group+"/"+b.Kind)
+	})
+	return out
 }
 
 // ErrNameCollision is a manifest whose name is taken by an object Tidegate did not make for this job.

@@ -4,13 +4,14 @@ import "fmt"
 
 // A batch job ends when what runs to an end does (its Jobs, a CronJob's first run, its bare pods
 // with restartPolicy Never or OnFailure), and its end deletes every object applied for it. An
-// object that never ends beside those (a Deployment, a StatefulSet, a ReplicaSet, a DaemonSet, a
+// object that never ends beside those (a Deployment, a StatefulSet, a ReplicaSet, a
 // bare pod that restarts Always, Kubernetes' default for a Pod) would be cut off at that end, or,
 // before the end deleted anything, run on outside every capacity, quota and cost report once its
 // job was recorded done. Such a submission is refused as a whole, naming each object that never
 // ends. A job of only never-ending objects has no end to cut them off: one of only Deployments
 // and StatefulSets is long-running (shared/jobs KindOf), and one with a bare pod that restarts
-// Always, or a ReplicaSet or a DaemonSet, runs, holding its room, until it is cancelled.
+// Always, or a ReplicaSet, runs, holding its room, until it is cancelled. A DaemonSet is refused
+// wherever it stands, as its demand cannot be counted (demand.go), so it is not named here again.
 
 // ending is how one manifest of an allowed kind stands towards the job's end.
 type ending int
@@ -26,7 +27,7 @@ func endingOf(k Kind, m map[string]any) ending {
 	switch k {
 	case Kind{"batch/v1", "Job"}, Kind{"batch/v1", "CronJob"}:
 		return endsItself
-	case Kind{"apps/v1", "Deployment"}, Kind{"apps/v1", "StatefulSet"}, Kind{"apps/v1", "ReplicaSet"}, Kind{"apps/v1", "DaemonSet"}:
+	case Kind{"apps/v1", "Deployment"}, Kind{"apps/v1", "StatefulSet"}, Kind{"apps/v1", "ReplicaSet"}:
 		return neverEnds
 	case Kind{"v1", "Pod"}:
 		spec, _ := m["spec"].(map[string]any)

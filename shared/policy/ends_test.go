@@ -34,7 +34,7 @@ func TestCheckEnds(t *testing.T) {
 	}
 	job, cron := of(Kind{"batch/v1", "Job"}), of(Kind{"batch/v1", "CronJob"})
 	deployment, statefulSet := of(Kind{"apps/v1", "Deployment"}), of(Kind{"apps/v1", "StatefulSet"})
-	replicaSet, daemonSet := of(Kind{"apps/v1", "ReplicaSet"}), of(Kind{"apps/v1", "DaemonSet"})
+	replicaSet := of(Kind{"apps/v1", "ReplicaSet"})
 	configMap := func(*testing.T) map[string]any {
 		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta("cm")}
 	}
@@ -43,7 +43,7 @@ func TestCheckEnds(t *testing.T) {
 			"spec": map[string]any{"selector": map[string]any{"app": "x"}, "ports": []any{map[string]any{"port": 80.0}}}}
 	}
 	endsWithJob := `document 0, Job "j"`
-	names := map[string]string{"Deployment": "d", "StatefulSet": "s", "ReplicaSet": "r", "DaemonSet": "r"} // as of() names them
+	names := map[string]string{"Deployment": "d", "StatefulSet": "s", "ReplicaSet": "r"} // as of() names them
 	never := func(doc int, kind string) Violation {
 		return Violation{Document: doc, Kind: kind, Name: names[kind], Field: "kind"}
 	}
@@ -54,10 +54,9 @@ func TestCheckEnds(t *testing.T) {
 	}{
 		{"a Job and a Deployment", []func(*testing.T) map[string]any{job, deployment}, []Violation{
 			withMessage(never(1, "Deployment"), msgNeverEnds, "Deployment", endsWithJob, "Deployment")}},
-		{"a Job, a StatefulSet, a ReplicaSet and a DaemonSet", []func(*testing.T) map[string]any{job, statefulSet, replicaSet, daemonSet}, []Violation{
+		{"a Job, a StatefulSet and a ReplicaSet", []func(*testing.T) map[string]any{job, statefulSet, replicaSet}, []Violation{
 			withMessage(never(1, "StatefulSet"), msgNeverEnds, "StatefulSet", endsWithJob, "StatefulSet"),
-			withMessage(never(2, "ReplicaSet"), msgNeverEnds, "ReplicaSet", endsWithJob, "ReplicaSet"),
-			withMessage(never(3, "DaemonSet"), msgNeverEnds, "DaemonSet", endsWithJob, "DaemonSet")}},
+			withMessage(never(2, "ReplicaSet"), msgNeverEnds, "ReplicaSet", endsWithJob, "ReplicaSet")}},
 		{"a Deployment before a CronJob", []func(*testing.T) map[string]any{deployment, cron}, []Violation{
 			withMessage(never(0, "Deployment"), msgNeverEnds, "Deployment", `document 1, CronJob "cj"`, "Deployment")}},
 		{"a Job and a Pod of Kubernetes' default restartPolicy", []func(*testing.T) map[string]any{job, pod(nil)}, []Violation{

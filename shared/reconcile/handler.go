@@ -98,8 +98,8 @@ type Handler struct {
 	// its event goes out now rather than at the next beat's sweep; delivery.Queue is the real one.
 	Bell WebhookBell
 	// Tenants and SweptKinds, both set, sweep each region's cluster once a sweepEvery for objects
-	// left behind (leftovers.go): of SweptKinds, the kinds the policy lets tenants submit, in the
-	// Tenants' namespaces.
+	// left behind (leftovers.go): of SweptKinds (jobobjects.Kinds: every kind Tidegate can
+	// apply, whatever the policy allows), in the Tenants' namespaces.
 	Tenants    Tenants
 	SweptKinds []schema.GroupVersionKind
 	// Stack is the deployment's label value (podspec.StackValue): the sweep takes only the objects

@@ -27,8 +27,8 @@ type Tenants interface {
 }
 
 const (
-	// sweepEvery is how often the sweep LISTs a region's cluster: one LIST a kind (seven with the
-	// default policy) a minute, the AWS beat's own period, so that in AWS it sweeps every beat and
+	// sweepEvery is how often the sweep LISTs a region's cluster: one LIST a kind (the thirteen
+	// Tidegate can apply, jobobjects.Kinds) a minute, the AWS beat's own period, so that in AWS it sweeps every beat and
 	// in tidegate dev, whose beat is seconds, it costs the stand-in no more than in AWS. What the
 	// ends delete leaves it nothing to do most minutes; it is a second net, for a delete that
 	// failed, a beat that died between an end and its delete, and what nothing else deletes.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/delivery"
@@ -15,9 +14,9 @@ import (
 	"github.com/tidegate/tidegate/shared/ec2spot"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
+	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/podspec"
-	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/reconcile"
 	"github.com/tidegate/tidegate/shared/wake"
 )
@@ -51,20 +50,9 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		// What ended jobs left behind is swept from the tenants' namespaces, of every kind they
 		// may submit.
 		Tenants:    dynamo.NewTenantStore(c.DynamoDB, cfg.ControlTable),
-		SweptKinds: sweptKinds(policy.DefaultKinds()),
+		SweptKinds: jobobjects.Kinds(),
 		Stack:      podspec.StackValue(cfg.Stack),
 	}, nil
-}
-
-// sweptKinds are the kinds the sweep LISTs: those the policy lets tenants submit. The deployment
-// configures no allow-list of its own, so the policy's default is the one the API holds
-// submissions to.
-func sweptKinds(allowed []policy.Kind) []schema.GroupVersionKind {
-	out := make([]schema.GroupVersionKind, len(allowed))
-	for i, k := range allowed {
-		out[i] = schema.FromAPIVersionAndKind(k.APIVersion, k.Kind)
-	}
-	return out
 }
 
 // prices reads the spot prices finished jobs are costed at, through EC2 in each region (at cfg's
