@@ -34,6 +34,9 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	if err := opt.Validate(); err != nil {
 		return err
 	}
+	if set := taken(opt); len(set) > 0 {
+		fmt.Fprintf(say, "tidegate dev: the deployment's settings from the environment: %s\n", strings.Join(set, " "))
+	}
 	for _, note := range overrides(opt) {
 		fmt.Fprintln(say, "tidegate dev: "+note)
 		log.Info("dev setting in place of the deployment's", "note", note)

@@ -116,6 +116,18 @@ func isolationError(cfg config.Config) error {
 	return err
 }
 
+// taken are the deployment's tunables set in o.Env, as NAME=value in config.Tunables' order: what
+// `tidegate dev` prints at start, so that an operator sees which of the settings being tried took.
+func taken(o Options) []string {
+	var out []string
+	for _, name := range config.Tunables {
+		if v := o.getenv(name); v != "" {
+			out = append(out, name+"="+v)
+		}
+	}
+	return out
+}
+
 // overrides are the notes `tidegate dev` prints at start for each deployment variable set in
 // o.Env that a twin given in o sets aside, so that a value being tried is not silently another.
 func overrides(o Options) []string {
