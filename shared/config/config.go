@@ -141,6 +141,11 @@ type PolicySettings struct {
 	ServiceAccounts          []string
 	AllowServiceAccountToken string
 	StorageClasses           []string
+	// CSIDrivers are the drivers an inline CSI volume may name; none when empty.
+	CSIDrivers []string
+	// NodeSelectorKeys are the node labels a pod may select nodes by; empty is the policy's
+	// default (policy.DefaultNodeSelectorKeys).
+	NodeSelectorKeys []string
 	// MaxEphemeralStorage and MaxVolumeSize are quantities; "" is the policy's default cap.
 	MaxEphemeralStorage string
 	MaxVolumeSize       string
@@ -233,6 +238,8 @@ const (
 	EnvPolicyStorageClasses           = "TIDEGATE_POLICY_STORAGE_CLASSES"
 	EnvPolicyMaxEphemeralStorage      = "TIDEGATE_POLICY_MAX_EPHEMERAL_STORAGE"
 	EnvPolicyMaxVolumeSize            = "TIDEGATE_POLICY_MAX_VOLUME_SIZE"
+	EnvPolicyCSIDrivers               = "TIDEGATE_POLICY_CSI_DRIVERS"
+	EnvPolicyNodeSelectorKeys         = "TIDEGATE_POLICY_NODE_SELECTOR_KEYS"
 	EnvPodCIDRs                       = "TIDEGATE_CLUSTER_POD_CIDRS"
 	EnvServiceCIDRs                   = "TIDEGATE_CLUSTER_SERVICE_CIDRS"
 	EnvNodeCIDRs                      = "TIDEGATE_CLUSTER_NODE_CIDRS"
@@ -454,6 +461,8 @@ func (r *reader) policy() PolicySettings {
 		ServiceAccounts:          splitList(r.getenv(EnvPolicyServiceAccounts)),
 		AllowServiceAccountToken: r.get(EnvPolicyAllowServiceAccountToken),
 		StorageClasses:           splitList(r.getenv(EnvPolicyStorageClasses)),
+		CSIDrivers:               splitList(r.getenv(EnvPolicyCSIDrivers)),
+		NodeSelectorKeys:         splitList(r.getenv(EnvPolicyNodeSelectorKeys)),
 		MaxEphemeralStorage:      r.get(EnvPolicyMaxEphemeralStorage),
 		MaxVolumeSize:            r.get(EnvPolicyMaxVolumeSize),
 	}

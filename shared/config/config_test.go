@@ -69,6 +69,8 @@ func TestParsePolicySettings(t *testing.T) {
 	m[EnvPolicyStorageClasses] = "gp3,io2"
 	m[EnvPolicyMaxEphemeralStorage] = "40Gi"
 	m[EnvPolicyMaxVolumeSize] = "1Ti "
+	m[EnvPolicyCSIDrivers] = "ebs.csi.aws.com, "
+	m[EnvPolicyNodeSelectorKeys] = "karpenter.sh/capacity-type, kubernetes.io/arch"
 	c, err := Parse(env(m))
 	if err != nil {
 		t.Fatalf("Parse with policy settings = %v", err)
@@ -76,7 +78,8 @@ func TestParsePolicySettings(t *testing.T) {
 	want := PolicySettings{MaxGPUs: "2", MaxCPU: "a lot", TrustedRegistries: []string{"ghcr.io/acme", "docker.io/library/nginx"},
 		AllowNodeName: "perhaps", Tolerations: []string{"nvidia.com/gpu", "example.com/spot"}, PriorityClasses: []string{"batch-low"},
 		RuntimeClasses: []string{"gvisor"}, ServiceAccounts: []string{"builder"}, AllowServiceAccountToken: "true",
-		StorageClasses: []string{"gp3", "io2"}, MaxEphemeralStorage: "40Gi", MaxVolumeSize: "1Ti"}
+		StorageClasses: []string{"gp3", "io2"}, MaxEphemeralStorage: "40Gi", MaxVolumeSize: "1Ti",
+		CSIDrivers: []string{"ebs.csi.aws.com"}, NodeSelectorKeys: []string{"karpenter.sh/capacity-type", "kubernetes.io/arch"}}
 	if diff := cmp.Diff(want, c.Policy); diff != "" {
 		t.Errorf("Parse: Policy (-want +got):\n%s", diff)
 	}

@@ -20,7 +20,7 @@ var Tunables = []string{
 	EnvPolicyMaxGPUs, EnvPolicyMaxCPU, EnvPolicyMaxMemory, EnvPolicyRegistries,
 	EnvPolicyAllowNodeName, EnvPolicyTolerations, EnvPolicyPriorityClasses, EnvPolicyRuntimeClasses,
 	EnvPolicyServiceAccounts, EnvPolicyAllowServiceAccountToken, EnvPolicyStorageClasses,
-	EnvPolicyMaxEphemeralStorage, EnvPolicyMaxVolumeSize,
+	EnvPolicyMaxEphemeralStorage, EnvPolicyMaxVolumeSize, EnvPolicyCSIDrivers, EnvPolicyNodeSelectorKeys,
 	EnvPodCIDRs, EnvServiceCIDRs, EnvNodeCIDRs, EnvAppsResolvers,
 	EnvContainerCPU, EnvContainerMemory, EnvContainerCPURequest, EnvContainerMemoryRequest,
 	EnvPodsPerJob,

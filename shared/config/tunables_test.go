@@ -26,6 +26,7 @@ func tuned() map[string]string {
 		EnvPolicyAllowNodeName: "true", EnvPolicyTolerations: "nvidia.com/gpu", EnvPolicyPriorityClasses: "batch",
 		EnvPolicyRuntimeClasses: "gvisor", EnvPolicyServiceAccounts: "builder", EnvPolicyAllowServiceAccountToken: "true",
 		EnvPolicyStorageClasses: "gp3", EnvPolicyMaxEphemeralStorage: "20Gi", EnvPolicyMaxVolumeSize: "100Gi",
+		EnvPolicyCSIDrivers: "ebs.csi.aws.com", EnvPolicyNodeSelectorKeys: "kubernetes.io/arch",
 		EnvPodCIDRs: "10.1.0.0/16", EnvServiceCIDRs: "10.2.0.0/16", EnvNodeCIDRs: "10.3.0.0/16", EnvAppsResolvers: "10.0.0.2",
 		EnvContainerCPU: "2", EnvContainerMemory: "2Gi", EnvContainerCPURequest: "200m", EnvContainerMemoryRequest: "512Mi",
 		EnvPodsPerJob: "3",

@@ -272,6 +272,8 @@ func checkCronJob(c *batchv1.CronJob, r *report) {
 		r.addf("metadata.name", msgCronJobName, len(name), cronJobNameMax)
 	}
 	checkConcurrency(c, r)
+	// The job template's metadata becomes each run's Job's.
+	checkOwnMeta(&c.Spec.JobTemplate.ObjectMeta, "spec.jobTemplate.metadata", r)
 }
 
 // checkConcurrency refuses a CronJob whose runs may overlap (concurrencyPolicy Allow): a run

@@ -72,6 +72,10 @@ type Config struct {
 	// CPU or memory gets from the LimitRange in the tenant's namespace, which a job's demand
 	// counts for it (Result.Demand); zero counts nothing for it.
 	ContainerDefaults demand.Defaults
+
+	// AppsNamespace is the namespace of the hosted apps (config.Config.AppsNamespace), refused
+	// to every manifest as kube-* and default are, whatever a tenant's record says; "" for none.
+	AppsNamespace string
 }
 
 // PodFields are the operator's allowances for the pod fields that reach past a tenant's
@@ -105,6 +109,15 @@ type PodFields struct {
 	MaxEphemeralStorage *resource.Quantity
 	// MaxVolumeSize caps the storage one volume claim asks for; nil is DefaultMaxVolumeSize.
 	MaxVolumeSize *resource.Quantity
+	// CSIDrivers are the drivers an inline CSI volume (a pod's volumes[].csi) may name. Such a
+	// volume mounts whatever its driver serves with the driver's own credentials (the secrets
+	// store's driver serves the cloud's secrets), so none is allowed unless listed.
+	CSIDrivers []string
+	// NodeSelectorKeys are the node label keys a pod may select nodes by, in its nodeSelector
+	// and its node affinity's terms; empty is DefaultNodeSelectorKeys. Any other key could pick
+	// the operator's own nodes that no taint guards, or make the autoscaler buy the costliest
+	// instance type.
+	NodeSelectorKeys []string
 }
 
 // The caps that hold when the operator sets none. 20Gi is the whole root volume an EKS managed
@@ -116,13 +129,34 @@ var (
 	DefaultMaxVolumeSize       = resource.MustParse("50Gi")
 )
 
-// clone copies p's lists, so that a caller changing its Config later changes no Checker.
+// DefaultNodeSelectorKeys are the node labels a job legitimately picks its capacity by, when the
+// operator lists none: spot or on-demand (Karpenter's capacity type, which dispatch also sets
+// for the on-demand fallback), the instance type, the zone, the CPU architecture and the GPU
+// model (NVIDIA's GPU feature discovery label). They are the labels a region's flavors are told
+// apart by, so a job can name its flavor's.
+func DefaultNodeSelectorKeys() []string {
+	return []string{
+		"karpenter.sh/capacity-type",
+		"node.kubernetes.io/instance-type",
+		"topology.kubernetes.io/zone",
+		"kubernetes.io/arch",
+		"nvidia.com/gpu.product",
+	}
+}
+
+// clone copies p's lists, so that a caller changing its Config later changes no Checker, with
+// DefaultNodeSelectorKeys in force where p lists none.
 func (p PodFields) clone() PodFields {
 	p.Tolerations = slices.Clone(p.Tolerations)
 	p.PriorityClasses = slices.Clone(p.PriorityClasses)
 	p.RuntimeClasses = slices.Clone(p.RuntimeClasses)
 	p.ServiceAccounts = slices.Clone(p.ServiceAccounts)
 	p.StorageClasses = slices.Clone(p.StorageClasses)
+	p.CSIDrivers = slices.Clone(p.CSIDrivers)
+	p.NodeSelectorKeys = slices.Clone(p.NodeSelectorKeys)
+	if len(p.NodeSelectorKeys) == 0 {
+		p.NodeSelectorKeys = DefaultNodeSelectorKeys()
+	}
 	return p
 }
 
@@ -188,6 +222,9 @@ func (p PodFields) validate() []error {
 		{"RuntimeClasses", p.RuntimeClasses, dnsSubdomainName},
 		{"ServiceAccounts", p.ServiceAccounts, dnsSubdomainName},
 		{"StorageClasses", p.StorageClasses, dnsSubdomainName},
+		// Kubernetes holds a CSI driver's name to a DNS subdomain of at most 63 characters.
+		{"CSIDrivers", p.CSIDrivers, dnsSubdomainName},
+		{"NodeSelectorKeys", p.NodeSelectorKeys, labelKey},
 	} {
 		for _, item := range l.items {
 			if why := l.f.refused(item); why != "" {

@@ -95,7 +95,8 @@ var checkable = map[Kind]kindRule{
 		ts := obj.(*appsv1.StatefulSet).Spec.VolumeClaimTemplates
 		claims := make([]claimRef, len(ts))
 		for i := range ts {
-			claims[i] = claimRef{&ts[i].Spec, indexed("spec.volumeClaimTemplates", i) + ".spec"}
+			at := indexed("spec.volumeClaimTemplates", i)
+			claims[i] = claimRef{&ts[i].Spec, at + ".spec", &ts[i].ObjectMeta, at + ".metadata"}
 		}
 		return claims
 	}),
@@ -111,7 +112,7 @@ var checkable = map[Kind]kindRule{
 		checkSecretKeys(s, r)
 	}),
 	{"v1", "PersistentVolumeClaim"}: rule[corev1.PersistentVolumeClaim](nil, nil).claiming(func(obj any) []claimRef {
-		return []claimRef{{&obj.(*corev1.PersistentVolumeClaim).Spec, "spec"}}
+		return []claimRef{{spec: &obj.(*corev1.PersistentVolumeClaim).Spec, path: "spec"}}
 	}),
 	{"v1", "ServiceAccount"}:             rule[corev1.ServiceAccount](nil, nil),
 	{"policy/v1", "PodDisruptionBudget"}: rule[policyv1.PodDisruptionBudget](nil, nil),

@@ -17,6 +17,11 @@ const (
 	msgNoNamespace              = "no namespace: set metadata.namespace or the request's namespace"
 	msgNamespaceNotYours        = "namespace %q is not one of this tenant's: use one of %q"
 	msgDefaultNamespaceNotYours = "the request's namespace %q is not one of this tenant's: use one of %q"
+	msgNamespaceReserved        = "%s, whatever the tenant's record says: use one of %q"
+
+	msgTidegateKey     = "%s key %q is Tidegate's own (tidegate.io/ and its subdomains): Tidegate sets and reads these keys on what it applies, to know a job's objects, attempt and deployment: remove it"
+	msgFinalizers      = "finalizers keep an object from being deleted until a controller removes them, and none of this cluster's controllers removes one a manifest names: the object would stay Terminating after the job ends, holding its name and its namespace; remove finalizers"
+	msgOwnerReferences = "ownerReferences tie the object's life to another object's, which may be another job's (deleting that would delete this, or this could hold it up): remove ownerReferences; Tidegate deletes a job's objects when it ends"
 
 	msgWrongType    = "must be %s, not %s"
 	msgOutOfRange   = "%d is out of range for this field"
@@ -70,6 +75,11 @@ const (
 	msgRuntimeClass      = "runtime class %q is not allowed (a runtime class brings its nodes' tolerations, and runs the pod under a runtime chosen for others): %s"
 	msgServiceAccount    = "service account %q is not allowed (it may hold permissions meant for another workload): %s"
 	msgAutomountToken    = "automountServiceAccountToken true gives the pod credentials for the cluster's API: remove it or set it to false"
+	msgCSIDriver         = "inline CSI volume %q uses driver %q, which is not allowed (an inline CSI volume mounts whatever its driver serves, with the driver's credentials rather than the tenant's): %s"
+	msgNodeSelectorKey   = "selecting nodes by label %q is not allowed (it could pick the operator's own nodes, or have the autoscaler buy the costliest instance type): %s"
+	msgNodeSelectorField = "selecting nodes by field %q (a node's name) puts the pod on a node directly, past the taints that keep tenants' pods off nodes not meant for them: remove this requirement and select nodes by label"
+	msgPodAffinityNS     = "the term names namespace %q, and a pod may place itself only by pods of its own namespace (%q), never beside or away from another tenant's: remove it"
+	msgPodAffinityNSSel  = "a namespaceSelector (even {}, which is every namespace) places the pod by other namespaces' pods, which may be another tenant's: remove namespaceSelector, and the term then looks at the pod's own namespace"
 	msgProjectedToken    = "a projected serviceAccountToken gives the pod credentials for the cluster's API: remove this source"
 	msgEmptyDirNoLimit   = "emptyDir volume %q has no sizeLimit, so it can fill its node's %s: set sizeLimit, e.g. 1Gi"
 	msgEmptyDirZeroLimit = "emptyDir volume %q has a sizeLimit of %s, which Kubernetes takes as no limit: set sizeLimit above zero, e.g. 1Gi"

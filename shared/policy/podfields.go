@@ -6,11 +6,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The pod fields the Pod Security profile does not look at but that take a pod past the
 // namespace its tenant is confined to: onto a node of the operator's (nodeName, tolerations, a
-// runtime class), ahead of other tenants' pods (a priority class), into another workload's
+// runtime class, node labels and pod affinity: placement.go), into what a CSI driver serves,
+// ahead of other tenants' pods (a priority class), into another workload's
 // permissions (a service account, its token) or another tenant's storage (a claim binding an
 // existing volume). Each is refused unless Config.Pods allows it.
 //
@@ -23,10 +25,14 @@ import (
 // and harmless once shared/jobobjects applies it as false, so refusing it would only make every
 // tenant write the same line.
 
-// claimRef is one volume claim to check and where it sits in its manifest.
+// claimRef is one volume claim to check and where it sits in its manifest. meta is a claim
+// template's metadata, at metaPath; nil for a PersistentVolumeClaim, whose metadata is the
+// object's.
 type claimRef struct {
-	spec *corev1.PersistentVolumeClaimSpec
-	path string
+	spec     *corev1.PersistentVolumeClaimSpec
+	path     string
+	meta     *metav1.ObjectMeta
+	metaPath string
 }
 
 // checkPodFields reports each of the pod's fields that Config.Pods does not allow.
@@ -78,7 +84,8 @@ func remedy(allowed []string, remove, use string) string {
 }
 
 // checkVolumes holds the pod's emptyDir volumes to a size, its ephemeral volumes' claims to the
-// claim rules, and its projected volumes to no service account token.
+// claim rules, its inline CSI volumes to the allowed drivers, and its projected volumes to no
+// service account token.
 func (c *Checker) checkVolumes(p podRef, r *report) {
 	var onDisk resource.Quantity
 	over := false
@@ -106,7 +113,11 @@ func (c *Checker) checkVolumes(p podRef, r *report) {
 			}
 		}
 		if e := v.Ephemeral; e != nil && e.VolumeClaimTemplate != nil {
-			c.checkClaim(claimRef{&e.VolumeClaimTemplate.Spec, path + ".ephemeral.volumeClaimTemplate.spec"}, r)
+			at := path + ".ephemeral.volumeClaimTemplate"
+			c.checkClaim(claimRef{&e.VolumeClaimTemplate.Spec, at + ".spec", &e.VolumeClaimTemplate.ObjectMeta, at + ".metadata"}, r)
+		}
+		if csi := v.CSI; csi != nil && !slices.Contains(c.pods.CSIDrivers, csi.Driver) {
+			r.addf(path+".csi.driver", msgCSIDriver, v.Name, csi.Driver, remedy(c.pods.CSIDrivers, "remove the volume, or mount a persistentVolumeClaim instead", "use"))
 		}
 		if pr := v.Projected; pr != nil && !c.pods.AllowServiceAccountToken {
 			for j := range pr.Sources {
@@ -122,6 +133,7 @@ func (c *Checker) checkVolumes(p podRef, r *report) {
 // that would bind an existing volume: by its name, or by the empty class that only
 // pre-provisioned volumes have.
 func (c *Checker) checkClaim(cl claimRef, r *report) {
+	checkOwnMeta(cl.meta, cl.metaPath, r)
 	s := cl.spec
 	if s.VolumeName != "" {
 		r.addf(cl.path+".volumeName", msgClaimVolumeName, s.VolumeName)

@@ -79,6 +79,44 @@ func podFieldCases(t testing.TB) []struct {
 		{"ephemeral volume over the size cap",
 			volumes(claimVolume(t, `{accessModes: [ReadWriteOnce], resources: {requests: {storage: 51Gi}}}`)),
 			".volumes[0].ephemeral.volumeClaimTemplate.spec.resources.requests[storage]", &Config{Pods: PodFields{MaxVolumeSize: quantity("1Ti")}}},
+		{"inline CSI volume of an unlisted driver", volumes(map[string]any{"name": "secrets", "csi": fromYAML(t,
+			`{driver: secrets-store.csi.k8s.io, readOnly: true, volumeAttributes: {secretProviderClass: team-b-db}}`)}),
+			".volumes[0].csi.driver", &Config{Pods: PodFields{CSIDrivers: []string{"secrets-store.csi.k8s.io"}}}},
+		{"nodeSelector on an unlisted label", func(s map[string]any) {
+			s["nodeSelector"] = map[string]any{"karpenter.sh/capacity-type": "spot", "eks.amazonaws.com/nodegroup": "system"}
+		}, ".nodeSelector[eks.amazonaws.com/nodegroup]", &Config{Pods: PodFields{NodeSelectorKeys: []string{"karpenter.sh/capacity-type", "eks.amazonaws.com/nodegroup"}}}},
+		{"required node affinity on an unlisted label", func(s map[string]any) {
+			s["affinity"] = fromYAML(t, `{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+				{matchExpressions: [{key: kubernetes.io/arch, operator: In, values: [arm64]}]},
+				{matchExpressions: [{key: topology.kubernetes.io/zone, operator: Exists}, {key: node-role.kubernetes.io/control-plane, operator: Exists}]}]}}}`)
+		}, ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1].matchExpressions[1].key",
+			&Config{Pods: PodFields{NodeSelectorKeys: []string{"kubernetes.io/arch", "topology.kubernetes.io/zone", "node-role.kubernetes.io/control-plane"}}}},
+		{"preferred node affinity on an unlisted label", func(s map[string]any) {
+			s["affinity"] = fromYAML(t, `{nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [
+				{weight: 100, preference: {matchExpressions: [{key: karpenter.k8s.aws/instance-size, operator: In, values: [48xlarge]}]}}]}}`)
+		}, ".affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].key",
+			&Config{Pods: PodFields{NodeSelectorKeys: []string{"karpenter.k8s.aws/instance-size"}}}},
+		{"node affinity picking a node by name", func(s map[string]any) {
+			s["affinity"] = fromYAML(t, `{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+				{matchFields: [{key: metadata.name, operator: In, values: [hosting-1]}]}]}}}`)
+		}, ".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].key",
+			&Config{Pods: PodFields{NodeSelectorKeys: []string{"metadata.name"}}}},
+		{"pod affinity naming another namespace", func(s map[string]any) {
+			s["affinity"] = fromYAML(t, `{podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [
+				{topologyKey: kubernetes.io/hostname, namespaces: [team-a, team-c], labelSelector: {matchLabels: {app: db}}}]}}`)
+		}, ".affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].namespaces[1]", nil},
+		{"preferred pod affinity selecting every namespace", func(s map[string]any) {
+			s["affinity"] = fromYAML(t, `{podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [
+				{weight: 100, podAffinityTerm: {topologyKey: kubernetes.io/hostname, namespaceSelector: {}, labelSelector: {matchLabels: {app: db}}}}]}}`)
+		}, ".affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.namespaceSelector", nil},
+		{"pod anti-affinity selecting namespaces by label", func(s map[string]any) {
+			s["affinity"] = fromYAML(t, `{podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [
+				{topologyKey: kubernetes.io/hostname, namespaceSelector: {matchLabels: {tenant: b}}}]}}`)
+		}, ".affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].namespaceSelector", nil},
+		{"preferred pod anti-affinity naming another namespace", func(s map[string]any) {
+			s["affinity"] = fromYAML(t, `{podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [
+				{weight: 1, podAffinityTerm: {topologyKey: kubernetes.io/hostname, namespaces: [kube-system]}}]}}`)
+		}, ".affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.namespaces[0]", nil},
 	}
 }
 
@@ -110,8 +148,8 @@ func TestCheckPodFieldsInEveryKind(t *testing.T) {
 }
 
 // What stays allowed with nothing configured: the default service account, a toleration-free
-// pod, an emptyDir with a limit, a token not mounted, and a claim of the default class within
-// the caps.
+// pod, an emptyDir with a limit, a token not mounted, a claim of the default class within the
+// caps, the default node labels, and pod affinity within the pod's own namespace.
 func TestCheckPodFieldsDefaultsAdmit(t *testing.T) {
 	c := mustChecker(t, Config{})
 	for _, w := range workloads {
@@ -127,6 +165,20 @@ func TestCheckPodFieldsDefaultsAdmit(t *testing.T) {
 			claimVolume(t, `{accessModes: [ReadWriteOnce], resources: {requests: {storage: 50Gi}, limits: {storage: 50Gi}}}`),
 			map[string]any{"name": "cm", "projected": fromYAML(t, `{sources: [{configMap: {name: ca}}]}`)},
 		}
+		// Every default node label, in the nodeSelector and in node affinity's terms, and pod
+		// (anti-)affinity within the pod's own namespace, by name or by leaving it out.
+		spec["nodeSelector"] = map[string]any{"karpenter.sh/capacity-type": "spot", "nvidia.com/gpu.product": "NVIDIA-A10G"}
+		spec["affinity"] = fromYAML(t, `{
+			nodeAffinity: {
+				requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [
+					{key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge, g5.2xlarge]},
+					{key: kubernetes.io/arch, operator: In, values: [amd64]}]}]},
+				preferredDuringSchedulingIgnoredDuringExecution: [{weight: 50, preference: {matchExpressions: [
+					{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a]}]}}]},
+			podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [
+				{topologyKey: kubernetes.io/hostname, namespaces: [team-a], labelSelector: {matchLabels: {app: x}}}]},
+			podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [
+				{weight: 10, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: x}}}}]}}`)
 		if res := c.Check(tenantRequest(w.wrap(spec))); !res.Allowed() {
 			t.Errorf("Check(%s within the defaults) = %v, want no violation", w.kind, res.Violations)
 		}

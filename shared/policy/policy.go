@@ -17,6 +17,7 @@ import (
 	psa "k8s.io/pod-security-admission/policy"
 
 	"github.com/tidegate/tidegate/shared/demand"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // Violation is one reason a manifest may not run: which document, which field, and what to
@@ -67,8 +68,10 @@ type Result struct {
 	Pods int
 	// Violations are every problem found, by document and, within one, in the order the checks
 	// run: kind, namespace, name, schema (by field), what the API server would refuse in the
-	// metadata, the kind's own rules, what the API server would refuse in the pod, Pod Security
-	// (in the upstream evaluator's order), the pod fields that reach past the namespace, caps,
+	// metadata, the metadata that is Tidegate's or the cluster's (ownmeta.go), the kind's own
+	// rules, what the API server would refuse in the pod and the pod template's metadata that is
+	// Tidegate's, Pod Security (in the upstream evaluator's order), the pod fields that reach past
+	// the namespace and where the pod asks to be placed, caps,
 	// registries, the kind's volume claims, and last whether it never ends beside an object that
 	// does (ends.go). The same request always gives the same list.
 	Violations []Violation
@@ -93,6 +96,8 @@ type Checker struct {
 	ephemeralCap resource.Quantity
 	volumeCap    resource.Quantity
 	defaults     demand.Defaults
+	// apps is the hosted apps' namespace, reserved as kube-* and default are.
+	apps string
 }
 
 // restricted is the profile every pod is held to, at the newest version this module knows.
@@ -125,6 +130,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 		ephemeralCap: cfg.Pods.ephemeralStorageCap(),
 		volumeCap:    cfg.Pods.volumeSizeCap(),
 		defaults:     demand.Defaults{CPU: cfg.ContainerDefaults.CPU.DeepCopy(), Memory: cfg.ContainerDefaults.Memory.DeepCopy()},
+		apps:         cfg.AppsNamespace,
 	}
 	for _, k := range allowed {
 		c.kinds[k] = checkable[k]
@@ -180,7 +186,7 @@ func (c *Checker) checkDocument(doc int, m map[string]any, req Request, res *Res
 			return m // it has no namespace to check
 		}
 	}
-	m, ok = namespace(m, req, r)
+	m, ok = c.namespace(m, req, r)
 	if allowed && ok {
 		c.checkObject(rule, m, r)
 	}
@@ -222,15 +228,21 @@ func (c *Checker) checkObject(rule kindRule, m map[string]any, r *report) {
 	if d.dropped > 0 {
 		r.addf("", msgMoreErrors, d.dropped)
 	}
-	checkAPIMeta(rule, obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta), r)
+	objMeta := obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
+	checkAPIMeta(rule, objMeta, r)
+	checkOwnMeta(objMeta, "metadata", r)
 	if rule.check != nil {
 		rule.check(obj, r)
 	}
 	if rule.pod != nil {
 		p := rule.pod(obj)
 		checkAPIPod(rule, p, r)
+		if p.metaPath != "metadata" { // a Pod's own metadata is checked as the object's
+			checkOwnMeta(p.meta, p.metaPath, r)
+		}
 		c.podSecurity(p, r)
 		c.checkPodFields(p, r)
+		c.checkPlacement(p, objMeta.Namespace, r)
 		c.checkCaps(p, r)
 		c.checkImages(p, r)
 		gpus := podAmount(p.spec, gpuResource).total
@@ -276,9 +288,15 @@ func podsAtOnce(m map[string]any) int64 {
 }
 
 // namespace returns m with metadata.namespace filled in from the request's default if it has
-// none, and reports a namespace that is missing or not the tenant's. It reports false if the
-// metadata is too malformed to check further.
-func namespace(m map[string]any, req Request, r *report) (map[string]any, bool) {
+// none, and reports a namespace that is missing, reserved or not the tenant's. It reports false
+// if the metadata is too malformed to check further.
+//
+// A reserved namespace (the cluster's kube-*, default, the hosted apps') is refused here whatever
+// the tenant's record says: the admin CLI refuses to give a tenant one (tenancy.CheckNamespaces),
+// but a record written another way, or before that check, would otherwise reach the cluster's
+// own pods or other orgs' hosts. It is a violation of metadata.namespace, as a namespace not the
+// tenant's is, so the same 422 names the field to change.
+func (c *Checker) namespace(m map[string]any, req Request, r *report) (map[string]any, bool) {
 	raw := m["metadata"]
 	meta, isMap := raw.(map[string]any)
 	if raw != nil && !isMap {
@@ -292,7 +310,9 @@ func namespace(m map[string]any, req Request, r *report) (map[string]any, bool) 
 		return m, false
 	}
 	if ns != "" {
-		if !slices.Contains(req.Namespaces, ns) {
+		if err := tenancy.ReservedNamespace(ns, c.apps); err != nil {
+			c.reserved(err, req, r)
+		} else if !slices.Contains(req.Namespaces, ns) {
 			r.addf("metadata.namespace", msgNamespaceNotYours, ns, req.Namespaces)
 		}
 		return m, true
@@ -301,7 +321,9 @@ func namespace(m map[string]any, req Request, r *report) (map[string]any, bool) 
 		r.add("metadata.namespace", msgNoNamespace)
 		return m, true
 	}
-	if !slices.Contains(req.Namespaces, req.DefaultNamespace) {
+	if err := tenancy.ReservedNamespace(req.DefaultNamespace, c.apps); err != nil {
+		c.reserved(err, req, r)
+	} else if !slices.Contains(req.Namespaces, req.DefaultNamespace) {
 		r.addf("metadata.namespace", msgDefaultNamespaceNotYours, req.DefaultNamespace, req.Namespaces)
 	}
 	meta = maps.Clone(meta)
@@ -312,4 +334,25 @@ func namespace(m map[string]any, req Request, r *report) (map[string]any, bool) 
 	m = maps.Clone(m)
 	m["metadata"] = meta
 	return m, true
+}
+
+// usable is the tenant's namespaces that are not reserved, for a message saying which to use.
+func (c *Checker) usable(req Request) []string {
+	var ok []string
+	for _, ns := range req.Namespaces {
+		if tenancy.ReservedNamespace(ns, c.apps) == nil {
+			ok = append(ok, ns)
+		}
+	}
+	return ok
+}
+
+// reserved reports a reserved namespace, why it is (tenancy's words) and which to use instead.
+func (c *Checker) reserved(why error, req Request, r *report) {
+	usable := c.usable(req)
+	if len(usable) == 0 {
+		r.add("metadata.namespace", why.Error())
+		return
+	}
+	r.addf("metadata.namespace", msgNamespaceReserved, why, usable)
 }

@@ -106,9 +106,9 @@ rules: [{apiGroups: ["*"], resources: ["*"], verbs: ["*"]}]
 			Message: "v1 Secret is not allowed here: use one of batch/v1 Job, batch/v1 CronJob, apps/v1 Deployment, apps/v1 StatefulSet, v1 Pod, v1 ConfigMap, v1 Service"}},
 	}, {
 		name: "namespace outside the tenant's",
-		doc:  `{apiVersion: v1, kind: ConfigMap, metadata: {name: cfg, namespace: kube-system}, data: {a: b}}`,
+		doc:  `{apiVersion: v1, kind: ConfigMap, metadata: {name: cfg, namespace: team-z}, data: {a: b}}`,
 		want: []Violation{{Document: 0, Kind: "ConfigMap", Name: "cfg", Field: "metadata.namespace",
-			Message: `namespace "kube-system" is not one of this tenant's: use one of ["team-a" "team-b"]`}},
+			Message: `namespace "team-z" is not one of this tenant's: use one of ["team-a" "team-b"]`}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

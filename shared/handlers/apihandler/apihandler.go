@@ -38,6 +38,8 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		return nil, err
 	}
 	pc.ContainerDefaults = demand.Defaults{CPU: iso.Containers.CPURequest, Memory: iso.Containers.MemoryRequest}
+	pc.AppsNamespace = cfg.AppsNamespace
+	pc.Pods.NodeSelectorKeys = withCapacityLabel(pc.Pods.NodeSelectorKeys, cfg.CapacityTypeLabel)
 	checker, err := policy.NewChecker(pc)
 	if err != nil {
 		return nil, err

@@ -39,17 +39,19 @@ func TestPolicyConfig(t *testing.T) {
 		{name: "pod field allowances",
 			settings: config.PolicySettings{AllowNodeName: "true", AllowServiceAccountToken: "false", Tolerations: []string{"nvidia.com/gpu"},
 				PriorityClasses: []string{"batch"}, RuntimeClasses: []string{"gvisor"}, ServiceAccounts: []string{"builder"},
-				StorageClasses: []string{"gp3"}, MaxEphemeralStorage: "40Gi", MaxVolumeSize: "1Ti"},
+				StorageClasses: []string{"gp3"}, MaxEphemeralStorage: "40Gi", MaxVolumeSize: "1Ti",
+				CSIDrivers: []string{"ebs.csi.aws.com"}, NodeSelectorKeys: []string{"kubernetes.io/arch"}},
 			want: map[string]string{"MaxEphemeralStorage": "40Gi", "MaxVolumeSize": "1Ti"}},
 		{name: "pod field allowances that no pod could name",
 			settings: config.PolicySettings{AllowNodeName: "yes please", Tolerations: []string{"a b"}, PriorityClasses: []string{"Batch"},
 				RuntimeClasses: []string{"g_visor"}, ServiceAccounts: []string{"x/y"}, StorageClasses: []string{"-gp3"},
-				MaxEphemeralStorage: "-1", MaxVolumeSize: "lots"},
+				MaxEphemeralStorage: "-1", MaxVolumeSize: "lots", CSIDrivers: []string{"Secrets_Store"}, NodeSelectorKeys: []string{"node pool"}},
 			wantErr: []string{config.EnvPolicyAllowNodeName + `: "yes please" is not true or false`,
 				config.EnvPolicyTolerations + `: Tolerations: "a b"`, config.EnvPolicyPriorityClasses + `: PriorityClasses: "Batch"`,
 				config.EnvPolicyRuntimeClasses + `: RuntimeClasses: "g_visor"`, config.EnvPolicyServiceAccounts + `: ServiceAccounts: "x/y"`,
 				config.EnvPolicyStorageClasses + `: StorageClasses: "-gp3"`, config.EnvPolicyMaxEphemeralStorage + ": MaxEphemeralStorage -1 must not be negative",
-				config.EnvPolicyMaxVolumeSize + `: "lots" is not a Kubernetes quantity`}},
+				config.EnvPolicyMaxVolumeSize + `: "lots" is not a Kubernetes quantity`,
+				config.EnvPolicyCSIDrivers + `: CSIDrivers: "Secrets_Store"`, config.EnvPolicyNodeSelectorKeys + `: NodeSelectorKeys: "node pool"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +87,8 @@ func TestPolicyConfig(t *testing.T) {
 			pods.MaxEphemeralStorage, pods.MaxVolumeSize = nil, nil
 			wantPods := policy.PodFields{AllowNodeName: tt.settings.AllowNodeName == "true", AllowServiceAccountToken: tt.settings.AllowServiceAccountToken == "true",
 				Tolerations: tt.settings.Tolerations, PriorityClasses: tt.settings.PriorityClasses, RuntimeClasses: tt.settings.RuntimeClasses,
-				ServiceAccounts: tt.settings.ServiceAccounts, StorageClasses: tt.settings.StorageClasses}
+				ServiceAccounts: tt.settings.ServiceAccounts, StorageClasses: tt.settings.StorageClasses,
+				CSIDrivers: tt.settings.CSIDrivers, NodeSelectorKeys: tt.settings.NodeSelectorKeys}
 			if diff := cmp.Diff(wantPods, pods); diff != "" {
 				t.Errorf("policyConfig(%+v) pod fields (-want +got):\n%s", tt.settings, diff)
 			}
@@ -149,3 +152,25 @@ func TestNewServesHealthz(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// The clusters' capacity-type label is always one a pod may select nodes by, beside the listed
+// keys or the policy's default ones.
+func TestWithCapacityLabel(t *testing.T) {
+	defaults := policy.DefaultNodeSelectorKeys()
+	tests := []struct {
+		name  string
+		keys  []string
+		label string
+		want  []string
+	}{
+		{"Karpenter's, among the defaults", nil, "karpenter.sh/capacity-type", defaults},
+		{"EKS's, beside the defaults", nil, "eks.amazonaws.com/capacityType", append(policy.DefaultNodeSelectorKeys(), "eks.amazonaws.com/capacityType")},
+		{"beside the listed keys", []string{"kubernetes.io/arch"}, "karpenter.sh/capacity-type", []string{"kubernetes.io/arch", "karpenter.sh/capacity-type"}},
+		{"already listed", []string{"karpenter.sh/capacity-type"}, "karpenter.sh/capacity-type", []string{"karpenter.sh/capacity-type"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, withCapacityLabel(tt.keys, tt.label)); diff != "" {
+			t.Errorf("withCapacityLabel(%v, %q), %s (-want +got):\n%s", tt.keys, tt.label, tt.name, diff)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package apihandler
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -58,6 +59,8 @@ func policyConfig(s config.PolicySettings) (policy.Config, error) {
 			ServiceAccounts:          s.ServiceAccounts,
 			AllowServiceAccountToken: flag(config.EnvPolicyAllowServiceAccountToken, s.AllowServiceAccountToken),
 			StorageClasses:           s.StorageClasses,
+			CSIDrivers:               s.CSIDrivers,
+			NodeSelectorKeys:         s.NodeSelectorKeys,
 			MaxEphemeralStorage:      quantity(config.EnvPolicyMaxEphemeralStorage, s.MaxEphemeralStorage),
 			MaxVolumeSize:            quantity(config.EnvPolicyMaxVolumeSize, s.MaxVolumeSize),
 		},
@@ -88,6 +91,8 @@ func validateEach(p policy.Config) []error {
 		{config.EnvPolicyStorageClasses, policy.Config{Pods: policy.PodFields{StorageClasses: p.Pods.StorageClasses}}},
 		{config.EnvPolicyMaxEphemeralStorage, policy.Config{Pods: policy.PodFields{MaxEphemeralStorage: p.Pods.MaxEphemeralStorage}}},
 		{config.EnvPolicyMaxVolumeSize, policy.Config{Pods: policy.PodFields{MaxVolumeSize: p.Pods.MaxVolumeSize}}},
+		{config.EnvPolicyCSIDrivers, policy.Config{Pods: policy.PodFields{CSIDrivers: p.Pods.CSIDrivers}}},
+		{config.EnvPolicyNodeSelectorKeys, policy.Config{Pods: policy.PodFields{NodeSelectorKeys: p.Pods.NodeSelectorKeys}}},
 	} {
 		if err := one.cfg.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", one.name, err))
@@ -100,4 +105,17 @@ func validateEach(p policy.Config) []error {
 		}
 	}
 	return errs
+}
+
+// withCapacityLabel is the node labels a pod may select nodes by (the policy's default when keys
+// is empty) and the clusters' capacity-type label: a job asks for spot or on-demand nodes by the
+// label the clusters have, which dispatch's on-demand fallback sets too, whichever it is.
+func withCapacityLabel(keys []string, label string) []string {
+	if len(keys) == 0 {
+		keys = policy.DefaultNodeSelectorKeys()
+	}
+	if label == "" || slices.Contains(keys, label) {
+		return keys
+	}
+	return append(slices.Clone(keys), label)
 }
