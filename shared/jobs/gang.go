@@ -17,6 +17,11 @@ const (
 	// default, long enough for a cluster autoscaler or Karpenter to bring up a node (a minute or
 	// two on EKS) and pull a large image.
 	DefaultReadyTimeout = 5 * time.Minute
+	// DefaultReadyTimeoutMax is the longest ready_timeout a job may name unless the operator
+	// says otherwise (TIDEGATE_READY_TIMEOUT_MAX): half an hour, six times the default, time for
+	// a node to be launched, join and pull an image of tens of GB; past it, half a gang holds
+	// room others could use while it waits for capacity that is not coming.
+	DefaultReadyTimeoutMax = 30 * time.Minute
 	// MinReadyTimeout is the least ready_timeout a job may name: below a second the judgement is
 	// only as fine as the beat, which in dev runs every few seconds.
 	MinReadyTimeout = time.Second
@@ -106,16 +111,17 @@ func (j Job) Ready(seen PodsSeen, now time.Time) Readiness {
 }
 
 // AwaitsPods reports whether job j's pods are still to be judged by Ready: it is pending or
-// running, runs to an end and runs pods, and its current attempt was never seen ready.
+// running, runs to an end and runs pods, and its current attempt was never seen ready. A record
+// without a ready timeout was submitted before jobs were judged so (the API stores one for every
+// job since): its pods were never promised anything, and it is left alone.
 func (j Job) AwaitsPods() bool {
-	if (j.Status != StatusPending && j.Status != StatusRunning) || j.Podless || j.LongRunning() {
+	if (j.Status != StatusPending && j.Status != StatusRunning) || j.Podless || j.LongRunning() || j.ReadyTimeout == "" {
 		return false
 	}
 	return j.PodsReady == nil || j.PodsReady.Attempt != j.AttemptOf()
 }
 
-// ReadyTimeoutOf is job j's ready timeout: what it named, DefaultReadyTimeout when it named none
-// (or for a record from before the field).
+// ReadyTimeoutOf is job j's ready timeout, DefaultReadyTimeout for one that cannot be read.
 func (j Job) ReadyTimeoutOf() time.Duration {
 	if d, err := time.ParseDuration(j.ReadyTimeout); err == nil && d > 0 {
 		return d

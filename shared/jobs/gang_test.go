@@ -11,7 +11,7 @@ func TestReady(t *testing.T) {
 	dispatched := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	job := func(status Status, pods string, mod ...func(*Job)) Job {
 		j := Job{
-			ID: "job-1", Status: status, Attempt: 1, Demand: map[string]string{"cpu": "8", "pods": pods},
+			ID: "job-1", Status: status, Attempt: 1, ReadyTimeout: "5m0s", Demand: map[string]string{"cpu": "8", "pods": pods},
 			StatusHistory: []Transition{{Status: StatusQueued}, {Status: StatusDispatching}, {Status: StatusPending, At: dispatched}},
 		}
 		for _, m := range mod {
@@ -54,6 +54,7 @@ func TestReady(t *testing.T) {
 		{"the current attempt's dispatch counts", job(StatusPending, "2", func(j *Job) {
 			j.StatusHistory = append(j.StatusHistory, Transition{Status: StatusQueued, At: late}, Transition{Status: StatusPending, At: late.Add(time.Minute)})
 		}), PodsSeen{Exist: 2}, late.Add(time.Minute + DefaultReadyTimeout - time.Second), ReadyWait{}},
+		{"a record from before ready_timeout", job(StatusPending, "8", timeout("")), PodsSeen{Exist: 8}, late.Add(time.Hour), ReadyWait{}},
 		{"podless", job(StatusPending, "", func(j *Job) { j.Podless = true }), PodsSeen{}, late.Add(time.Hour), ReadyWait{}},
 		{"long-running", job(StatusPending, "3", func(j *Job) { j.Kind = KindLongRunning }), PodsSeen{Exist: 3}, late.Add(time.Hour), ReadyWait{}},
 		{"queued", job(StatusQueued, "3"), PodsSeen{}, late.Add(time.Hour), ReadyWait{}},
