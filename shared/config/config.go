@@ -16,6 +16,7 @@ import (
 	"github.com/tidegate/tidegate/shared/capacitytype"
 	"github.com/tidegate/tidegate/shared/costing"
 	"github.com/tidegate/tidegate/shared/hostplan"
+	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -88,6 +89,10 @@ type Config struct {
 	// (TIDEGATE_APP_UNREADY_SECONDS, whole seconds from hostplan.MinUnreadyLimit to
 	// MaxAppUnreadyLimit; hostplan.DefaultUnreadyLimit when unset).
 	AppUnreadyLimit time.Duration
+	// ReadyTimeoutMax is the longest ready_timeout a job may name (TIDEGATE_READY_TIMEOUT_MAX, a
+	// Go duration; jobs.DefaultReadyTimeoutMax when unset): the pods of a gang that did schedule hold
+	// their room for that long while the rest wait.
+	ReadyTimeoutMax time.Duration
 
 	// Endpoints replace AWS's own for each service when set: the local stand-ins in dev and tests.
 	Endpoints Endpoints
@@ -210,6 +215,7 @@ const (
 	EnvOnDemandPrices       = "TIDEGATE_ON_DEMAND_PRICES"
 	EnvAppRuntimes          = "TIDEGATE_APP_RUNTIMES"
 	EnvAppUnreadySeconds    = "TIDEGATE_APP_UNREADY_SECONDS"
+	EnvReadyTimeoutMax      = "TIDEGATE_READY_TIMEOUT_MAX"
 	EnvLongRunningHoldsSlot = "TIDEGATE_LONG_RUNNING_HOLDS_SLOT"
 	EnvLongRunningPerTenant = "TIDEGATE_LONG_RUNNING_PER_TENANT"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
@@ -573,6 +579,20 @@ func (r *reader) appRuntimes(name string) apps.Runtimes {
 		r.fail(name, err)
 	}
 	return rs
+}
+
+// readyTimeoutMax reads the longest ready_timeout a job may name.
+func (r *reader) readyTimeoutMax(name string) time.Duration {
+	s := r.get(name)
+	if s == "" {
+		return jobs.DefaultReadyTimeoutMax
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < jobs.DefaultReadyTimeout || d > 24*time.Hour {
+		r.fail(name, fmt.Errorf("%q is not a duration from %s (the default ready timeout, which every job may have) to 24h", s, jobs.DefaultReadyTimeout))
+		return jobs.DefaultReadyTimeoutMax
+	}
+	return d
 }
 
 // MaxAppUnreadyLimit is the most TIDEGATE_APP_UNREADY_SECONDS may be: a host whose check has

@@ -15,7 +15,7 @@ var Tunables = []string{
 	EnvRegionCapacity, EnvRegionGPUs,
 	EnvRateLimit, EnvRateBurst, EnvDefaultQuota,
 	EnvJobRetentionDays, EnvJobTTLSeconds,
-	EnvOnDemandPrices, EnvAppRuntimes, EnvAppUnreadySeconds,
+	EnvOnDemandPrices, EnvAppRuntimes, EnvAppUnreadySeconds, EnvReadyTimeoutMax,
 	EnvLongRunningHoldsSlot, EnvLongRunningPerTenant,
 	EnvPolicyMaxGPUs, EnvPolicyMaxCPU, EnvPolicyMaxMemory, EnvPolicyRegistries,
 	EnvPolicyAllowNodeName, EnvPolicyTolerations, EnvPolicyPriorityClasses, EnvPolicyRuntimeClasses,
@@ -46,6 +46,7 @@ func (r *reader) tunables(c *Config) {
 	c.OnDemandPrices = r.onDemand(EnvOnDemandPrices)
 	c.AppRuntimes = r.appRuntimes(EnvAppRuntimes)
 	c.AppUnreadyLimit = r.unreadyLimit(EnvAppUnreadySeconds)
+	c.ReadyTimeoutMax = r.readyTimeoutMax(EnvReadyTimeoutMax)
 	c.LongRunning = r.longRunning()
 	c.Policy = r.policy()
 	c.Isolation = r.isolation()

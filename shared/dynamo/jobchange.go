@@ -203,8 +203,12 @@ func (e *expression) fields(c jobs.Change) {
 	if r := c.Retried; r != nil {
 		e.setTo("attempt", r.Attempt)
 		e.setTo("spot_retries", r.SpotRetries)
+		e.setTo("ready_timeouts", r.ReadyTimeouts)
 		e.setTo("not_before", r.NotBefore.UTC())
 		e.setTo("attempts", r.Attempts)
+	}
+	if c.PodsReady != nil {
+		e.setTo("pods_ready", *c.PodsReady)
 	}
 	if c.DispatchAttempts != 0 {
 		e.setTo("dispatch_attempts", c.DispatchAttempts)

@@ -77,6 +77,10 @@ func (s *JobStore) byActive(ctx context.Context, region, below, attrs string) ([
 // units are the item's whole size whatever it projects).
 const stateAttrs = "id, #ns, #region, #status, claim, podless, kind, attempt"
 
+// readyAttrs are what the beat judges a dispatched job's pods by besides its state (jobs.Ready):
+// read by States from the table, not from gsi2, whose projection holds none of them.
+const readyAttrs = ", ready_timeout, ready_timeouts, pods_ready, demand, status_history"
+
 // ActiveStates reads region's active jobs with only their id, namespace, region, status, claim,
 // podless flag, kind and attempt. Read the whole job (Job) to change one.
 func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
@@ -91,13 +95,13 @@ func (s *JobStore) Unlisted(ctx context.Context, region string) ([]jobs.Job, err
 }
 
 // States reads the records of ids as ActiveStates does (id, namespace, region, status, claim, podless),
-// whatever their status, with consistent reads; an id without a record is left out. At most
+// with what jobs.Ready judges besides, whatever their status, with consistent reads; an id without a record is left out. At most
 // statesPerRead ids a call, a few calls at once. An id given twice is read once (BatchGetItem
 // refuses a call that names a key twice).
 func (s *JobStore) States(ctx context.Context, ids []string) ([]jobs.Job, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	return inChunks(ids, statesPerRead, func(chunk []string) ([]jobs.Job, error) {
-		return s.readJobs(ctx, chunk, stateAttrs, summaryNames)
+		return s.readJobs(ctx, chunk, stateAttrs+readyAttrs, summaryNames)
 	})
 }
 

@@ -21,6 +21,8 @@ type manifestsRequest struct {
 	Region    string          `json:"region"`
 	Regions   []string        `json:"regions"`
 	DryRun    bool            `json:"dry_run"`
+	// ReadyTimeout is the job's ready_timeout (jobSettings').
+	ReadyTimeout string `json:"ready_timeout"`
 	// Validate is accepted for GCO clients. The admission policy applies whatever it says: it is
 	// the security boundary, not a lint.
 	Validate *bool `json:"validate"`
@@ -42,7 +44,7 @@ func (a *api) readManifestsRequest(w http.ResponseWriter, r *http.Request) (mani
 			return req, nil, nil, err
 		}
 		q := r.URL.Query()
-		req.Namespace, req.Region = q.Get("namespace"), q.Get("region")
+		req.Namespace, req.Region, req.ReadyTimeout = q.Get("namespace"), q.Get("region"), q.Get("ready_timeout")
 		if q.Has("regions") {
 			req.Regions = strings.Split(q.Get("regions"), ",")
 		}
@@ -80,7 +82,7 @@ func (a *api) submitManifests(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s := submission{manifests: ms, namespace: req.Namespace, region: req.Region, regions: req.Regions, priority: jobs.DefaultPriority, priorityDefaulted: true, idempotencyKey: key, body: body}
+	s := submission{manifests: ms, namespace: req.Namespace, region: req.Region, regions: req.Regions, priority: jobs.DefaultPriority, priorityDefaulted: true, idempotencyKey: key, body: body, readyTimeout: req.ReadyTimeout}
 	if err := a.admit(r.Context(), &s); err != nil {
 		return err
 	}
@@ -129,6 +131,7 @@ type jobSettings struct {
 	SpotDeadline     string            `json:"spot_deadline"`
 	OnDeadline       string            `json:"on_deadline"`
 	Retry            *jobs.Retry       `json:"retry"`
+	ReadyTimeout     string            `json:"ready_timeout"`
 }
 
 // submission starts a job's submission from the settings, the rest to be filled by the route.
@@ -136,7 +139,7 @@ func (js jobSettings) submission(ms []map[string]any, idempotencyKey string, bod
 	s := submission{
 		manifests: ms, namespace: js.Namespace, region: js.Region, regions: js.Regions, priority: jobs.DefaultPriority, labels: js.Labels,
 		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, spotDeadline: js.SpotDeadline, onDeadline: js.OnDeadline,
-		idempotencyKey: idempotencyKey, body: body, retry: js.Retry,
+		idempotencyKey: idempotencyKey, body: body, retry: js.Retry, readyTimeout: js.ReadyTimeout,
 		priorityDefaulted: js.Priority == nil,
 	}
 	if js.Priority != nil {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/console"
+	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/ratelimit"
@@ -33,6 +35,9 @@ type Deps struct {
 	// LongRunningHoldsSlot and LongRunningPerTenant are config.LongRunningSettings, for the
 	// queue's stats: whether a long-running job holds a slot, and how many a tenant may run.
 	LongRunningHoldsSlot bool
+	// ReadyTimeoutMax is the longest ready_timeout a job may name (config.Config's); 0 is
+	// jobs.DefaultReadyTimeoutMax.
+	ReadyTimeoutMax      time.Duration
 	LongRunningPerTenant int
 	// Regions jobs may run in; the first is the default where a route lets region be left out.
 	Regions []string
@@ -82,6 +87,7 @@ type api struct {
 	capacity   func(region string) int
 	quota      tenancy.Quota // Deps.DefaultQuota
 	longRun    longRunning   // Deps.LongRunning*
+	readyMax   time.Duration // Deps.ReadyTimeoutMax
 	iamCaller  IAMCaller
 	now        func() time.Time
 	rate       ratelimit.Limit
@@ -125,8 +131,9 @@ func newAPI(d Deps) *api {
 		log: d.Log, principals: d.Principals, jobs: d.Jobs, templates: d.Templates, policy: d.Policy,
 		ringer: d.Ringer, regions: d.Regions, clusters: d.Clusters, capacity: d.Capacity, iamCaller: d.IAMCaller, now: d.Now,
 		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets), quota: d.DefaultQuota, metrics: d.Metrics,
-		longRun: longRunning{HoldsSlot: d.LongRunningHoldsSlot, PerTenant: d.LongRunningPerTenant},
-		mux:     http.NewServeMux(), paths: http.NewServeMux(),
+		longRun:  longRunning{HoldsSlot: d.LongRunningHoldsSlot, PerTenant: d.LongRunningPerTenant},
+		readyMax: cmp.Or(d.ReadyTimeoutMax, jobs.DefaultReadyTimeoutMax),
+		mux:      http.NewServeMux(), paths: http.NewServeMux(),
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)

@@ -44,6 +44,7 @@ type submission struct {
 	onDeadline     string
 	deadline       *time.Time // spotDeadline read by admit
 	retry          *jobs.Retry
+	readyTimeout   string // as given, then as stored: a Go duration, the default filled in
 	template       string
 	retryOf        string
 	idempotencyKey string
@@ -81,6 +82,7 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	}
 	bad = append(bad, s.checkDeadline(a.now())...)
 	bad = append(bad, checkRetry(s.retry)...)
+	bad = append(bad, s.checkReadyTimeout(a.readyMax)...)
 	if len(bad) > 0 {
 		return Invalid("fix the listed fields", bad...)
 	}
@@ -137,6 +139,21 @@ func (s *submission) checkDeadline(now time.Time) []FieldProblem {
 	at = at.UTC()
 	s.deadline = &at
 	return bad
+}
+
+// checkReadyTimeout reads the submission's ready_timeout (a Go duration, as retry.backoff is;
+// jobs.DefaultReadyTimeout when not given, capped at max too) and keeps it as the record stores it.
+func (s *submission) checkReadyTimeout(most time.Duration) []FieldProblem {
+	if s.readyTimeout == "" {
+		s.readyTimeout = min(jobs.DefaultReadyTimeout, most).String()
+		return nil
+	}
+	d, err := time.ParseDuration(s.readyTimeout)
+	if err != nil || d < jobs.MinReadyTimeout || d > most {
+		return []FieldProblem{{"ready_timeout", fmt.Sprintf("must be a duration from %s to %s (the operator's TIDEGATE_READY_TIMEOUT_MAX), such as 5m: how long after dispatch the job's pods may take to be all scheduled", jobs.MinReadyTimeout, most)}}
+	}
+	s.readyTimeout = d.String()
+	return nil
 }
 
 // checkRetry lists what is wrong with a retry policy, naming each field under retry.
@@ -202,7 +219,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	now := a.now()
 	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
 	j.Template, j.RetryOf, j.GPUs, j.Podless, j.Retry = s.template, s.retryOf, s.gpus, s.podless, s.retry
-	j.Regions, j.Demand = s.regions, s.demand
+	j.Regions, j.Demand, j.ReadyTimeout = s.regions, s.demand, s.readyTimeout
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
 		if s.deadline != nil {

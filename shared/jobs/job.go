@@ -110,6 +110,13 @@ type Job struct {
 	// SpotRetries counts the retries after spot interruptions that did not use up an attempt.
 	Attempt     int `json:"attempt" dynamodbav:"attempt,omitempty"`
 	SpotRetries int `json:"spot_retries,omitempty" dynamodbav:"spot_retries,omitempty"`
+	// ReadyTimeout is how long after dispatch the job's pods may take to be all scheduled (a Go
+	// duration, as submitted; "" is DefaultReadyTimeout); ReadyTimeouts counts the attempts that
+	// took longer, which queue it again without using up its retry policy's attempts (gang.go);
+	// PodsReady is the attempt whose pods were all scheduled, and when.
+	ReadyTimeout  string     `json:"ready_timeout,omitempty" dynamodbav:"ready_timeout,omitempty"`
+	ReadyTimeouts int        `json:"ready_timeouts,omitempty" dynamodbav:"ready_timeouts,omitempty"`
+	PodsReady     *PodsReady `json:"pods_ready,omitempty" dynamodbav:"pods_ready,omitempty"`
 	// NotBefore is when a retried job's backoff ends: dispatch leaves it queued until then.
 	NotBefore *time.Time `json:"not_before,omitempty" dynamodbav:"not_before,omitempty"`
 	// Attempts are the job's earlier attempts, the newest MaxKeptAttempts of them.

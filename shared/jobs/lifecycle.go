@@ -109,8 +109,10 @@ type Change struct {
 	RegionChoice *RegionChoice // why a roaming job was sent where it was, or waits
 	// Attempt is the attempt the history entry belongs to, from the first retry on.
 	Attempt int
-	// Retried, when set, is a retry's next attempt (Retrying).
+	// Retried, when set, is a retry's next attempt (Retrying, NotReady).
 	Retried *Retried
+	// PodsReady, when set, records an attempt's pods all scheduled (AllScheduled).
+	PodsReady *PodsReady
 }
 
 // Moves reports whether the change moves the job to another status.

@@ -157,7 +157,8 @@ type Verdict struct {
 func (j Job) AttemptOf() int { return max(j.Attempt, 1) }
 
 // Decide says whether job j, whose current attempt ended at now with cause c, is tried again.
-// Attempts that count are those not spent on an uncounted spot interruption; a spot interruption
+// Attempts that count are those not spent on an uncounted spot interruption or on pods not
+// scheduled in time (gang.go); a spot interruption
 // that does not count is still retried at most MaxSpotRetries times.
 func Decide(j Job, c Cause, now time.Time) Verdict {
 	r := j.Retry
@@ -168,7 +169,7 @@ func Decide(j Job, c Cause, now time.Time) Verdict {
 		return Verdict{Why: "its retry policy does not retry " + c.Code()}
 	}
 	counted := c.Kind != CauseSpotInterrupted || r.CountSpotInterruptions
-	used := j.AttemptOf() - j.SpotRetries // attempts that counted, this one included
+	used := j.AttemptOf() - j.SpotRetries - j.ReadyTimeouts // attempts that counted, this one included
 	switch {
 	case !counted && j.SpotRetries >= MaxSpotRetries:
 		return Verdict{Why: fmt.Sprintf("retried after %d spot interruptions, the most a job is", MaxSpotRetries)}
@@ -202,12 +203,14 @@ type AttemptRecord struct {
 }
 
 // Retried is what the move that retries a job sets besides its status: the next attempt's
-// number, the uncounted spot retries so far, when it may start, and the earlier attempts kept.
+// number, the uncounted spot retries and ready timeouts so far, when it may start, and the
+// earlier attempts kept.
 type Retried struct {
-	Attempt     int
-	SpotRetries int
-	NotBefore   time.Time
-	Attempts    []AttemptRecord
+	Attempt       int
+	SpotRetries   int
+	ReadyTimeouts int
+	NotBefore     time.Time
+	Attempts      []AttemptRecord
 }
 
 // Retrying is job j, whose attempt ended with cause c and verdict v (a retry), moved back to the
@@ -235,7 +238,7 @@ func Retrying(j Job, c Cause, v Verdict, kept AttemptRecord, at time.Time) (Job,
 	if err != nil {
 		return j, Change{}, err
 	}
-	ch.Retried = &Retried{Attempt: next.Attempt, SpotRetries: next.SpotRetries, NotBefore: notBefore, Attempts: next.Attempts}
+	ch.Retried = &Retried{Attempt: next.Attempt, SpotRetries: next.SpotRetries, ReadyTimeouts: next.ReadyTimeouts, NotBefore: notBefore, Attempts: next.Attempts}
 	return moved, ch, nil
 }
 

@@ -73,7 +73,7 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, owned,
 	next := last.next(region, l, unlisted, now)
 	unread, overdue := toRead(l, unlisted, last, next, now)
 	next.spot = l.spotNodes(last.spot)
-	for _, id := range l.flagged() {
+	for _, id := range slices.Concat(l.flagged(), last.stillAwaiting(l)) {
 		if !slices.Contains(unread, id) && !slices.ContainsFunc(unlisted, func(j jobs.Job) bool { return j.ID == id }) {
 			unread = append(unread, id)
 		}
@@ -105,6 +105,10 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, owned,
 			delete(next.recorded, j.ID)
 		}
 	}
+	awaiting, err := h.awaitingPods(ctx, region, unlisted, changed, next, l)
+	errs = append(errs, err)
+	next.awaiting, err = h.judgeReady(ctx, kc, region, awaiting, next)
+	errs = append(errs, err)
 	h.remember(region, next)
 	l.ending = nil // the pass's, not the watch's: ends seen later read their own
 	return unlisted, l, errors.Join(errs...)
@@ -279,7 +283,7 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		return "", nil // moved since the state was read; the next beat sees it afresh
 	}
 	for _, st := range steps {
-		if st.To == jobs.StatusFailed && kc != nil {
+		if st.To == jobs.StatusFailed && kc != nil && !st.NoRetry {
 			if s, done, err := h.retryFailed(ctx, kc, j, st.Reason, have.pods); done {
 				return s, err
 			}

@@ -11,6 +11,9 @@ import (
 type Step struct {
 	To     jobs.Status
 	Reason string
+	// NoRetry fails the job whatever its retry policy says: its pods never all scheduled
+	// (ready.go), which no retry policy covers.
+	NoRetry bool
 }
 
 // Follow decides a dispatched job's next statuses from what its cluster objects show: numbers in,

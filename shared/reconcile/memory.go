@@ -31,6 +31,14 @@ type memory struct {
 	// spot are the nodes last seen on spot capacity, when watched pods had the nodes listed: a
 	// node gone since has no label left to tell (interruption.go).
 	spot map[string]bool
+	// awaiting are the dispatched jobs whose current attempt's pods were never seen all
+	// scheduled: their records are read every beat, with their pods, until they are
+	// (jobs.Ready); a cold start finds them among the active records it reads.
+	awaiting map[string]bool
+	// settled are the listed jobs whose current attempt is past being judged all or nothing (seen
+	// ready, or never to be judged: a record from before ready_timeout, a long-running job): their
+	// records are not read again for it while they stay listed.
+	settled map[string]bool
 }
 
 // cold reports whether this is an instance's first beat of the region.
@@ -46,7 +54,12 @@ func following(s jobs.Status) bool {
 // read beside them: the jobs gone since, or still gone, with when they were first missed. The
 // beat fills in recorded as it goes.
 func (m memory) next(region string, l owned, read []jobs.Job, now time.Time) memory {
-	n := memory{recorded: make(map[string]jobs.Status, len(l.jobs)), gone: map[string]time.Time{}}
+	n := memory{recorded: make(map[string]jobs.Status, len(l.jobs)), gone: map[string]time.Time{}, settled: map[string]bool{}}
+	for id := range m.settled {
+		if l.has(id) {
+			n.settled[id] = true
+		}
+	}
 	for id, s := range m.recorded {
 		if following(s) && !l.has(id) {
 			n.gone[id] = now

@@ -63,6 +63,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		// The queue's stats say whether long-running jobs hold slots, as the drain counts them.
 		LongRunningHoldsSlot: cfg.LongRunning.HoldsSlot,
 		LongRunningPerTenant: cfg.LongRunning.PerTenant,
+		ReadyTimeoutMax:      cfg.ReadyTimeoutMax,
 		IAMCaller:            iam,
 		Rate:                 cfg.Rate(),
 		Metrics:              c.Metrics,
