@@ -28,35 +28,22 @@ func DeleteAttempt(ctx context.Context, dc dynamic.Interface, j jobs.Job, attemp
 	return deleteUpTo(ctx, dc, j, attempt)
 }
 
-// deleteUpTo deletes j's objects made by attempts up to attempt (any attempt when 0).
+// deleteUpTo deletes j's objects made by attempts up to attempt (any attempt when 0): those of
+// its manifests read by name (Applied) that carry its id, each in the foreground and only if it is
+// still the object read (DeleteEach).
 func deleteUpTo(ctx context.Context, dc dynamic.Interface, j jobs.Job, attempt int) error {
-	foreground := metav1.DeletePropagationForeground
-	for _, m := range j.Manifests {
-		obj := &unstructured.Unstructured{Object: m}
-		gvk := obj.GroupVersionKind()
-		res, ok := resources[gvk]
-		if !ok {
-			continue
-		}
-		ri := dc.Resource(gvk.GroupVersion().WithResource(res)).Namespace(j.Namespace)
-		existing, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), err)
-		}
-		if existing.GetAnnotations()[jobs.IDKey] != j.ID || (attempt > 0 && AttemptOf(existing.GetAnnotations()) > attempt) {
-			continue
-		}
-		// The UID precondition makes sure it is this object, not a namesake made since the Get.
-		uid := existing.GetUID()
-		err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &foreground, Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, j.Namespace, obj.GetName(), err)
+	seen, err := Applied(ctx, dc, j)
+	if err != nil {
+		return err
+	}
+	var doomed []Object
+	for _, o := range seen {
+		if o.Job == j.ID && (attempt == 0 || o.Attempt <= attempt) {
+			doomed = append(doomed, o)
 		}
 	}
-	return nil
+	_, err = DeleteEach(ctx, dc, doomed)
+	return err
 }
 
 // Applied reads, by name, the objects of job j's manifests that are in its cluster, as AtEnd
