@@ -253,3 +253,53 @@ func TestStatesAndUnlisted(t *testing.T) {
 		t.Errorf("ActiveStates(us-east-1) = %d jobs (%v), want all 3", len(active), err)
 	}
 }
+
+// TestJobListBudget: a filter that matches nothing, or one job at the far end of the namespaces,
+// reads at most the budget a namespace a request: each page answers what it found by then and a
+// cursor, and paging on finds every match once and ends. A tenant's label_selector=x=nomatch over
+// its whole history costs one budget a request, not a partition.
+func TestJobListBudget(t *testing.T) {
+	tables, db := testenv.Tables(t)
+	s := dynamo.NewJobStore(db, tables).ListBudget(4)
+	createJobs(t, s, 21) // a: 0,3,…,18 (7)  b: 1,4,…,19 (7)  c: 2,5,…,20 (7)
+	for _, tt := range []struct {
+		name   string
+		filter jobs.Filter
+		want   []string
+		pages  int // at least: a namespace of 7 read 4 at a time needs 2 requests
+	}{
+		{"nothing matches", jobs.Filter{Namespaces: []string{"a", "b", "c"}, Labels: map[string]string{"x": "nomatch"}}, nil, 2},
+		{"every even job, spread over the three namespaces", jobs.Filter{Namespaces: []string{"a", "b", "c"}, Labels: map[string]string{"parity": "even"}, Status: jobs.StatusQueued, Region: "us-east-1"},
+			[]string{"job-20", "job-18", "job-16", "job-14", "job-12", "job-10", "job-08", "job-06", "job-04", "job-02", "job-00"}, 2},
+		{"by priority, ascending", jobs.Filter{Namespaces: []string{"a"}, ByPriority: true, Ascending: true, Labels: map[string]string{"parity": "odd"}},
+			[]string{"job-03", "job-09", "job-15"}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			cursor, pages := "", 0
+			for {
+				pages++
+				if pages > 20 {
+					t.Fatalf("List(%+v) did not end after 20 pages; got %v", tt.filter, got)
+				}
+				page, err := s.List(context.Background(), tt.filter, 100, cursor)
+				if err != nil {
+					t.Fatalf("List(%+v): %v", tt.filter, err)
+				}
+				for _, j := range page.Jobs {
+					got = append(got, j.ID)
+				}
+				if page.Next == "" {
+					break
+				}
+				cursor = page.Next
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("List(%+v) paged on with a budget of 4 (-want +got):\n%s", tt.filter, diff)
+			}
+			if pages < tt.pages {
+				t.Errorf("List(%+v) took %d pages with a budget of 4 over 7 jobs a namespace, want at least %d: it read past the budget", tt.filter, pages, tt.pages)
+			}
+		})
+	}
+}

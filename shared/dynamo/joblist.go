@@ -17,12 +17,21 @@ import (
 	"github.com/tidegate/tidegate/shared/jobs"
 )
 
+// listBudget is how many records one listing reads in a namespace, matching or not: DynamoDB
+// filters after it reads, so a filter nothing matches (label_selector=x=nomatch) would otherwise
+// read the namespace's whole partition in one request. A full page of the largest limit (1,000)
+// reads no more when every record matches; past the budget the listing answers what it found and
+// a cursor where it stopped, and the caller reads on with it.
+const listBudget = 1000
+
 // List answers at most limit jobs matching f, after the cursor a previous page returned. It runs
 // one index query per namespace (gsi1 by time, gsi3 by priority, gsi4 by name; backwards as
-// backward says),
-// filtering region, status, name and labels in DynamoDB (and records past their retention), and
-// merges them; the cursor is the last
-// sort key returned, so every namespace resumes from the same point. Manifests are not included.
+// backward says), filtering region, status, name and labels in DynamoDB (and records past their
+// retention), and merges them; the cursor is the last sort key returned, so every namespace
+// resumes from the same point. A namespace whose reads reach the store's budget (listBudget)
+// first stops where it was: the page then ends there, with fewer than limit jobs (none, it may
+// be) and a cursor, so no request reads more than the budget a namespace. Manifests are not
+// included.
 func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor string) (jobs.Page, error) {
 	index := indexGSI1
 	switch {
@@ -36,10 +45,20 @@ func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor st
 		job jobs.Job
 	}
 	var all []keyed
+	stop := "" // the earliest point, in the listing's order, where a namespace's budget ran out
+	before := func(a, b string) bool {
+		if backward(f) {
+			return a > b
+		}
+		return a < b
+	}
 	for _, ns := range f.Namespaces {
-		items, err := s.queryNamespace(ctx, index, ns, f, limit+1, cursor)
+		items, stopped, err := s.queryNamespace(ctx, index, ns, f, limit+1, cursor)
 		if err != nil {
 			return jobs.Page{}, err
+		}
+		if stopped != "" && (stop == "" || before(stopped, stop)) {
+			stop = stopped
 		}
 		for _, it := range items {
 			sk := it.GSI1SK
@@ -59,6 +78,11 @@ func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor st
 		return cmp.Compare(a.sk, b.sk)
 	})
 	var page jobs.Page
+	if stop != "" {
+		// Past where a namespace stopped, the others' jobs would skip that namespace's unread ones.
+		all = slices.DeleteFunc(all, func(k keyed) bool { return before(stop, k.sk) })
+		page.Next = stop
+	}
 	if len(all) > limit {
 		all = all[:limit]
 		page.Next = all[limit-1].sk
@@ -78,8 +102,10 @@ func backward(f jobs.Filter) bool {
 }
 
 // queryNamespace reads up to want matching jobs of one namespace after cursor. DynamoDB filters
-// after it reads, so a page of reads may match few; it reads on until it has want or runs out.
-func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.Filter, want int, cursor string) ([]jobItem, error) {
+// after it reads, so a page of reads may match few; it reads on until it has want, runs out, or
+// has read the store's budget of records, and then answers the sort key it stopped at (stopped;
+// "" when it did not stop for the budget).
+func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.Filter, want int, cursor string) (out []jobItem, stopped string, err error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 &s.tables.Jobs,
 		IndexName:                 aws.String(index),
@@ -126,23 +152,37 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 	if len(in.ExpressionAttributeNames) == 0 {
 		in.ExpressionAttributeNames = nil
 	}
-	var out []jobItem
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && len(out) < want {
-		page, err := p.NextPage(ctx)
+	budget := s.listBudget
+	if budget <= 0 {
+		budget = listBudget
+	}
+	read := 0
+	for {
+		in.Limit = aws.Int32(int32(budget - read)) // records read, matching or not
+		page, err := s.db.Query(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("listing jobs in namespace %s: %w", ns, err)
+			return nil, "", fmt.Errorf("listing jobs in namespace %s: %w", ns, err)
 		}
 		var items []jobItem
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, fmt.Errorf("decoding jobs in namespace %s: %w", ns, err)
+			return nil, "", fmt.Errorf("decoding jobs in namespace %s: %w", ns, err)
 		}
 		out = append(out, items...)
+		read += int(page.ScannedCount)
+		switch {
+		case len(out) >= want:
+			return out[:want], "", nil
+		case len(page.LastEvaluatedKey) == 0:
+			return out, "", nil
+		case read >= budget:
+			var last string
+			if err := attributevalue.Unmarshal(page.LastEvaluatedKey[index+"sk"], &last); err != nil {
+				return nil, "", fmt.Errorf("reading where the listing of namespace %s stopped: %w", ns, err)
+			}
+			return out, last, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
-	if len(out) > want {
-		out = out[:want]
-	}
-	return out, nil
 }
 
 // HasQueued reports whether region has any queued job, its own or one that may run in several

@@ -33,6 +33,8 @@ type JobStore struct {
 	retention time.Duration
 	// now is the clock reads judge expires_at by.
 	now func() time.Time
+	// listBudget is how many records a listing reads a namespace; 0 is listBudget.
+	listBudget int
 }
 
 // NewJobStore returns a store on the jobs, events and control tables that keeps finished jobs'
@@ -48,6 +50,14 @@ func NewJobStore(db *dynamodb.Client, t Tables) *JobStore {
 // retention means the same on every table. 0 keeps records for good. It answers s.
 func (s *JobStore) Retain(d time.Duration) *JobStore {
 	s.retention = d
+	return s
+}
+
+// ListBudget sets how many records a listing reads a namespace before it answers what it found
+// with a cursor (0: listBudget's 1,000); tests set a small one to see the budget without storing
+// thousands of jobs.
+func (s *JobStore) ListBudget(n int) *JobStore {
+	s.listBudget = n
 	return s
 }
 
