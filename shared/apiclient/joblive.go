@@ -77,10 +77,28 @@ func (c *Client) JobPods(ctx context.Context, id string) ([]Pod, error) {
 	return out.Items, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/jobs/" + pathEscape(id) + "/pods"}, &out)
 }
 
-// JobEvents lists the cluster's events about a job's objects and pods.
+// maxEventPages bounds how many pages JobEvents reads on: each reads up to 1,000 of the namespace's
+// events, so ten are a namespace of 10,000, past which the newest are what a person wants anyway.
+const maxEventPages = 10
+
+// JobEvents lists the cluster's events about a job's objects and pods, reading on with each
+// page's cursor (the API reads a bounded part of the namespace's events a request) until the
+// last, or maxEventPages.
 func (c *Client) JobEvents(ctx context.Context, id string) ([]Event, error) {
-	var out Items[Event]
-	return out.Items, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/jobs/" + pathEscape(id) + "/events"}, &out)
+	var all []Event
+	q := url.Values{}
+	for range maxEventPages {
+		var out Page[Event]
+		if err := c.do(ctx, request{method: http.MethodGet, path: "/api/v1/jobs/" + pathEscape(id) + "/events", query: q}, &out); err != nil {
+			return nil, err
+		}
+		all = append(all, out.Items...)
+		if out.NextCursor == nil {
+			break
+		}
+		q = url.Values{"cursor": {*out.NextCursor}}
+	}
+	return all, nil
 }
 
 // LogOptions choose which logs to read.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -58,8 +59,14 @@ func (a *api) jobPods(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]any{"items": out})
 }
 
-// jobEvents is GET /api/v1/jobs/{id}/events: the cluster's events about the job's objects and pods.
+// jobEvents is GET /api/v1/jobs/{id}/events?cursor: the cluster's events about the job's objects
+// and pods, from a page that reads at most a budget of the namespace's events
+// (jobobjects.Events), with a cursor to read on from when there are more.
 func (a *api) jobEvents(w http.ResponseWriter, r *http.Request) error {
+	cursor, err := cursorParam(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	j, err := a.visibleJob(r)
 	if err != nil {
 		return err
@@ -68,7 +75,11 @@ func (a *api) jobEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	events, err := jobobjects.Events(r.Context(), kc.CoreV1().RESTClient(), j, pods)
+	events, next, err := jobobjects.Events(r.Context(), kc.CoreV1().RESTClient(), j, pods, cursor)
+	if errors.Is(err, jobobjects.ErrCursorExpired) {
+		return Invalid("the cursor has expired (the cluster keeps one for about five minutes); list the events again without it",
+			FieldProblem{"cursor", "expired; leave it out"})
+	}
 	if err != nil {
 		return a.clusterError(r.Context(), "listing the job's events", err)
 	}
@@ -85,7 +96,7 @@ func (a *api) jobEvents(w http.ResponseWriter, r *http.Request) error {
 			"source": map[string]any{"component": cmp.Or(e.Source.Component, e.ReportingController), "host": cmp.Or(e.Source.Host, e.ReportingInstance)},
 		})
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	return writeJSON(w, http.StatusOK, listPage[map[string]any]{Items: out, NextCursor: nextCursor(next)})
 }
 
 // jobLogs is GET /api/v1/jobs/{id}/logs?container&tail&previous&since_seconds: the newest pod's.

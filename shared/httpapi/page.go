@@ -28,14 +28,21 @@ func pageParams(q url.Values) (limit int, cursor string, err error) {
 		}
 		limit = n
 	}
-	if s := q.Get("cursor"); s != "" {
-		b, decErr := base64.RawURLEncoding.DecodeString(s)
-		if decErr != nil || len(b) == 0 {
-			return 0, "", Invalid("cursor is not one this API gave out", FieldProblem{Field: "cursor", Problem: "pass next_cursor from the previous page unchanged"})
-		}
-		cursor = string(b)
+	cursor, err = cursorParam(q)
+	return limit, cursor, err
+}
+
+// cursorParam reads the cursor alone, for a listing whose pages the store sizes.
+func cursorParam(q url.Values) (string, error) {
+	s := q.Get("cursor")
+	if s == "" {
+		return "", nil
 	}
-	return limit, cursor, nil
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) == 0 {
+		return "", Invalid("cursor is not one this API gave out", FieldProblem{Field: "cursor", Problem: "pass next_cursor from the previous page unchanged"})
+	}
+	return string(b), nil
 }
 
 // nextCursor wraps the store's cursor for the client; nil when there is no next page.

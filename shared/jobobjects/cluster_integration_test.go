@@ -115,7 +115,7 @@ func TestApplyPodsDelete(t *testing.T) {
 		t.Errorf("Nodes with a node that does not exist: error %v, want one naming it", err)
 	}
 	for {
-		events, err := jobobjects.Events(ctx, core, mine, pods)
+		events, _, err := jobobjects.Events(ctx, core, mine, pods, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -168,9 +168,23 @@ func Nodes(ctx context.Context, core rest.Interface, pods []corev1.Pod) (map[str
 	return out, errors.Join(errs...)
 }
 
+// Reading a job's events LISTs its namespace's, a page of eventsPage at a time: the API server
+// cannot select the events of a set of objects, and a busy namespace (another job's thousands of
+// pods) holds many. One request reads at most eventsBudget of them, then answers those of the job
+// it found and where it stopped, to read on from.
+var (
+	eventsPage   = 250
+	eventsBudget = 1000
+)
+
+// ErrCursorExpired is a cursor the cluster no longer takes: a LIST's continue token lasts about
+// five minutes (until etcd compacts past it).
+var ErrCursorExpired = errors.New("the cursor has expired")
+
 // Events reads the cluster's events about job j's objects (by the names in its manifests) and
-// about pods.
-func Events(ctx context.Context, core rest.Interface, j jobs.Job, pods []corev1.Pod) ([]corev1.Event, error) {
+// about pods, from where cursor (a previous answer's next, or "") says, reading at most
+// eventsBudget of the namespace's events; next is where to read on from, "" when all are read.
+func Events(ctx context.Context, core rest.Interface, j jobs.Job, pods []corev1.Pod, cursor string) (events []corev1.Event, next string, err error) {
 	names := map[string]bool{}
 	for _, p := range pods {
 		names[p.Name] = true
@@ -182,15 +196,28 @@ func Events(ctx context.Context, core rest.Interface, j jobs.Job, pods []corev1.
 			}
 		}
 	}
-	var l corev1.EventList
-	if err := get(ctx, core.Get().Namespace(j.Namespace).Resource("events"), &l); err != nil {
-		return nil, fmt.Errorf("listing the events of namespace %s: %w", j.Namespace, err)
-	}
 	var out []corev1.Event
-	for _, e := range l.Items {
-		if names[e.InvolvedObject.Name] {
-			out = append(out, e)
+	for read := 0; read < eventsBudget; {
+		req := core.Get().Namespace(j.Namespace).Resource("events").Param("limit", strconv.Itoa(eventsPage))
+		if cursor != "" {
+			req = req.Param("continue", cursor)
+		}
+		var l corev1.EventList
+		if err := get(ctx, req, &l); err != nil {
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				return nil, "", ErrCursorExpired
+			}
+			return nil, "", fmt.Errorf("listing the events of namespace %s: %w", j.Namespace, err)
+		}
+		for _, e := range l.Items {
+			if names[e.InvolvedObject.Name] {
+				out = append(out, e)
+			}
+		}
+		read += len(l.Items)
+		if cursor = l.Continue; cursor == "" {
+			break
 		}
 	}
-	return out, nil
+	return out, cursor, nil
 }
