@@ -71,6 +71,9 @@ func (a *api) authenticate(r *http.Request) (tenancy.Principal, error) {
 	if !ok {
 		return tenancy.Principal{}, Errorf(CodeUnauthenticated, detailNoCredentials)
 	}
+	// Every key is looked up, whatever its shape: in AWS the key authorizer has refused each
+	// malformed one (tenancy.FormOf) before the API sees it, and a dev stack's key is whatever its
+	// operator chose (--api-key).
 	p, err := a.principals.ByKey(r.Context(), key)
 	if errors.Is(err, records.ErrNotFound) {
 		return p, Errorf(CodeUnauthenticated, detailBadKey)

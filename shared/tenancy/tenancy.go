@@ -6,11 +6,14 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -110,13 +113,50 @@ const keyPrefix = "tg_"
 // keyBytes of randomness make a key: 256 bits, beyond guessing, so a fast hash is enough to store it.
 const keyBytes = 32
 
-// NewKey makes a fresh API key. The plaintext is shown once; only HashKey(plaintext) is kept.
+// NewKey makes a fresh API key: keyPrefix, then base64url of keyBytes of randomness followed by
+// their CRC-32, a checksum as GitHub's tokens carry, so that a key mistyped, cut short or made up
+// is told from one that may be stored without looking it up (FormOf): the key authorizer refuses
+// it before any read, which a flood of random keys would otherwise cost each. The plaintext is
+// shown once; only HashKey(plaintext) is kept.
 func NewKey() (string, error) {
-	b := make([]byte, keyBytes)
+	b := make([]byte, keyBytes, keyBytes+crc32.Size)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("reading randomness for a key: %w", err)
 	}
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 	return keyPrefix + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// KeyForm is what a presented key looks like, before it is looked up.
+type KeyForm int
+
+const (
+	// KeyMalformed is no key Tidegate made: not its prefix, length or alphabet, or a checksum
+	// that does not match. It is refused without a read.
+	KeyMalformed KeyForm = iota
+	// KeyLegacy is a key made before keys carried a checksum (keyPrefix and 43 characters): it is
+	// looked up, and keeps working until it is rotated.
+	KeyLegacy
+	// KeyChecked is a key whose checksum matches: it is looked up.
+	KeyChecked
+)
+
+// FormOf says what key looks like (KeyForm); it reads nothing.
+func FormOf(key string) KeyForm {
+	body, ok := strings.CutPrefix(key, keyPrefix)
+	if !ok {
+		return KeyMalformed
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(body)
+	switch {
+	case err != nil:
+		return KeyMalformed
+	case len(b) == keyBytes:
+		return KeyLegacy
+	case len(b) == keyBytes+crc32.Size && crc32.ChecksumIEEE(b[:keyBytes]) == binary.BigEndian.Uint32(b[keyBytes:]):
+		return KeyChecked
+	}
+	return KeyMalformed
 }
 
 // HashKey is what is stored for a key and what a presented key is looked up by.

@@ -50,13 +50,20 @@ func New(cfg config.Config, c handlers.Clients, log *slog.Logger) *Authorizer {
 
 // Handle allows a request whose Authorization header is "Bearer <key>" for a stored key, and
 // denies every other: no header, another scheme (a SigV4 signature has no business on the key
-// API), a key that was never made or was revoked. A store it cannot read is an error, which API
+// API), a key whose form is not one Tidegate makes (tenancy.FormOf, told without a read), a key
+// that was never made or was revoked. A store it cannot read is an error, which API
 // Gateway answers with a 500: a key is never let through unchecked.
 func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
 	deny := events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}
 	key, ok := tenancy.BearerKey(header(ev.Headers, "Authorization"))
 	if !ok {
 		a.log.Info("request without an api key refused", "request_id", ev.RequestContext.RequestID)
+		return deny, nil
+	}
+	if tenancy.FormOf(key) == tenancy.KeyMalformed {
+		// Not a key Tidegate made (its checksum, length or prefix): refused before any read, so a
+		// flood of random keys costs an invocation each and no DynamoDB call.
+		a.log.Info("malformed api key refused", "key_id", tenancy.KeyID(key), "request_id", ev.RequestContext.RequestID)
 		return deny, nil
 	}
 	p, err := a.keys.ByKey(ctx, key)

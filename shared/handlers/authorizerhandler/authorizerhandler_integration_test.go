@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +103,32 @@ func TestHandle(t *testing.T) {
 			}
 		})
 	}
+	// Hostile: a flood of made-up keys. One whose checksum does not match, or that is no key's
+	// shape at all, is refused without a DynamoDB call (the calls meter sees none); a well-formed
+	// key is looked up.
+	t.Run("a malformed key costs no read", func(t *testing.T) {
+		meter := &testenv.Meter{}
+		metered := dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.HTTPClient = meter.DynamoDB(o.HTTPClient) })
+		ma := authorizerhandler.New(config.Config{ControlTable: tables.Control}, handlers.Clients{DynamoDB: metered}, log)
+		wrongSum := valid[:len(valid)-1] + map[bool]string{true: "B", false: "A"}[valid[len(valid)-1] == 'A']
+		for _, key := range []string{wrongSum, valid[:len(valid)-6], "tg_" + strings.Repeat("x", 43) + "!", "random-garbage"} {
+			meter.Reset()
+			got, err := ma.Handle(ctx, event(map[string]string{"authorization": "Bearer " + key}))
+			if err != nil || got.IsAuthorized {
+				t.Errorf("Handle(malformed key %q) = %+v, %v; want a denial", key, got, err)
+			}
+			if calls := meter.Snapshot(); len(calls) != 0 {
+				t.Errorf("Handle(malformed key %q) made %d DynamoDB calls (%v), want none", key, len(calls), calls)
+			}
+		}
+		meter.Reset()
+		if got, err := ma.Handle(ctx, event(map[string]string{"authorization": "Bearer " + forged})); err != nil || got.IsAuthorized {
+			t.Errorf("Handle(a well-formed key never stored) = %+v, %v; want a denial", got, err)
+		}
+		if calls := meter.Snapshot(); len(calls) == 0 {
+			t.Errorf("Handle(a well-formed key) made no DynamoDB call; the meter sees nothing")
+		}
+	})
 	t.Run("a store it cannot read", func(t *testing.T) {
 		broken := authorizerhandler.New(config.Config{ControlTable: tables.Control + "-missing"}, handlers.Clients{DynamoDB: db}, log)
 		got, err := broken.Handle(ctx, event(map[string]string{"authorization": "Bearer " + valid}))
