@@ -192,7 +192,7 @@ func (r *rig) matches(t *testing.T, when string) {
 	}
 }
 
-var namespaceObjects = []string{"LimitRange " + isolation.NamespaceLimits, "NetworkPolicy " + isolation.NamespacePolicy, "ResourceQuota " + isolation.NamespaceQuota}
+var namespaceObjects = []string{"LimitRange " + isolation.NamespaceLimits, "NetworkPolicy " + isolation.NamespaceEgressPolicy, "NetworkPolicy " + isolation.NamespacePolicy, "ResourceQuota " + isolation.NamespaceQuota}
 
 // The beat makes the policies for two tenants' namespaces and the apps', writes nothing when
 // nothing changed, puts back what was deleted or edited by hand, and takes ours out of a namespace
@@ -207,8 +207,8 @@ func TestKeeperKeepsIsolationInPlace(t *testing.T) {
 	)
 	ctx := context.Background()
 
-	if got := r.beat(t); len(got) != 8 {
-		t.Errorf("first beat wrote %d times, want 8 (3 objects in each tenant namespace, 2 in the apps'):\n%s", len(got), strings.Join(got, "\n"))
+	if got := r.beat(t); len(got) != 10 {
+		t.Errorf("first beat wrote %d times, want 10 (4 objects in each tenant namespace, 2 in the apps'):\n%s", len(got), strings.Join(got, "\n"))
 	}
 	for ns, want := range map[string][]string{
 		nsA: namespaceObjects, nsB: namespaceObjects,
@@ -266,8 +266,8 @@ func TestKeeperKeepsIsolationInPlace(t *testing.T) {
 	// web gives up nsB for a namespace the cluster does not have: ours leave nsB, nothing is
 	// written for the missing one.
 	r.putTenant(t, tenancy.Tenant{Name: "web", Org: "globex", Role: tenancy.RoleMember, Namespaces: []string{nsB + "-gone"}})
-	if got := r.beat(t); len(got) != 3 || !strings.HasPrefix(got[0], "DELETE ") {
-		t.Errorf("the beat after nsB was given up wrote %q; want its 3 objects deleted", got)
+	if got := r.beat(t); len(got) != 4 || !strings.HasPrefix(got[0], "DELETE ") {
+		t.Errorf("the beat after nsB was given up wrote %q; want its 4 objects deleted", got)
 	}
 	if got := r.ours(t, nsB); len(got) != 0 {
 		t.Errorf("namespace %s, held by no tenant, still holds %q", nsB, got)

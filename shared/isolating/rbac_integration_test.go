@@ -65,8 +65,8 @@ func TestRBACFileLetsTheBeatKeep(t *testing.T) {
 	}
 
 	member := newRigAs(t, rest.ImpersonationConfig{UserName: "tidegate-reconcile", Groups: []string{"tidegate-isolation"}}, apps, tn)
-	if got := member.beat(t); len(got) != 5 {
-		t.Errorf("Keep as a member of tidegate-isolation wrote %d times; want 5 (3 in the tenant's namespace, 2 in the apps')", len(got))
+	if got := member.beat(t); len(got) != 6 {
+		t.Errorf("Keep as a member of tidegate-isolation wrote %d times; want 6 (4 in the tenant's namespace, 2 in the apps')", len(got))
 	}
 	member.matches(t, "as a member of tidegate-isolation")
 }

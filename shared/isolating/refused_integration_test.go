@@ -87,8 +87,8 @@ func TestKeeperGoesOnPastARefusedNamespace(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "NetworkPolicy "+nsB+"/"+isolation.NamespacePolicy) || !strings.Contains(err.Error(), "refused here") {
 		t.Errorf("Keep with %s refusing NetworkPolicies = %v; want an error naming its policy and the refusal", nsB, err)
 	}
-	if got := r.ours(t, nsA); len(got) != 3 {
-		t.Errorf("namespace %s holds %q; want its 3 objects, whatever %s refused", nsA, got, nsB)
+	if got := r.ours(t, nsA); len(got) != 4 {
+		t.Errorf("namespace %s holds %q; want its 4 objects, whatever %s refused", nsA, got, nsB)
 	}
 	if got := r.ours(t, nsB); len(got) != 2 {
 		t.Errorf("namespace %s holds %q; want its LimitRange and ResourceQuota, which it did not refuse", nsB, got)

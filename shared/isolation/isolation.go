@@ -63,18 +63,19 @@ var labelValue = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9
 // FieldManager is who owns the fields Tidegate applies (server-side apply).
 const FieldManager = "tidegate"
 
-// Names of our objects. A tenant's namespace has one of each of the first three; the apps'
+// Names of our objects. A tenant's namespace has one of each of the first four; the apps'
 // namespace the last two.
 const (
-	NamespacePolicy   = "tidegate-namespace-isolation"
-	NamespaceQuota    = "tidegate-quota"
-	NamespaceLimits   = "tidegate-limits"
-	AppsIngressPolicy = "tidegate-apps-deny-ingress"
-	AppsEgressPolicy  = "tidegate-apps-egress"
+	NamespacePolicy       = "tidegate-namespace-isolation"
+	NamespaceEgressPolicy = "tidegate-namespace-egress"
+	NamespaceQuota        = "tidegate-quota"
+	NamespaceLimits       = "tidegate-limits"
+	AppsIngressPolicy     = "tidegate-apps-deny-ingress"
+	AppsEgressPolicy      = "tidegate-apps-egress"
 )
 
 // names are every name of ours: a labelled object by any other name is not ours to delete.
-var names = []string{NamespacePolicy, NamespaceQuota, NamespaceLimits, AppsIngressPolicy, AppsEgressPolicy}
+var names = []string{NamespacePolicy, NamespaceEgressPolicy, NamespaceQuota, NamespaceLimits, AppsIngressPolicy, AppsEgressPolicy}
 
 // Settings are the operator's, the same for every region.
 type Settings struct {
@@ -136,8 +137,8 @@ func (c Cluster) hosts(s Settings) bool {
 	return slices.ContainsFunc(c.Regions, func(r Region) bool { return r.Name == s.HostingRegion })
 }
 
-// Wanted is every object of ours that cluster c should hold: a NetworkPolicy, a ResourceQuota
-// and a LimitRange in each namespace a tenant holds, and, where the hosted apps run, the apps'
+// Wanted is every object of ours that cluster c should hold: two NetworkPolicies (ingress and
+// egress), a ResourceQuota and a LimitRange in each namespace a tenant holds, and, where the hosted apps run, the apps'
 // namespace's two NetworkPolicies. A namespace of the cluster itself (kube-*), default,
 // or the apps' (which a tenant cannot be given, but a record may say otherwise) is never a
 // tenant's here, whatever its record holds. Objects are sorted by namespace, then name.
@@ -152,7 +153,7 @@ func Wanted(c Cluster, tenants []tenancy.Tenant, s Settings) []Object {
 	}
 	var out []Object
 	for _, ns := range slices.Sorted(maps.Keys(held)) {
-		out = append(out, namespacePolicy(ns, s.Owner), limits(ns, s), quota(ns, c, s))
+		out = append(out, namespacePolicy(ns, s.Owner), namespaceEgress(ns, s), limits(ns, s), quota(ns, c, s))
 	}
 	apps := s.AppsNamespace
 	if c.hosts(s) && tenancy.IsDNSLabel(apps) && tenancy.ReservedNamespace(apps, "") == nil {

@@ -90,6 +90,7 @@ func TestPlan(t *testing.T) {
 		{"nothing changed is no steps", func() []Object { return listAll(t, wanted) }, present, nil},
 		{"an empty cluster gets everything, in order", func() []Object { return nil }, map[string]bool{"team-b": true, "tidegate-apps": true}, []string{
 			"apply LimitRange team-b/tidegate-limits: missing",
+			"apply NetworkPolicy team-b/tidegate-namespace-egress: missing",
 			"apply NetworkPolicy team-b/tidegate-namespace-isolation: missing",
 			"apply ResourceQuota team-b/tidegate-quota: missing",
 			"apply NetworkPolicy tidegate-apps/tidegate-apps-deny-ingress: missing",
@@ -98,7 +99,13 @@ func TestPlan(t *testing.T) {
 		{"one deleted by hand", func() []Object {
 			have := listAll(t, wanted)
 			return append(have[:1], have[2:]...)
-		}, present, []string{"apply NetworkPolicy shared/tidegate-namespace-isolation: missing"}},
+		}, present, []string{"apply NetworkPolicy shared/tidegate-namespace-egress: missing"}},
+		{"a tenant's egress rule opened to instance metadata by hand", func() []Object {
+			have := listAll(t, wanted)
+			p := find(have, "team-a", NamespaceEgressPolicy).(*networkingv1.NetworkPolicy)
+			p.Spec.Egress[2].To[0].IPBlock.Except = nil
+			return have
+		}, present, []string{"apply NetworkPolicy team-a/tidegate-namespace-egress: spec changed"}},
 		{"an egress rule edited by hand", func() []Object {
 			have := listAll(t, wanted)
 			p := find(have, "tidegate-apps", AppsEgressPolicy).(*networkingv1.NetworkPolicy)

@@ -25,8 +25,8 @@ const dnsPort = 53
 var policyTypeMeta = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"}
 
 // namespacePolicy lets a tenant's pods be reached from their own namespace only: pods of other
-// namespaces (another tenant's jobs, the hosted apps) are refused. Egress is left open: a job
-// may fetch its data from anywhere, and other namespaces refuse it at their own door.
+// namespaces (another tenant's jobs, the hosted apps) are refused. Egress has a policy of its own
+// (namespaceEgress).
 func namespacePolicy(ns, owner string) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   policyTypeMeta,
@@ -54,19 +54,44 @@ func appsIngress(ns, owner string) *networkingv1.NetworkPolicy {
 	}
 }
 
-// appsEgress lets hosts reach the world outside the cluster and nothing inside it: not the
-// pod, service or node ranges, not instance metadata, and DNS only at the resolvers. IPv6 is
-// let out only when some range given is IPv6, so a cluster's IPv6 addresses are never open
-// because nobody named them.
-func appsEgress(ns string, s Settings) *networkingv1.NetworkPolicy {
-	var rules []networkingv1.NetworkPolicyEgressRule
-	if len(s.Resolvers) > 0 {
-		var to []networkingv1.NetworkPolicyPeer
-		for _, a := range s.Resolvers {
-			to = append(to, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: netip.PrefixFrom(a, a.BitLen()).String()}})
-		}
-		rules = append(rules, networkingv1.NetworkPolicyEgressRule{To: to, Ports: ports(dnsPort, dnsPort)})
+// clusterDNS selects the cluster's resolver pods (CoreDNS on EKS keeps kube-dns's label), which a
+// tenant's pods reach through the kube-dns Service; a policy sees the pods the Service sends to.
+var clusterDNS = networkingv1.NetworkPolicyPeer{
+	NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
+	PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}},
+}
+
+// namespaceEgress closes a tenant's namespace on the way out as namespacePolicy does on the way in:
+// its pods reach each other (a job's workers, its own Services), the cluster's DNS and the
+// resolvers the operator names on port 53, and the world outside the cluster on every other
+// port, but not instance metadata (the node's role credentials), nor the pod, service and node
+// ranges the operator names (another tenant's pods, kube-system, node ports).
+func namespaceEgress(ns string, s Settings) *networkingv1.NetworkPolicy {
+	dns := []networkingv1.NetworkPolicyPeer{clusterDNS}
+	for _, a := range s.Resolvers {
+		dns = append(dns, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: netip.PrefixFrom(a, a.BitLen()).String()}})
 	}
+	rules := []networkingv1.NetworkPolicyEgressRule{
+		{To: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}},
+		{To: dns, Ports: ports(dnsPort, dnsPort)},
+		outside(s),
+	}
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   policyTypeMeta,
+		ObjectMeta: meta(ns, NamespaceEgressPolicy, s.Owner),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+			Egress:      rules,
+		},
+	}
+}
+
+// outside is the world outside the cluster: every address but the pod, service and node ranges
+// given and instance metadata, on every port but DNS's (a pod that could query any server on 53
+// could tunnel through it). IPv6 is let out only when some range given is IPv6, so a cluster's
+// IPv6 addresses are never open because nobody named them.
+func outside(s Settings) networkingv1.NetworkPolicyEgressRule {
 	given := slices.Concat(s.Ranges.Pods, s.Ranges.Services, s.Ranges.Nodes)
 	closed := slices.Concat(given, metadataRanges)
 	worlds := []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}
@@ -77,11 +102,21 @@ func appsEgress(ns string, s Settings) *networkingv1.NetworkPolicy {
 	for _, world := range worlds {
 		to = append(to, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: world.String(), Except: within(world, closed)}})
 	}
-	// Every port but DNS's: a host that could query any server on 53 could tunnel through it.
-	rules = append(rules, networkingv1.NetworkPolicyEgressRule{
-		To:    to,
-		Ports: slices.Concat(ports(1, dnsPort-1), ports(dnsPort+1, 65535)),
-	})
+	return networkingv1.NetworkPolicyEgressRule{To: to, Ports: slices.Concat(ports(1, dnsPort-1), ports(dnsPort+1, 65535))}
+}
+
+// appsEgress lets hosts reach the world outside the cluster and nothing inside it (outside), and
+// DNS only at the resolvers.
+func appsEgress(ns string, s Settings) *networkingv1.NetworkPolicy {
+	var rules []networkingv1.NetworkPolicyEgressRule
+	if len(s.Resolvers) > 0 {
+		var to []networkingv1.NetworkPolicyPeer
+		for _, a := range s.Resolvers {
+			to = append(to, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: netip.PrefixFrom(a, a.BitLen()).String()}})
+		}
+		rules = append(rules, networkingv1.NetworkPolicyEgressRule{To: to, Ports: ports(dnsPort, dnsPort)})
+	}
+	rules = append(rules, outside(s))
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   policyTypeMeta,
 		ObjectMeta: meta(ns, AppsEgressPolicy, s.Owner),

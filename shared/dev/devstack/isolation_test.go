@@ -78,7 +78,7 @@ func TestDevKeepsNetworkPolicies(t *testing.T) {
 	}
 
 	want := map[string][]string{
-		"team-a": {isolation.NamespacePolicy}, "team-b": {isolation.NamespacePolicy}, ml: {isolation.NamespacePolicy},
+		"team-a": {isolation.NamespacePolicy, isolation.NamespaceEgressPolicy}, "team-b": {isolation.NamespacePolicy, isolation.NamespaceEgressPolicy}, ml: {isolation.NamespacePolicy, isolation.NamespaceEgressPolicy},
 		st.Env[config.EnvAppsNamespace]: {isolation.AppsIngressPolicy, isolation.AppsEgressPolicy},
 	}
 	waitPolicies(t, kc, want, 15*time.Second, "with two tenants")
