@@ -86,7 +86,7 @@ func tenantsPutCmd() *cobra.Command {
 	var maxPriority int
 	var quotas []string
 	cmd := &cobra.Command{
-		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|member|viewer] [--operator] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--quota REGION=JOBS[:GPUS]…] [--rate N] [--burst N]",
+		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|deployer|member|viewer] [--operator] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--quota REGION=JOBS[:GPUS]…] [--rate N] [--burst N]",
 		Short:   "Create or replace a tenant",
 		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member --max-priority 80 --quota us-east-1=4:8",
 		Args:    cobra.ExactArgs(1),
@@ -137,7 +137,7 @@ func tenantsPutCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&t.Org, "org", "", "the org whose apps and secrets the tenant shares (required)")
 	cmd.Flags().StringSliceVar(&t.Namespaces, "namespace", nil, "a namespace the tenant may use; repeat or comma-separate (required)")
-	cmd.Flags().StringVar(&role, "role", string(tenancy.RoleMember), "admin, member or viewer")
+	cmd.Flags().StringVar(&role, "role", string(tenancy.RoleMember), "admin (also webhooks, secrets, keys), deployer (also the org's apps and their logs), member (jobs, templates) or viewer (reads)")
 	cmd.Flags().BoolVar(&t.Operator, "operator", false, "the deployment's operator: its keys and IAM callers see every tenant's costs and queue use (a tenant's admin sees only its own)")
 	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM role or user ARN (or an account root) whose callers act for the tenant through API Gateway; a session ARN is refused")
 	cmd.Flags().BoolVar(&shareNamespace, "share-namespace", false, "let the tenant hold namespaces another tenant already holds (each then sees the other's jobs there)")

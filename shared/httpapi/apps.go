@@ -210,8 +210,9 @@ func (a *api) listApps(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	views := make([]appView, 0, len(list))
+	deployer := principalOf(r.Context()).Tenant.Role.CanDeploy()
 	for _, app := range list {
-		views = append(views, viewApp(app, digest))
+		views = append(views, forRole(viewApp(app, digest), deployer))
 	}
 	return writeJSON(w, http.StatusOK, listPage[appView]{Items: views, NextCursor: nextCursor(next)})
 }
@@ -236,11 +237,24 @@ func (a *api) writeApp(w http.ResponseWriter, r *http.Request, app apps.App) err
 	if err != nil {
 		return err
 	}
-	d := appDetail{appView: viewApp(app, digest), Revives: app.Revives}
-	if d.Revives == nil {
-		d.Revives = []apps.Revive{}
+	deployer := principalOf(r.Context()).Tenant.Role.CanDeploy()
+	d := appDetail{appView: forRole(viewApp(app, digest), deployer), Revives: []apps.Revive{}}
+	for _, rv := range app.Revives {
+		if !deployer {
+			rv.Lines = []string{} // what the host printed may hold the org's secrets
+		}
+		d.Revives = append(d.Revives, rv)
 	}
 	return writeJSON(w, http.StatusOK, d)
+}
+
+// forRole is v as a caller sees it: failed_why quotes what the host printed, which may hold any
+// secret of the org, so only a role that may deploy (tenancy.Role.CanDeploy) reads it.
+func forRole(v appView, deployer bool) appView {
+	if !deployer {
+		v.FailedWhy = nil
+	}
+	return v
 }
 
 func (a *api) getApp(w http.ResponseWriter, r *http.Request) error {

@@ -35,12 +35,13 @@ import (
 // appStack is the API on per-test tables and a per-test prefix of the sources bucket, with keys
 // for an admin and a member of org acme, an admin of org beta, and every log line it wrote.
 type appStack struct {
-	api                 http.Handler
-	store               *dynamo.AppStore
-	s3                  *s3.Client
-	bucket, prefix      string
-	admin, member, beta string
-	hosting             *hosting.Hoster // nil unless newAppStackHosted
+	api            http.Handler
+	store          *dynamo.AppStore
+	s3             *s3.Client
+	bucket, prefix string
+	// deployer deploys acme's apps; member, of acme too, may not.
+	admin, deployer, member, beta string
+	hosting                       *hosting.Hoster // nil unless newAppStackHosted
 
 	mu     sync.Mutex
 	bodies []string // every response body, to check no secret value ever appears in one
@@ -66,7 +67,8 @@ func newAppStackHosted(t *testing.T, hosted bool) *appStack {
 		name, org string
 		role      tenancy.Role
 		key       *string
-	}{{"ops", "acme", tenancy.RoleAdmin, &st.admin}, {"dev", "acme", tenancy.RoleMember, &st.member}, {"rival", "beta", tenancy.RoleAdmin, &st.beta}} {
+	}{{"ops", "acme", tenancy.RoleAdmin, &st.admin}, {"dev", "acme", tenancy.RoleDeployer, &st.deployer}, {"crew", "acme", tenancy.RoleMember, &st.member},
+		{"rival", "beta", tenancy.RoleAdmin, &st.beta}} {
 		if err := tenants.PutTenant(ctx, tenancy.Tenant{Name: tn.name, Org: tn.org, Namespaces: []string{"team-a"}, Role: tn.role, CreatedAt: now}); err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +134,7 @@ func (st *appStack) send(t *testing.T, method, path, auth, contentType string, b
 
 func (st *appStack) upload(t *testing.T, app string, tarball []byte) (int, map[string]any) {
 	t.Helper()
-	return st.send(t, "POST", "/api/v1/apps/"+app+"/releases?note=first+try", st.member, "application/gzip", tarball)
+	return st.send(t, "POST", "/api/v1/apps/"+app+"/releases?note=first+try", st.deployer, "application/gzip", tarball)
 }
 
 // sources is a gzipped tar of files (name → content, in name order); a name ending in "@" is a
@@ -212,15 +214,15 @@ func TestUploadRelease(t *testing.T) {
 	if status != 200 || number(app["release"]) != 2 || app["state"] != "deploying" || app["host"] != wantHost || app["live_release"] != nil || app["live_host"] != nil || app["failed_why"] != nil {
 		t.Errorf("GET /api/v1/apps/web = %d %v, want release 2 deploying on %s, nothing live", status, app, wantHost)
 	}
-	if status, list := st.send(t, "GET", "/api/v1/apps", st.member, "", nil); status != 200 || len(list["items"].([]any)) != 1 {
+	if status, list := st.send(t, "GET", "/api/v1/apps", st.deployer, "", nil); status != 200 || len(list["items"].([]any)) != 1 {
 		t.Errorf("GET /api/v1/apps = %d %v, want web", status, list)
 	}
-	status, rels := st.send(t, "GET", "/api/v1/apps/web/releases?limit=1", st.member, "", nil)
+	status, rels := st.send(t, "GET", "/api/v1/apps/web/releases?limit=1", st.deployer, "", nil)
 	items, _ := rels["items"].([]any)
 	if status != 200 || len(items) != 1 || number(items[0].(map[string]any)["release"]) != 2 || rels["next_cursor"] == nil {
 		t.Fatalf("GET releases?limit=1 = %d %v, want release 2 and a cursor", status, rels)
 	}
-	status, rels = st.send(t, "GET", "/api/v1/apps/web/releases?cursor="+rels["next_cursor"].(string), st.member, "", nil)
+	status, rels = st.send(t, "GET", "/api/v1/apps/web/releases?cursor="+rels["next_cursor"].(string), st.deployer, "", nil)
 	if items, _ := rels["items"].([]any); status != 200 || len(items) != 1 || number(items[0].(map[string]any)["release"]) != 1 || rels["next_cursor"] != nil {
 		t.Errorf("GET releases, second page = %d %v, want release 1 and no cursor", status, rels)
 	}
@@ -237,7 +239,7 @@ func TestUploadRelease(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, out := st.send(t, "POST", tt.path, st.member, tt.contentType, first)
+			status, out := st.send(t, "POST", tt.path, st.deployer, tt.contentType, first)
 			if status != tt.wantStatus || !strings.Contains(fmt.Sprint(out), tt.want) {
 				t.Errorf("= %d %v, want %d naming %q", status, out, tt.wantStatus, tt.want)
 			}
@@ -272,7 +274,7 @@ func TestUploadRefusals(t *testing.T) {
 			}
 		})
 	}
-	if status, out := st.send(t, "GET", "/api/v1/apps/web", st.member, "", nil); status != 404 {
+	if status, out := st.send(t, "GET", "/api/v1/apps/web", st.deployer, "", nil); status != 404 {
 		t.Errorf("after only refusals, GET /api/v1/apps/web = %d %v, want 404", status, out)
 	}
 }
@@ -304,20 +306,20 @@ func TestAppLifecycle(t *testing.T) {
 	st.upload(t, "web", v1)
 	st.upload(t, "web", sources(t, map[string]string{"index.js": "2"}))
 
-	status, out := st.send(t, "POST", "/api/v1/apps/web/rollback", st.member, "application/json", []byte(`{"release": 1}`))
+	status, out := st.send(t, "POST", "/api/v1/apps/web/rollback", st.deployer, "application/json", []byte(`{"release": 1}`))
 	if status != 201 || number(out["release"]) != 3 || number(out["rollback_of"]) != 1 || out["sha256"] != digest(v1) {
 		t.Errorf("rollback to 1 = %d %v, want 201 release 3 with release 1's sources", status, out)
 	}
 	for body, want := range map[string]int{`{"release": 9}`: 404, `{}`: 400, `{"release": "one"}`: 400, `{"release": 1, "x": 1}`: 400} {
-		if status, out := st.send(t, "POST", "/api/v1/apps/web/rollback", st.member, "application/json", []byte(body)); status != want {
+		if status, out := st.send(t, "POST", "/api/v1/apps/web/rollback", st.deployer, "application/json", []byte(body)); status != want {
 			t.Errorf("rollback %s = %d %v, want %d", body, status, out, want)
 		}
 	}
 
-	if status, out := st.send(t, "POST", "/api/v1/apps/web/stop", st.member, "", nil); status != 200 || out["state"] != "stopped" {
+	if status, out := st.send(t, "POST", "/api/v1/apps/web/stop", st.deployer, "", nil); status != 200 || out["state"] != "stopped" {
 		t.Errorf("stop = %d %v, want 200 stopped", status, out)
 	}
-	if status, out := st.send(t, "POST", "/api/v1/apps/web/start", st.member, "", nil); status != 200 || out["state"] != "deploying" {
+	if status, out := st.send(t, "POST", "/api/v1/apps/web/start", st.deployer, "", nil); status != 200 || out["state"] != "deploying" {
 		t.Errorf("start = %d %v, want 200 deploying", status, out)
 	}
 
@@ -334,11 +336,11 @@ func TestAppLifecycle(t *testing.T) {
 		t.Errorf("beta's GET /api/v1/apps = %d %v, want none", status, out)
 	}
 
-	if status, out := st.send(t, "DELETE", "/api/v1/apps/web", st.member, "", nil); status != 204 {
+	if status, out := st.send(t, "DELETE", "/api/v1/apps/web", st.deployer, "", nil); status != 204 {
 		t.Errorf("DELETE = %d %v, want 204", status, out)
 	}
 	for _, rq := range []struct{ method, path string }{{"GET", "/api/v1/apps/web"}, {"DELETE", "/api/v1/apps/web"}, {"POST", "/api/v1/apps/web/stop"}} {
-		if status, _ := st.send(t, rq.method, rq.path, st.member, "", nil); status != 404 {
+		if status, _ := st.send(t, rq.method, rq.path, st.deployer, "", nil); status != 404 {
 			t.Errorf("%s %s after DELETE = %d, want 404", rq.method, rq.path, status)
 		}
 	}
@@ -349,7 +351,7 @@ func TestSecrets(t *testing.T) {
 	const value = "sk-live-DO-NOT-PRINT-4e1f"
 	st.upload(t, "web", sources(t, map[string]string{"index.js": "1"}))
 	host := func() string {
-		_, app := st.send(t, "GET", "/api/v1/apps/web", st.member, "", nil)
+		_, app := st.send(t, "GET", "/api/v1/apps/web", st.deployer, "", nil)
 		return app["host"].(string)
 	}
 	before := host()
@@ -371,7 +373,7 @@ func TestSecrets(t *testing.T) {
 		t.Errorf("host after the value changed = %s, want one neither %s nor %s", rotated, withSecret, before)
 	}
 
-	status, list := st.send(t, "GET", "/api/v1/secrets", st.member, "", nil)
+	status, list := st.send(t, "GET", "/api/v1/secrets", st.deployer, "", nil)
 	items, _ := list["items"].([]any)
 	if status != 200 || len(items) != 1 || items[0].(map[string]any)["name"] != "API_KEY" || items[0].(map[string]any)["updated_at"] == nil || len(items[0].(map[string]any)) != 2 {
 		t.Errorf("GET /api/v1/secrets = %d %v, want API_KEY's name and updated_at only", status, list)
@@ -384,7 +386,7 @@ func TestSecrets(t *testing.T) {
 		name, key, secret, value string
 		wantStatus               int
 	}{
-		{"member", st.member, "API_KEY", value, 403},
+		{"member", st.deployer, "API_KEY", value, 403},
 		{"lowercase name", st.admin, "api_key", value, 400},
 		{"reserved prefix", st.admin, "TIDEGATE_TOKEN", value, 400},
 		{"value too long", st.admin, "BIG", strings.Repeat("v", apps.MaxSecretValue+1), 400},
@@ -400,7 +402,7 @@ func TestSecrets(t *testing.T) {
 	if status, out := st.send(t, "PUT", "/api/v1/secrets/EMPTY", st.admin, "application/json", []byte(`{}`)); status != 400 {
 		t.Errorf("PUT without a value = %d %v, want 400", status, out)
 	}
-	if status, _ := st.send(t, "DELETE", "/api/v1/secrets/API_KEY", st.member, "", nil); status != 403 {
+	if status, _ := st.send(t, "DELETE", "/api/v1/secrets/API_KEY", st.deployer, "", nil); status != 403 {
 		t.Errorf("a member's DELETE = %d, want 403", status)
 	}
 	if status, _ := st.send(t, "DELETE", "/api/v1/secrets/API_KEY", st.beta, "", nil); status != 404 {

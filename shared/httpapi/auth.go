@@ -33,8 +33,9 @@ type IAMCaller func(r *http.Request) (arn string, ok bool)
 type access int
 
 const (
-	accessRead  access = iota // any role
-	accessWrite               // admin or member
+	accessRead   access = iota // any role
+	accessWrite                // admin, deployer or member
+	accessDeploy               // admin or deployer: an app's code and output can reach its org's secrets
 )
 
 // authed wraps h so that it runs only for a known principal within its tenant's request budget
@@ -50,6 +51,9 @@ func (a *api) authed(need access, h handlerFunc) handlerFunc {
 		}
 		if need == accessWrite && !p.Tenant.Role.CanWrite() {
 			return Errorf(CodeForbidden, detailReadOnly, p.Tenant.Role)
+		}
+		if need == accessDeploy && !p.Tenant.Role.CanDeploy() {
+			return Errorf(CodeForbidden, detailNotDeployer, p.Tenant.Role)
 		}
 		ctx := context.WithValue(r.Context(), keyPrincipal, p)
 		return h(w, r.WithContext(ctx))

@@ -87,5 +87,6 @@ const (
 	detailNoRoute       = "no route %s %s; see /openapi.json for the routes"
 	detailMethod        = "%s is not allowed on %s; allowed: %s"
 	detailReadOnly      = "role %s may only read; ask a tenant admin for a member key"
+	detailNotDeployer   = "role %s may not deploy the org's apps nor read their hosts' logs (a host's code and output can reach every secret of its org); ask a tenant admin for a deployer key"
 	detailThrottled     = "%s of tenant %s is over its request budget (%g a second, bursts of %d; this request costs %d); retry in %d s"
 )

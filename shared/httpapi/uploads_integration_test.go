@@ -66,7 +66,7 @@ func TestUploadThroughS3(t *testing.T) {
 	if len(big) < 9<<20 {
 		t.Fatalf("the tarball is %d bytes, want over 9 MiB", len(big))
 	}
-	status, up := st.declare(t, st.member, "web", digest(big), len(big))
+	status, up := st.declare(t, st.deployer, "web", digest(big), len(big))
 	if status != 201 {
 		t.Fatalf("POST uploads = %d %v, want 201", status, up)
 	}
@@ -77,7 +77,7 @@ func TestUploadThroughS3(t *testing.T) {
 		t.Fatalf("upload = %v, want an id, a PUT under the prefix's uploads/ signing the length and the sha256", up)
 	}
 	put(t, up, big)
-	status, rel := st.releaseFrom(t, st.member, "web", id)
+	status, rel := st.releaseFrom(t, st.deployer, "web", id)
 	if status != 201 || number(rel["release"]) != 1 || rel["sha256"] != digest(big) || number(rel["bytes"]) != len(big) || rel["note"] != "big" {
 		t.Fatalf("release from the upload = %d %v, want release 1 of the upload's digest and length", status, rel)
 	}
@@ -89,7 +89,7 @@ func TestUploadThroughS3(t *testing.T) {
 	if !bytes.Equal(stored, big) {
 		t.Errorf("S3 holds %d bytes under the digest, want the %d uploaded", len(stored), len(big))
 	}
-	if status, out := st.releaseFrom(t, st.member, "web", id); status != 404 {
+	if status, out := st.releaseFrom(t, st.deployer, "web", id); status != 404 {
 		t.Errorf("a second release from the same upload = %d %v, want 404: it was used", status, out)
 	}
 	if st.hasObject(t, apps.UploadKey(st.prefix, id)) {
@@ -122,7 +122,7 @@ func (st *appStack) hasObject(t *testing.T, key string) bool {
 func TestUploadObjectDroppedByItsOwnerAlone(t *testing.T) {
 	st := newAppStack(t)
 	good := sources(t, map[string]string{"index.js": "serve()\n"})
-	status, up := st.declare(t, st.member, "web", digest(good), len(good))
+	status, up := st.declare(t, st.deployer, "web", digest(good), len(good))
 	if status != 201 {
 		t.Fatalf("POST uploads = %d %v", status, up)
 	}
@@ -137,7 +137,7 @@ func TestUploadObjectDroppedByItsOwnerAlone(t *testing.T) {
 			t.Fatalf("after beta named acme's upload as %q, acme's object %s is gone", named, key)
 		}
 	}
-	if status, out := st.releaseFrom(t, st.member, "web", id); status != 201 {
+	if status, out := st.releaseFrom(t, st.deployer, "web", id); status != 201 {
 		t.Fatalf("acme's release from its upload after beta's tries = %d %v, want 201", status, out)
 	}
 	if st.hasObject(t, key) {
@@ -155,7 +155,7 @@ func TestUploadObjectDroppedByItsOwnerAlone(t *testing.T) {
 	if status, out := st.releaseFrom(t, st.beta, "web", old.ID); status != 404 || !st.hasObject(t, oldKey) {
 		t.Errorf("beta naming acme's expired upload = %d %v, object kept %v; want 404 and the object kept", status, out, st.hasObject(t, oldKey))
 	}
-	if status, out := st.releaseFrom(t, st.member, "web", old.ID); status != 400 || !strings.Contains(out["detail"].(string), "expired") {
+	if status, out := st.releaseFrom(t, st.deployer, "web", old.ID); status != 400 || !strings.Contains(out["detail"].(string), "expired") {
 		t.Errorf("acme's release from its expired upload = %d %v, want 400 saying so", status, out)
 	}
 	if st.hasObject(t, oldKey) {
@@ -182,14 +182,14 @@ func TestS3UploadRefusals(t *testing.T) {
 		{"unknown field", fmt.Sprintf(`{"sha256":%q,"bytes":10,"key":"sources/x"}`, sha), 400, "key"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			status, out := st.send(t, "POST", "/api/v1/apps/web/uploads", st.member, "application/json", []byte(tt.body))
+			status, out := st.send(t, "POST", "/api/v1/apps/web/uploads", st.deployer, "application/json", []byte(tt.body))
 			if status != tt.wantStatus || !strings.Contains(fmt.Sprint(out["fields"], out["detail"]), tt.want) {
 				t.Errorf("= %d %v, want %d naming %s", status, out, tt.wantStatus, tt.want)
 			}
 		})
 	}
 
-	status, up := st.declare(t, st.member, "web", sha, len(good))
+	status, up := st.declare(t, st.deployer, "web", sha, len(good))
 	if status != 201 {
 		t.Fatalf("POST uploads = %d %v", status, up)
 	}
@@ -199,13 +199,13 @@ func TestS3UploadRefusals(t *testing.T) {
 	if status, out := st.releaseFrom(t, st.beta, "web", id); status != 404 || !strings.Contains(out["detail"].(string), "no upload") {
 		t.Errorf("beta releasing acme's upload = %d %v, want 404", status, out)
 	}
-	if status, out := st.releaseFrom(t, st.member, "api", id); status != 404 {
+	if status, out := st.releaseFrom(t, st.deployer, "api", id); status != 404 {
 		t.Errorf("releasing web's upload as app api = %d %v, want 404", status, out)
 	}
-	if status, out := st.releaseFrom(t, st.member, "web", "up-../../sources/x"); status != 400 || !strings.Contains(fmt.Sprint(out["fields"]), "upload") {
+	if status, out := st.releaseFrom(t, st.deployer, "web", "up-../../sources/x"); status != 400 || !strings.Contains(fmt.Sprint(out["fields"]), "upload") {
 		t.Errorf("an upload id that is no id = %d %v, want 400 naming upload", status, out)
 	}
-	if status, out := st.releaseFrom(t, st.member, "web", id); status != 400 || !strings.Contains(out["detail"].(string), "nothing was PUT") {
+	if status, out := st.releaseFrom(t, st.deployer, "web", id); status != 400 || !strings.Contains(out["detail"].(string), "nothing was PUT") {
 		t.Errorf("release before the PUT = %d %v, want 400 saying nothing was PUT", status, out)
 	}
 
@@ -224,7 +224,7 @@ func TestS3UploadRefusals(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			put(t, up, tt.body)
-			status, out := st.releaseFrom(t, st.member, "web", id)
+			status, out := st.releaseFrom(t, st.deployer, "web", id)
 			if status != 400 || !strings.Contains(out["detail"].(string), tt.want) || !strings.Contains(fmt.Sprint(out["fields"]), "upload") {
 				t.Errorf("release from a changed object = %d %v, want 400 naming upload: %s", status, out, tt.want)
 			}
@@ -232,12 +232,12 @@ func TestS3UploadRefusals(t *testing.T) {
 	}
 
 	link := sources(t, map[string]string{"config@": ""})
-	status, up = st.declare(t, st.member, "web", digest(link), len(link))
+	status, up = st.declare(t, st.deployer, "web", digest(link), len(link))
 	if status != 201 {
 		t.Fatal(status, up)
 	}
 	put(t, up, link)
-	if status, out := st.releaseFrom(t, st.member, "web", up["upload"].(string)); status != 400 || !strings.Contains(out["detail"].(string), `"config"`) {
+	if status, out := st.releaseFrom(t, st.deployer, "web", up["upload"].(string)); status != 400 || !strings.Contains(out["detail"].(string), `"config"`) {
 		t.Errorf("release from an upload holding a link = %d %v, want 400 naming the entry", status, out)
 	}
 
@@ -245,10 +245,10 @@ func TestS3UploadRefusals(t *testing.T) {
 	if err := st.store.CreateUpload(context.Background(), "acme", old); err != nil {
 		t.Fatal(err)
 	}
-	if status, out := st.releaseFrom(t, st.member, "web", old.ID); status != 400 || !strings.Contains(out["detail"].(string), "expired") {
+	if status, out := st.releaseFrom(t, st.deployer, "web", old.ID); status != 400 || !strings.Contains(out["detail"].(string), "expired") {
 		t.Errorf("release from an expired upload = %d %v, want 400 saying so", status, out)
 	}
-	if status, out := st.send(t, "GET", "/api/v1/apps/web", st.member, "", nil); status != 404 {
+	if status, out := st.send(t, "GET", "/api/v1/apps/web", st.deployer, "", nil); status != 404 {
 		t.Errorf("after only refusals, GET /api/v1/apps/web = %d %v, want 404", status, out)
 	}
 }

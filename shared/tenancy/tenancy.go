@@ -20,25 +20,34 @@ import (
 // Role is what a tenant's principals may do.
 type Role string
 
-// Roles, from most to least power. A viewer reads; a member also submits and changes; an admin
-// also manages the tenant's webhooks, secrets and keys.
+// Roles, from most to least power. A viewer reads; a member also submits and changes jobs,
+// templates and webhooks' tests; a deployer also deploys the org's apps (releases, rollbacks,
+// stop, start, delete) and reads their hosts' logs and why a release failed; an admin also
+// manages the tenant's webhooks, secrets and keys. An app's host gets every secret of its org
+// as its environment, so whoever ships its code, or reads what it prints, can read them: that
+// is the deployer's and the admin's, not every member's.
 const (
-	RoleAdmin  Role = "admin"
-	RoleMember Role = "member"
-	RoleViewer Role = "viewer"
+	RoleAdmin    Role = "admin"
+	RoleDeployer Role = "deployer"
+	RoleMember   Role = "member"
+	RoleViewer   Role = "viewer"
 )
 
 // ParseRole reads a role name.
 func ParseRole(s string) (Role, error) {
 	switch r := Role(s); r {
-	case RoleAdmin, RoleMember, RoleViewer:
+	case RoleAdmin, RoleDeployer, RoleMember, RoleViewer:
 		return r, nil
 	}
-	return "", fmt.Errorf("role %q is not one of admin, member, viewer", s)
+	return "", fmt.Errorf("role %q is not one of admin, deployer, member, viewer", s)
 }
 
+// CanDeploy reports whether the role may deploy the org's apps and read what their hosts print,
+// which may hold the org's secrets.
+func (r Role) CanDeploy() bool { return r == RoleAdmin || r == RoleDeployer }
+
 // CanWrite reports whether the role may submit, change and delete.
-func (r Role) CanWrite() bool { return r == RoleAdmin || r == RoleMember }
+func (r Role) CanWrite() bool { return r == RoleAdmin || r == RoleDeployer || r == RoleMember }
 
 // Tenant is a team: its principals see and touch only its namespaces, and its hosted apps belong
 // to its org.
