@@ -253,6 +253,17 @@ func TestHostLifecycle(t *testing.T) {
 	if !strings.HasPrefix(a.FailedWhy, "the process exited before it registered\nnpm ERR!") || !strings.HasSuffix(a.FailedWhy, "last line") || len(a.FailedWhy) > 4096 {
 		t.Errorf("failed_why = %d bytes %q…, want the reason then the last lines within 4 KiB", len(a.FailedWhy), a.FailedWhy[:60])
 	}
+	// Hostile: the app.failed event goes to every tenant of the org, a member's webhooks too; it
+	// carries the reason and none of what the host printed.
+	var failed []outbox.Event
+	for _, ev := range undeliveredEvents(t, db, tables) {
+		if ev.Type == outbox.AppFailed {
+			failed = append(failed, ev)
+		}
+	}
+	if len(failed) != 1 || failed[0].Data["reason"] != "the process exited before it registered" || strings.Contains(fmt.Sprint(failed[0].Data), "npm ERR!") {
+		t.Errorf("app.failed events after MarkFailed = %+v, want one with the reason and no log line", failed)
+	}
 	tok2, _ := s.MintHostToken(ctx, "acme", "web", h2)
 	if _, _, err := s.Register(ctx, h2, podA, tok2, appNow); !errors.Is(err, dynamo.ErrHostNotWanted) {
 		t.Errorf("Register(the failed release's host) = %v, want ErrHostNotWanted", err)

@@ -140,12 +140,14 @@ const maxFailedWhy = 4 << 10
 
 // MarkFailed records, for the beat, that release failed on host — it did not start, register or
 // stay up — with reason and the host's last lines (their tail, within 4 KiB, is kept as
-// failed_why), and writes an app.failed event in the same transaction. The app is failed until the
+// failed_why), and writes an app.failed event in the same transaction, with the reason alone:
+// the event goes to every webhook of every tenant of the org, and what the host printed may hold
+// any of the org's secrets, which only a deployer reads (GET /api/v1/apps/{name}). The app is failed until the
 // next upload or start; a live host of an earlier release keeps serving. records.ErrStale if the app has
 // moved on to another release or was stopped; records.ErrNotFound if it is gone.
 func (s *AppStore) MarkFailed(ctx context.Context, org, app string, release int, host, reason, lines string, now time.Time) error {
 	why := failedWhy(reason, lines)
-	ev := outbox.ForApp(outbox.AppFailed, org, app, release, host, why, now)
+	ev := outbox.ForApp(outbox.AppFailed, org, app, release, host, reason, now)
 	// The release item keeps the failure too, for its logs once a newer release clears the app's.
 	vals, err := marshalValues(map[string]any{":host": host, ":why": why})
 	if err != nil {
