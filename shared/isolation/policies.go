@@ -67,18 +67,27 @@ var clusterDNS = networkingv1.NetworkPolicyPeer{
 // port, but not instance metadata (the node's role credentials), nor the pod, service and node
 // ranges the operator names (another tenant's pods, kube-system, node ports).
 func namespaceEgress(ns string, s Settings) *networkingv1.NetworkPolicy {
-	dns := []networkingv1.NetworkPolicyPeer{clusterDNS}
+	return egressPolicy(ns, NamespaceEgressPolicy, s.Owner,
+		networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}},
+		networkingv1.NetworkPolicyEgressRule{To: append([]networkingv1.NetworkPolicyPeer{clusterDNS}, resolvers(s)...), Ports: ports(dnsPort, dnsPort)},
+		outside(s))
+}
+
+// resolvers are the DNS servers the operator names (Settings.Resolvers), each as a peer of its own.
+func resolvers(s Settings) []networkingv1.NetworkPolicyPeer {
+	var out []networkingv1.NetworkPolicyPeer
 	for _, a := range s.Resolvers {
-		dns = append(dns, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: netip.PrefixFrom(a, a.BitLen()).String()}})
+		out = append(out, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: netip.PrefixFrom(a, a.BitLen()).String()}})
 	}
-	rules := []networkingv1.NetworkPolicyEgressRule{
-		{To: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}},
-		{To: dns, Ports: ports(dnsPort, dnsPort)},
-		outside(s),
-	}
+	return out
+}
+
+// egressPolicy is our egress NetworkPolicy name in ns, over every pod there, letting out what
+// rules let out and nothing else.
+func egressPolicy(ns, name, owner string, rules ...networkingv1.NetworkPolicyEgressRule) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   policyTypeMeta,
-		ObjectMeta: meta(ns, NamespaceEgressPolicy, s.Owner),
+		ObjectMeta: meta(ns, name, owner),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
@@ -109,23 +118,10 @@ func outside(s Settings) networkingv1.NetworkPolicyEgressRule {
 // DNS only at the resolvers.
 func appsEgress(ns string, s Settings) *networkingv1.NetworkPolicy {
 	var rules []networkingv1.NetworkPolicyEgressRule
-	if len(s.Resolvers) > 0 {
-		var to []networkingv1.NetworkPolicyPeer
-		for _, a := range s.Resolvers {
-			to = append(to, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: netip.PrefixFrom(a, a.BitLen()).String()}})
-		}
-		rules = append(rules, networkingv1.NetworkPolicyEgressRule{To: to, Ports: ports(dnsPort, dnsPort)})
+	if dns := resolvers(s); len(dns) > 0 {
+		rules = append(rules, networkingv1.NetworkPolicyEgressRule{To: dns, Ports: ports(dnsPort, dnsPort)})
 	}
-	rules = append(rules, outside(s))
-	return &networkingv1.NetworkPolicy{
-		TypeMeta:   policyTypeMeta,
-		ObjectMeta: meta(ns, AppsEgressPolicy, s.Owner),
-		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
-			Egress:      rules,
-		},
-	}
+	return egressPolicy(ns, AppsEgressPolicy, s.Owner, append(rules, outside(s))...)
 }
 
 // within is the ranges of closed inside world, masked, without repeats, sorted: an ipBlock's
