@@ -161,7 +161,7 @@ type flavorState struct {
 func newFlavorState(c FlavorCapacity, candidates []Candidate, needs []Need) *flavorState {
 	R, F := len(c.Resources), len(c.Flavors)
 	s := &flavorState{c: c, r: R, f: F, quotas: c.quotas(), needs: needs,
-		of: make([]int32, len(candidates)), named: make([]int32, len(candidates)), free: make([]int64, F*R), kept: make([]int64, F*R),
+		named: make([]int32, len(candidates)), free: make([]int64, F*R), kept: make([]int64, F*R),
 		placed: make([]int32, len(candidates)), short: make([]int32, len(candidates)), why: make([]why, len(candidates)),
 	}
 	for f, fl := range c.Flavors {
@@ -180,24 +180,9 @@ func newFlavorState(c FlavorCapacity, candidates []Candidate, needs []Need) *fla
 			}
 		}
 	}
-	ids := map[string]int32{}
+	var ids map[string]int32
 	var names []string
-	var recent tenantCache // as tenantsOf: most jobs find their tenant without hashing its name
-	for i := range candidates {
-		name := candidates[i].Tenant
-		slot := recent.slot(name)
-		if slot.known && slot.name == name {
-			s.of[i] = slot.id
-			continue
-		}
-		id, ok := ids[name]
-		if !ok {
-			id = int32(len(names))
-			ids[name], names = id, append(names, name)
-		}
-		s.of[i] = id
-		*slot = tenantSlot{name: name, id: id, known: true}
-	}
+	s.of, ids, names = numberTenants(candidates)
 	for name := range c.InUse {
 		if _, ok := ids[name]; !ok {
 			ids[name], names = int32(len(names)), append(names, name)

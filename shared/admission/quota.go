@@ -40,31 +40,39 @@ type tenants struct {
 }
 
 func tenantsOf(candidates []Candidate, c Capacity) tenants {
-	ids := make(map[string]int32)
-	ts := tenants{of: make([]int32, len(candidates))}
+	of, _, names := numberTenants(candidates)
+	ts := tenants{of: of, share: make([]Amount, len(names)), used: make([]Amount, len(names))}
+	for t, name := range names {
+		share, named := c.Shares[name]
+		if !named {
+			share = c.DefaultShare
+		}
+		ts.share[t], ts.used[t] = share, c.InUse[name]
+	}
+	return ts
+}
+
+// numberTenants numbers the candidates' tenants in order of first appearance: each candidate's
+// number (of), the number of each name (ids) and the names by number.
+func numberTenants(candidates []Candidate) (of []int32, ids map[string]int32, names []string) {
+	of, ids = make([]int32, len(candidates)), map[string]int32{}
 	var recent tenantCache
 	for i := range candidates {
 		name := candidates[i].Tenant
 		slot := recent.slot(name)
 		if slot.known && slot.name == name {
-			ts.of[i] = slot.id
+			of[i] = slot.id
 			continue
 		}
 		id, ok := ids[name]
 		if !ok {
-			id = int32(len(ts.share))
-			ids[name] = id
-			share, named := c.Shares[name]
-			if !named {
-				share = c.DefaultShare
-			}
-			ts.share = append(ts.share, share)
-			ts.used = append(ts.used, c.InUse[name])
+			id = int32(len(names))
+			ids[name], names = id, append(names, name)
 		}
-		ts.of[i] = id
+		of[i] = id
 		*slot = tenantSlot{name: name, id: id, known: true}
 	}
-	return ts
+	return of, ids, names
 }
 
 // tenantCache holds the tenants met most recently, one a slot chosen by a few of the name's
