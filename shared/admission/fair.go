@@ -35,9 +35,7 @@ func fairOrder(order []word, l layout, r *room, ts tenants) {
 	if len(order) < 2 || len(ts.share) < 2 {
 		return // one tenant: dispatch order is its own order
 	}
-	top := float64(uint64(1) << (standingBits - fracBits))
-	at := 64 - prioBits - standingBits // where the standing goes, under the priority
-	keep := word(1)<<l.sortFrom() - 1  // the verdict and the index
+	at, keep := standingAt, word(1)<<l.sortFrom()-1 // the verdict and the index are kept
 	seen := make([]Amount, len(ts.share))
 	// The sort's counts are taken as the words are written, which spares it reading them twice
 	// more (once for the bits that vary, once to count).
@@ -55,12 +53,7 @@ func fairOrder(order []word, l layout, r *room, ts tenants) {
 			s.GPUs += r.need(k)
 			seen[t] = s
 		}
-		st := standing(Amount{ts.used[t].Jobs + s.Jobs, ts.used[t].GPUs + s.GPUs}, ts.share[t], r.gpuCapped)
-		q := uint64(1)<<standingBits - 1
-		if st < top {
-			q = uint64(st * (1 << fracBits))
-		}
-		w = w>>(64-prioBits)<<(64-prioBits) | word(q)<<at | w&keep
+		w = stand(w, standing(Amount{ts.used[t].Jobs + s.Jobs, ts.used[t].GPUs + s.GPUs}, ts.share[t], r.gpuCapped), keep)
 		order[i] = w
 		counts[0][w>>at&fairDigitMask]++
 		counts[1][w>>(at+fairDigit)]++
@@ -104,6 +97,19 @@ func fairSort(order []word, at int, counts *fairCounts) {
 		src, dst = dst, src
 	}
 	copy(order, src) // a no-op when both passes or neither ran
+}
+
+// standingAt is where a word's standing goes, under its priority.
+const standingAt = 64 - prioBits - standingBits
+
+// stand is w with its age replaced by standing st in fixed point (past the top, the top), its
+// priority above and what keep masks (the verdict and the index) below.
+func stand(w word, st float64, keep word) word {
+	q := uint64(1)<<standingBits - 1
+	if st < float64(uint64(1)<<(standingBits-fracBits)) {
+		q = uint64(st * (1 << fracBits))
+	}
+	return w>>(64-prioBits)<<(64-prioBits) | word(q)<<standingAt | w&keep
 }
 
 // A standing is sorted as a fixed-point number of standingBits, fracBits of them its fraction:

@@ -39,8 +39,6 @@ func (s *flavorState) fairOrder(order []word, l layout) {
 			}
 		}
 	}
-	top := float64(uint64(1) << (standingBits - fracBits))
-	where := 64 - prioBits - standingBits
 	keep := word(1)<<l.sortFrom() - 1
 	for i, w := range order {
 		k := l.index(w)
@@ -56,13 +54,9 @@ func (s *flavorState) fairOrder(order []word, l layout) {
 		for r := range R {
 			st = max(st, ratio(total[t*R+r]+seen[t*R+r], s.weight[t*R+r]))
 		}
-		q := uint64(1)<<standingBits - 1
-		if st < top {
-			q = uint64(st * (1 << fracBits))
-		}
-		order[i] = w>>(64-prioBits)<<(64-prioBits) | word(q)<<where | w&keep
+		order[i] = stand(w, st, keep)
 	}
-	radixSort(order, where)
+	radixSort(order, standingAt)
 }
 
 // place walks order: under quotas first the jobs within their tenant's nominal quota, then the
