@@ -57,6 +57,13 @@ type FlavorCapacity struct {
 	// InUse is what each tenant's active jobs hold of each flavor, by tenant name, then flavor in
 	// Flavors' order.
 	InUse map[string][]Vec
+
+	// MaxLongRunning is how many long-running jobs (Candidate.Slotless) each tenant may have
+	// active in the region at once, LongRunningInUse how many each has. One over it waits with
+	// ReasonSlotlessLimit, blocking nobody. As in Decide, 0 admits none; a region that lists no
+	// flavor admits nothing at all.
+	MaxLongRunning   int
+	LongRunningInUse map[string]int
 }
 
 func (c FlavorCapacity) quotas() bool { return c.Quotas != nil || c.DefaultQuota != nil }
@@ -67,7 +74,17 @@ type Need struct {
 	Demand Vec
 	// Flavor is the flavor its node selector names; "" is any.
 	Flavor string
+	// Within, when it has the Restricted bit, is the set of flavors it may run on besides: bit f
+	// for Flavors[f] (those whose node labels its node selector agrees with). Restricted alone is
+	// none of them. Zero is any.
+	Within uint64
 }
+
+// Restricted marks a Need.Within that restricts; flavors are bits 0 to MaxFlavors-1.
+const Restricted uint64 = 1 << 63
+
+// MaxFlavors is how many flavors a region may have: one bit each of a Need.Within.
+const MaxFlavors = 63
 
 // Reasons a job waits for room, under flavors.
 const (
@@ -156,6 +173,7 @@ type flavorState struct {
 	placed []int32
 	short  []int32 // the resource a waiting job lacks, from 1
 	why    []why
+	long   slotless // the long-running jobs' limit per tenant
 }
 
 func newFlavorState(c FlavorCapacity, candidates []Candidate, needs []Need) *flavorState {
@@ -179,7 +197,11 @@ func newFlavorState(c FlavorCapacity, candidates []Candidate, needs []Need) *fla
 				s.named[i] = -1
 			}
 		}
+		if w := needs[i].Within; w&Restricted != 0 && w&(1<<F-1) == 0 && F <= MaxFlavors {
+			s.named[i] = -1 // its node selector agrees with none of them
+		}
 	}
+	s.long = slotlessOf(Capacity{MaxActive: F, MaxSlotless: c.MaxLongRunning, SlotlessInUse: c.LongRunningInUse}, candidates)
 	var ids map[string]int32
 	var names []string
 	s.of, ids, names = numberTenants(candidates)

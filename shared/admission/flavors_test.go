@@ -216,3 +216,43 @@ func TestDecideFlavorsQuotas(t *testing.T) {
 		})
 	}
 }
+
+func TestDecideFlavorsWithin(t *testing.T) {
+	js := []fjob{{id: "spot-only", cpu: 5000}, {id: "od-only", cpu: 1000}, {id: "none", cpu: 100}, {id: "too-big-where-allowed", cpu: 6000}}
+	cands, needs := flavorInput(js)
+	needs[0].Within = Restricted | 1    // spot
+	needs[1].Within = Restricted | 1<<1 // on-demand
+	needs[2].Within = Restricted        // agrees with no flavor
+	needs[3].Within = Restricted | 1<<1 // 6 CPUs where only 4 are
+	got := DecideFlavors(cands, needs, spotAndOnDemand(), nil)
+	want := FlavorDecision{Admit: []Placed{{"spot-only", "spot"}, {"od-only", "on-demand"}}, Waiting: []FlavorWait{
+		{Wait{ID: "none", Reason: ReasonNoSuchFlavor, Position: 1}, ""},
+		{Wait{ID: "too-big-where-allowed", Reason: ReasonLargerThanFlavors, Position: 2}, "cpu"},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("DecideFlavors (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecideFlavorsLongRunningLimit(t *testing.T) {
+	js := []fjob{{id: "web-1", tenant: "a", cpu: 100}, {id: "web-2", tenant: "a", cpu: 100}, {id: "batch", tenant: "a", cpu: 100}, {id: "other", tenant: "b", cpu: 100}}
+	cands, needs := flavorInput(js)
+	for _, i := range []int{0, 1, 3} {
+		cands[i].Slotless = true
+	}
+	c := spotAndOnDemand()
+	c.MaxLongRunning, c.LongRunningInUse = 2, map[string]int{"a": 1}
+	got := DecideFlavors(cands, needs, c, nil)
+	want := FlavorDecision{Admit: []Placed{{"web-1", "spot"}, {"batch", "spot"}, {"other", "spot"}}, Waiting: []FlavorWait{
+		{Wait{ID: "web-2", Reason: ReasonSlotlessLimit, Position: 1}, ""},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("DecideFlavors (-want +got):\n%s", diff)
+	}
+	// Under quotas b, holding nothing, stands first; a's limit holds all the same.
+	c.Quotas = map[string]Quota{"a": {{Nominal: Vec{8000, 32768, 0, 110}}}}
+	want.Admit = []Placed{{"other", "spot"}, {"web-1", "spot"}, {"batch", "spot"}}
+	if diff := cmp.Diff(want, DecideFlavors(cands, needs, c, nil)); diff != "" {
+		t.Errorf("DecideFlavors under quotas (-want +got):\n%s", diff)
+	}
+}

@@ -11,10 +11,11 @@ const (
 	whyLarger
 	whyNoSuch
 	whyQuota
+	whyLongRunning
 )
 
 var whyReasons = [...]Reason{whyFull: ReasonFlavorFull, whyLarger: ReasonLargerThanFlavors,
-	whyNoSuch: ReasonNoSuchFlavor, whyQuota: ReasonTenantQuotaExhausted}
+	whyNoSuch: ReasonNoSuchFlavor, whyQuota: ReasonTenantQuotaExhausted, whyLongRunning: ReasonSlotlessLimit}
 
 // Marks of flavorState.placed beyond the flavors (which are 1…F).
 const (
@@ -71,14 +72,37 @@ func (s *flavorState) place(order []word, l layout) {
 			s.placed[k], s.why[k] = placedWaits, whyLarger
 		case s.named[k] < 0:
 			s.placed[k], s.why[k] = placedNoSuch, whyNoSuch
+		case s.long.atLimit(k):
+			s.placed[k], s.why[k] = placedWaits, whyLongRunning
 		case s.quotas:
 			s.nominalPass(k)
 		}
 	}
 	for _, w := range order {
-		if k := l.index(w); s.placed[k] == placedNone {
-			s.borrowPass(k)
+		k := l.index(w)
+		if s.placed[k] != placedNone {
+			continue
 		}
+		if s.long.atLimit(k) {
+			s.placed[k], s.why[k] = placedWaits, whyLongRunning
+			continue
+		}
+		s.borrowPass(k)
+	}
+}
+
+// may says whether job k may run on flavor f, of those flavors gives it.
+func (s *flavorState) may(k, f int) bool {
+	w := s.needs[k].Within
+	return w&Restricted == 0 || w&(1<<f) != 0
+}
+
+// admit places job k on flavor f, its demand d taken as tenant t's.
+func (s *flavorState) admit(k, t, f int, d Vec) {
+	s.take(t, f, d, true)
+	s.placed[k] = int32(f + 1)
+	if s.long.is(k) {
+		s.long.left[s.long.of[k]-1]--
 	}
 }
 
@@ -97,15 +121,14 @@ func (s *flavorState) nominalPass(k int) {
 	first := -1
 	lo, hi := s.flavors(k)
 	for f := lo; f < hi; f++ {
-		if !s.withinNominal(t, f, d) {
+		if !s.may(k, f) || !s.withinNominal(t, f, d) {
 			continue
 		}
 		if first < 0 {
 			first = f
 		}
 		if s.fits(f, d, false) < 0 {
-			s.take(t, f, d, true)
-			s.placed[k] = int32(f + 1)
+			s.admit(k, t, f, d)
 			return
 		}
 	}
@@ -128,6 +151,9 @@ func (s *flavorState) borrowPass(k int) {
 	var quotaShort, keptShort, roomFlavor = -1, -1, -1
 	lo, hi := s.flavors(k)
 	for f := lo; f < hi; f++ {
+		if !s.may(k, f) {
+			continue
+		}
 		if s.fits(f, d, false) >= 0 {
 			if roomFlavor < 0 {
 				roomFlavor = f
@@ -146,8 +172,7 @@ func (s *flavorState) borrowPass(k int) {
 			}
 			continue
 		}
-		s.take(t, f, d, true)
-		s.placed[k] = int32(f + 1)
+		s.admit(k, t, f, d)
 		return
 	}
 	switch {
@@ -166,7 +191,7 @@ func (s *flavorState) roomReason(k, f int) (why, int32) {
 	d, larger := s.needs[k].Demand, true
 	lo, hi := s.flavors(k)
 	for g := lo; g < hi && larger; g++ {
-		larger = s.exceeds(g, d) >= 0
+		larger = !s.may(k, g) || s.exceeds(g, d) >= 0
 	}
 	if larger {
 		return whyLarger, int32(s.exceeds(f, d) + 1)
