@@ -272,6 +272,26 @@ func (s *flavorState) tenants(names []string) {
 			}
 		}
 	}
+	// Room no tenant's nominal quota claims is lent by the region itself: a tenant alone in a
+	// region is not held to its own nominal while the rest stands idle. (A tenant with a quota
+	// and no job here claims nothing now; its jobs come first once queued, as any nominal's.)
+	for f := range F {
+		for r := range R {
+			claimed := int64(0)
+			for t := range T {
+				claimed = satAdd(claimed, s.nominal[(t*F+f)*R+r])
+			}
+			s.lent[f*R+r] = satAdd(s.lent[f*R+r], max(at(s.c.Flavors[f].Capacity, r)-claimed, 0))
+		}
+	}
+}
+
+// satAdd is a+b for amounts ≥ 0, held at unlimited rather than wrapping.
+func satAdd(a, b int64) int64 {
+	if a > unlimited-b {
+		return unlimited
+	}
+	return a + b
 }
 
 func limit(v Vec, r int) int64 {

@@ -33,6 +33,17 @@ func OnDemandValue(label string) (value string, ok bool) {
 	return "", false
 }
 
+// SpotValue is label's value on spot nodes; ok is false for a label not in Labels.
+func SpotValue(label string) (value string, ok bool) {
+	switch label {
+	case Karpenter:
+		return "spot", true
+	case EKS:
+		return "SPOT", true
+	}
+	return "", false
+}
+
 // OnDemand is a copy of manifests whose pods run on on-demand nodes as label tells them (one of
 // Labels; any other leaves the manifests as they are): each pod spec's nodeSelector has label
 // set to the on-demand value, and what its node affinity said of label is dropped, since a

@@ -164,7 +164,7 @@ func TestParseDefaultQuota(t *testing.T) {
 		m := full()
 		m[EnvDefaultQuota] = in
 		c, err := Parse(env(m))
-		if err != nil || c.DefaultQuota != want {
+		if err != nil || !cmp.Equal(c.DefaultQuota, want) {
 			t.Errorf("Parse(%s=%q).DefaultQuota = %+v, %v; want %+v", EnvDefaultQuota, in, c.DefaultQuota, err, want)
 		}
 	}

@@ -77,7 +77,7 @@ func TestApplyTunablesReadsAsParse(t *testing.T) {
 	if diff := cmp.Diff(parsed, got, cmpopts.EquateComparable(netip.Prefix{}, netip.Addr{})); diff != "" {
 		t.Errorf("ApplyTunables(tuned) against Parse (-Parse +ApplyTunables):\n%s", diff)
 	}
-	if got.Policy.MaxGPUs != "1" || got.DefaultQuota != (tenancy.Quota{Jobs: 4, GPUs: 2}) || got.Isolation.PodsPerJob != 3 {
+	if got.Policy.MaxGPUs != "1" || !cmp.Equal(got.DefaultQuota, tenancy.Quota{Jobs: 4, GPUs: 2}) || got.Isolation.PodsPerJob != 3 {
 		t.Errorf("ApplyTunables(tuned) = max GPUs %q, quota %+v, pods a job %d; want 1, 4:2, 3", got.Policy.MaxGPUs, got.DefaultQuota, got.Isolation.PodsPerJob)
 	}
 }

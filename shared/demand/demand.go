@@ -106,8 +106,12 @@ func (d Demand) Strings() map[string]string {
 // float, so anything at or above 9e18 is refused rather than risk reading it wrapped.
 const fits = 9e18
 
-// units is q in the scheduler's units for name, rounded up as it rounds; false if it does not
-// fit an int64.
+// Units is q in the scheduler's units for name (thousandths of a CPU, whole units of the rest),
+// rounded up as it rounds; false if it does not fit an int64. Admission counts flavors' capacity
+// and jobs' demand in them.
+func Units(name corev1.ResourceName, q resource.Quantity) (int64, bool) { return units(name, q) }
+
+// units is Units.
 func units(name corev1.ResourceName, q resource.Quantity) (int64, bool) {
 	f := q.AsApproximateFloat64()
 	if name == corev1.ResourceCPU {

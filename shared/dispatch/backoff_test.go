@@ -30,7 +30,7 @@ func TestBackingOff(t *testing.T) {
 	if diff := cmp.Diff([]string{"b", "c", "d"}, ids); diff != "" {
 		t.Errorf("backingOff ready (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]admission.Wait{{ID: "a", Reason: reasonRetryBackoff}}, waits); diff != "" {
+	if diff := cmp.Diff([]admission.FlavorWait{{Wait: admission.Wait{ID: "a", Reason: reasonRetryBackoff}}}, waits); diff != "" {
 		t.Errorf("backingOff waits (-want +got):\n%s", diff)
 	}
 	if len(queued) != 4 || queued[1].ID != "b" {

@@ -157,7 +157,7 @@ func TestSpotDeadlineLiftsOnlyThePrice(t *testing.T) {
 		t.Errorf("b's job, under its share, = queued (%s); want dispatched before a's job past its deadline", j.PendingReason)
 	}
 	j := r.job(t, past)
-	if j.Status != jobs.StatusQueued || j.PendingReason != string(admission.ReasonTenantQuotaExhausted) && j.PendingReason != string(admission.ReasonCapacity) {
+	if j.Status != jobs.StatusQueued || j.PendingReason != string(admission.ReasonTenantQuotaExhausted) && j.PendingReason != string(admission.ReasonFlavorFull) {
 		t.Errorf("a's job past its deadline = %s, %q; want queued for room, not dispatched past a's share or the region's room", j.Status, j.PendingReason)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -13,11 +14,13 @@ import (
 
 	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/capacitytype"
+	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/spotgate"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 const (
@@ -96,11 +99,11 @@ func (h *Handler) drainHeld(ctx context.Context, region string) error {
 	var errs []error
 	for _, j := range active {
 		if j.Status == jobs.StatusDispatching && j.Claim != nil && j.Claim.Until.Before(h.now()) {
-			errs = append(errs, h.dispatch(ctx, region, j.ID, h.adoptedOnDemand(ctx, region, j), nil))
+			errs = append(errs, h.dispatch(ctx, region, admission.Placed{ID: j.ID}, h.adoptedOnDemand(ctx, region, j), nil))
 		}
 	}
 	census := h.census(ctx, region)
-	p, err := h.readQueues(ctx, region, active, census.Jobs)
+	p, err := h.readQueues(ctx, region, h.flavorsOf(region), active, census.Jobs)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
@@ -116,7 +119,7 @@ func (h *Handler) drainHeld(ctx context.Context, region string) error {
 	errs = append(errs, h.recordWaits(ctx, p.queued, waiting, p.observed))
 	h.gauge(ctx, region, census, p, len(active)+len(decision.Admit), waiting)
 	h.took(region, len(decision.Admit))
-	errs = append(errs, h.settleRoaming(ctx, region, p.rm, p.full, p.capacity, census.Jobs, decision))
+	errs = append(errs, h.settleRoaming(ctx, region, p.rm, p.full, p.roomLeft, census.Jobs, decision))
 	if h.Webhooks != nil && len(decision.Admit) > 0 {
 		// A lost ring costs a beat: the sweep rings for any event left undelivered.
 		if err := h.Webhooks.RingDrain(ctx); err != nil {
@@ -126,39 +129,60 @@ func (h *Handler) drainHeld(ctx context.Context, region string) error {
 	return errors.Join(errs...)
 }
 
-// capacity is region's room and what its active jobs hold of it: in all and, under quotas, per
-// tenant, with each tenant's share of the region.
-func (h *Handler) capacity(ctx context.Context, region string, queued, active []jobs.Job) (admission.Capacity, error) {
-	c := admission.Capacity{MaxActive: h.Capacity(region), MaxSlotless: h.LongRunningPerTenant,
-		SlotlessInUse: admission.SlotlessUse(active, h.LongRunningHoldsSlot)}
-	if h.GPUs != nil {
-		c.MaxGPUs = h.GPUs(region)
-	}
-	for _, j := range active {
-		c.ActiveGPUs += j.GPUs
-		if admission.HoldsSlot(j, h.LongRunningHoldsSlot) {
-			c.ActiveJobs++
-		}
-	}
-	if h.Tenants == nil {
-		return c, nil
-	}
-	shares, err := h.shares(ctx, region, slices.Concat(queued, active))
-	if err != nil {
-		return c, err
-	}
-	c.Shares, c.DefaultShare = shares, admission.Amount(h.DefaultQuota)
-	if c.Shares == nil && c.DefaultShare == (admission.Amount{}) {
-		return c, nil // no quotas in this region
-	}
-	c.InUse = admission.Use(active, h.LongRunningHoldsSlot)
-	return c, nil
+// snapshot is admission's view of a region: its flavors, and what its active jobs hold of them.
+type snapshot struct {
+	region   flavors.Region
+	capacity admission.FlavorCapacity
 }
 
-// shares answers the share of region each tenant of js has on its record (quotasOf), nil when
-// none sets one (the default share, if any, is every tenant's). A tenant without a record
-// (deleted since) has the default.
-func (h *Handler) shares(ctx context.Context, region string, js []jobs.Job) (map[string]admission.Amount, error) {
+// flavorsOf is region's flavors: the setting's, else one of the older settings' room (Capacity's
+// jobs as pods, GPUs' GPUs).
+func (h *Handler) flavorsOf(region string) flavors.Region {
+	var gpus int64
+	if h.GPUs != nil {
+		gpus = h.GPUs(region)
+	}
+	r, err := flavors.Compile(h.Flavors.In(region, h.Capacity(region), gpus), !h.Flavors.Configured(region))
+	if err != nil {
+		// The setting was checked when read (flavors.Parse); a fallback is always good.
+		panic(fmt.Sprintf("dispatch: flavors of %s: %v", region, err))
+	}
+	return r
+}
+
+// capacity is region's snapshot: its flavors, what each tenant's active jobs hold of each (their
+// demand, on the flavor each was admitted on) and, under quotas, each tenant's share.
+func (h *Handler) capacity(ctx context.Context, region string, queued, active []jobs.Job) (snapshot, error) {
+	fr := h.flavorsOf(region)
+	c := admission.FlavorCapacity{Resources: fr.Resources, Flavors: fr.Flavors, InUse: map[string][]admission.Vec{},
+		MaxLongRunning: h.LongRunningPerTenant, LongRunningInUse: admission.SlotlessUse(active, h.LongRunningHoldsSlot)}
+	for _, j := range active {
+		c.InUse[j.Tenant] = fr.Use(c.InUse[j.Tenant], j)
+	}
+	snap := snapshot{region: fr, capacity: c}
+	if h.Tenants == nil {
+		return snap, nil
+	}
+	quotas, err := h.shares(ctx, region, slices.Concat(queued, active))
+	if err != nil {
+		return snap, err
+	}
+	for name, q := range quotas {
+		if aq := fr.Quota(q); aq != nil {
+			if snap.capacity.Quotas == nil {
+				snap.capacity.Quotas = map[string]admission.Quota{}
+			}
+			snap.capacity.Quotas[name] = aq
+		}
+	}
+	snap.capacity.DefaultQuota = fr.Quota(h.DefaultQuota)
+	return snap, nil
+}
+
+// shares answers the quota of region each tenant of js has on its record (quotasOf), nil when
+// none sets one (the default, if any, is every tenant's). A tenant without a record (deleted
+// since) has the default.
+func (h *Handler) shares(ctx context.Context, region string, js []jobs.Job) (map[string]tenancy.Quota, error) {
 	seen := map[string]bool{}
 	var names []string
 	for _, j := range js {
@@ -171,30 +195,46 @@ func (h *Handler) shares(ctx context.Context, region string, js []jobs.Job) (map
 	if err != nil {
 		return nil, fmt.Errorf("sharing %s: %w", region, err)
 	}
-	var out map[string]admission.Amount
+	var out map[string]tenancy.Quota
 	for name, qs := range quotas {
 		if q, ok := qs[region]; ok {
 			if out == nil {
-				out = map[string]admission.Amount{}
+				out = map[string]tenancy.Quota{}
 			}
-			out[name] = admission.Amount(q)
+			out[name] = q
 		}
 	}
 	return out, nil
 }
 
-// candidates are the queued jobs as admission sees them: those onDemand without their price cap,
-// so that only room and shares hold them.
-func candidates(queued []jobs.Job, onDemand map[string]bool, holdSlots bool) []admission.Candidate {
-	out := make([]admission.Candidate, len(queued))
+// candidates are the queued jobs as admission sees them, with what each asks of the region: those
+// onDemand without their price cap, so that only room and shares hold them, and kept to the
+// flavors of on-demand nodes; the other capped ones to the flavors of spot nodes. Where the
+// flavors do not tell capacity types apart (no flavor has the capacity label), either runs on any.
+func (h *Handler) candidates(fr flavors.Region, queued []jobs.Job, onDemand map[string]bool) ([]admission.Candidate, []admission.Need) {
+	out, needs := make([]admission.Candidate, len(queued)), make([]admission.Need, len(queued))
+	label := cmp.Or(h.CapacityLabel, capacitytype.Default)
 	for i, j := range queued {
 		out[i] = admission.Candidate{ID: j.ID, Tenant: j.Tenant, Priority: j.Priority, CreatedAt: j.CreatedAt, GPUs: j.GPUs, Spot: j.Spot,
-			Slotless: !admission.HoldsSlot(j, holdSlots)}
-		if onDemand[j.ID] {
+			Slotless: !admission.HoldsSlot(j, h.LongRunningHoldsSlot)}
+		value, ok := "", false
+		switch {
+		case onDemand[j.ID]:
 			out[i].Spot = nil
+			value, ok = capacitytype.OnDemandValue(label)
+		case j.Spot != nil:
+			value, ok = capacitytype.SpotValue(label)
 		}
+		if ok {
+			j.NodeSelector = maps.Clone(j.NodeSelector)
+			if j.NodeSelector == nil {
+				j.NodeSelector = map[string]string{}
+			}
+			j.NodeSelector[label] = value
+		}
+		needs[i] = fr.Need(j)
 	}
-	return out
+	return out, needs
 }
 
 // atDeadline sorts the queued jobs by their price at their spot deadline (admission.Deadline):
@@ -276,14 +316,17 @@ func (h *Handler) observe(ctx context.Context, region string, queued []jobs.Job)
 //
 // A roaming job (choice set: why region was chosen among its regions) is claimed with ClaimIn,
 // which gives it region in the same conditional write.
-func (h *Handler) dispatch(ctx context.Context, region, id string, onDemand bool, choice *jobs.RegionChoice) error {
+//
+// The job's pods select the node labels of the flavor admission placed it on (p.Flavor), which
+// its claim records; one adopted (p.Flavor "") goes where its first claim meant it to.
+func (h *Handler) dispatch(ctx context.Context, region string, p admission.Placed, onDemand bool, choice *jobs.RegionChoice) error {
 	token := ids.New("claim-", h.now())
 	var j jobs.Job
 	var err error
 	if choice != nil {
-		j, err = h.Store.ClaimIn(ctx, id, region, *choice, token, h.now(), h.now().Add(claimLease))
+		j, err = h.Store.ClaimIn(ctx, p.ID, region, p.Flavor, *choice, token, h.now(), h.now().Add(claimLease))
 	} else {
-		j, err = h.Store.Claim(ctx, id, region, token, h.now(), h.now().Add(claimLease))
+		j, err = h.Store.ClaimOn(ctx, p.ID, region, p.Flavor, token, h.now(), h.now().Add(claimLease))
 	}
 	if errors.Is(err, records.ErrStale) {
 		return nil
@@ -300,6 +343,11 @@ func (h *Handler) dispatch(ctx context.Context, region, id string, onDemand bool
 	}
 	applied := j // the record keeps the manifests as submitted
 	applied.Manifests = jobobjects.WithJobTTL(j.Manifests, h.JobTTL)
+	if fr := h.flavorsOf(region); j.Flavor != "" {
+		if f := fr.Index(j.Flavor); f >= 0 {
+			applied.Manifests = flavors.Select(applied.Manifests, fr.Labels[f])
+		}
+	}
 	reason := ""
 	if onDemand {
 		applied.Manifests = capacitytype.OnDemand(applied.Manifests, cmp.Or(h.CapacityLabel, capacitytype.Default))
@@ -413,7 +461,7 @@ func (h *Handler) ended(ctx context.Context, id string) (bool, error) {
 // each one's error in that order. A panic in one dispatch (a fault hook's crash, say) stops the
 // rest from starting and is raised again here once those under way have finished, so it ends the
 // drain on the drain's own goroutine, as it did when jobs were dispatched one at a time.
-func (h *Handler) dispatchAll(ctx context.Context, region string, ids []string, onDemand map[string]bool, choices map[string]jobs.RegionChoice) []error {
+func (h *Handler) dispatchAll(ctx context.Context, region string, ids []admission.Placed, onDemand map[string]bool, choices map[string]jobs.RegionChoice) []error {
 	errs := make([]error, len(ids))
 	next, stop := make(chan int), make(chan struct{})
 	var (
@@ -435,10 +483,10 @@ func (h *Handler) dispatchAll(ctx context.Context, region string, ids []string, 
 				default:
 				}
 				var choice *jobs.RegionChoice
-				if c, ok := choices[ids[i]]; ok {
+				if c, ok := choices[ids[i].ID]; ok {
 					choice = &c
 				}
-				errs[i] = h.dispatch(ctx, region, ids[i], onDemand[ids[i]], choice)
+				errs[i] = h.dispatch(ctx, region, ids[i], onDemand[ids[i].ID], choice)
 			}
 		})
 	}
@@ -461,7 +509,7 @@ feed:
 // recordWaits writes each waiting job's reason where it changed, and a capped job's spot
 // observation at most every gateRefresh. A job's place in the queue is not written: it moves for
 // every waiting job at every dispatch, so it is counted when asked (JobStore.QueuePosition).
-func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []admission.Wait, observed map[string]spotgate.Observation) error {
+func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []admission.FlavorWait, observed map[string]spotgate.Observation) error {
 	byID := make(map[string]jobs.Job, len(queued))
 	for _, j := range queued {
 		byID[j.ID] = j
@@ -471,7 +519,7 @@ func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []ad
 	for _, w := range waits {
 		j := byID[w.ID]
 		var reason string
-		if j.PendingReason != string(w.Reason) {
+		if j.PendingReason != string(w.Reason) || j.PendingResource != w.Resource {
 			reason = string(w.Reason)
 		}
 		var gate *jobs.SpotGate
@@ -482,7 +530,9 @@ func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []ad
 		if reason == "" && gate == nil {
 			continue
 		}
-		err := h.Store.Apply(ctx, j, jobs.Wait(reason, 0, gate, now))
+		c := jobs.Wait(reason, 0, gate, now)
+		c.PendingResource = w.Resource
+		err := h.Store.Apply(ctx, j, c)
 		if err != nil && !errors.Is(err, records.ErrStale) {
 			errs = append(errs, err)
 		}

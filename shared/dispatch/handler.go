@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/spotgate"
@@ -33,9 +34,10 @@ type Store interface {
 	Roaming(ctx context.Context) ([]jobs.Job, error)
 	PutCensus(ctx context.Context, c dynamo.RegionCensus) error
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
-	Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error)
-	// ClaimIn and the region summaries serve jobs that may run in several regions.
-	ClaimIn(ctx context.Context, id, region string, why jobs.RegionChoice, token string, now, until time.Time) (jobs.Job, error)
+	// ClaimOn claims a job for dispatch on a flavor of its region; ClaimIn and the region
+	// summaries serve jobs that may run in several regions.
+	ClaimOn(ctx context.Context, id, region, flavor, token string, now, until time.Time) (jobs.Job, error)
+	ClaimIn(ctx context.Context, id, region, flavor string, why jobs.RegionChoice, token string, now, until time.Time) (jobs.Job, error)
 	PutRegionSummary(ctx context.Context, s jobs.RegionSummary) error
 	RegionSummaries(ctx context.Context, regions []string) (map[string]jobs.RegionSummary, error)
 	// KeepSpotPrice writes a point of a region's spot price history (the console's chart).
@@ -77,7 +79,10 @@ var (
 
 // Handler is the dispatch function's SQS handler.
 type Handler struct {
-	Regions  map[string]string // region → cluster, from config
+	Regions map[string]string // region → cluster, from config
+	// Flavors are the regions' flavors (admission counts resources per flavor); a region it gives
+	// none has one of Capacity's jobs as pods and, when GPUs gives some, that many GPUs.
+	Flavors  flavors.Set
 	Capacity func(region string) int
 	// GPUs is each region's GPU budget; nil or 0 is no GPU cap.
 	GPUs     func(region string) int64

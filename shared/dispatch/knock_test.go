@@ -60,8 +60,8 @@ type knockingStore struct {
 	claims atomic.Int32
 }
 
-func (s *knockingStore) Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error) {
-	j, err := s.Store.Claim(ctx, id, region, token, now, until)
+func (s *knockingStore) ClaimOn(ctx context.Context, id, region, flavor, token string, now, until time.Time) (jobs.Job, error) {
+	j, err := s.Store.ClaimOn(ctx, id, region, flavor, token, now, until)
 	if s.claims.Add(1) == 1 {
 		s.during()
 	}

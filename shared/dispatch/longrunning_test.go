@@ -24,13 +24,14 @@ func (r rig) deployment(name string) map[string]any {
 	return m
 }
 
-// TestLongRunningJobsTakeNoSlot: in a region of one job slot held by a batch job, a tenant's
-// Deployments are dispatched all the same, up to its limit of long-running jobs; the next one
-// waits with tenant_long_running_limit, and a second batch job for the slot. The beat then
-// records each dispatched Deployment running once the sandbox's controllers report it available.
-func TestLongRunningJobsTakeNoSlot(t *testing.T) {
+// TestLongRunningJobsHoldTheirPods: in a region of four pods, one held by a batch job, a
+// tenant's Deployments take their pods like any job, up to its limit of long-running jobs; the
+// next one waits with tenant_long_running_limit, a second batch job takes the last pod and a
+// third waits for room. The beat then records each dispatched Deployment running once the
+// sandbox's controllers report it available.
+func TestLongRunningJobsHoldTheirPods(t *testing.T) {
 	ctx := context.Background()
-	r := newRig(t, 1)
+	r := newRig(t, 4)
 	r.dispatch.LongRunningPerTenant = 2
 	// A batch job whose pod runs for ten minutes holds the region's one slot.
 	holder, err := r.createWith("job-holder", "holder", 90, nil, func(m map[string]any) {
@@ -50,6 +51,7 @@ func TestLongRunningJobsTakeNoSlot(t *testing.T) {
 		services = append(services, j.ID)
 	}
 	second := r.submit(t, "second", 10, nil)
+	third := r.submit(t, "third", 5, nil)
 	if err := r.dispatch.Drain(ctx, region); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,8 @@ func TestLongRunningJobsTakeNoSlot(t *testing.T) {
 		{services[0], jobs.StatusPending, ""},
 		{services[1], jobs.StatusPending, ""},
 		{services[2], jobs.StatusQueued, string(admission.ReasonSlotlessLimit)},
-		{second.ID, jobs.StatusQueued, string(admission.ReasonCapacity)},
+		{second.ID, jobs.StatusPending, ""},
+		{third.ID, jobs.StatusQueued, string(admission.ReasonFlavorFull)},
 	} {
 		if j := r.job(t, tt.id); j.Status != tt.status || j.PendingReason != tt.reason {
 			t.Errorf("after a drain %s is %s (%q), want %s (%q)", tt.id, j.Status, j.PendingReason, tt.status, tt.reason)
@@ -83,7 +86,7 @@ func TestLongRunningJobsTakeNoSlot(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	// Still one slot, still held: another drain changes nothing.
+	// Still four pods, all held: another drain changes nothing.
 	if err := r.dispatch.Drain(ctx, region); err != nil {
 		t.Fatal(err)
 	}

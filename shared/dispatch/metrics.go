@@ -26,7 +26,7 @@ const (
 // age. The waiting jobs and the oldest are the census's, less what p admitted, or what p judged
 // where it saw more; the gated ones are those p judged (a drain reads the gated jobs it passes
 // over on its way to filling its room, not those behind).
-func (h *Handler) gauge(ctx context.Context, region string, c dynamo.Census, p plan, active int, waits []admission.Wait) {
+func (h *Handler) gauge(ctx context.Context, region string, c dynamo.Census, p plan, active int, waits []admission.FlavorWait) {
 	created := make(map[string]time.Time, len(p.queued))
 	for _, j := range p.queued {
 		created[j.ID] = j.CreatedAt

@@ -7,23 +7,25 @@ import (
 
 	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/spotgate"
 )
 
 // A drain reads its region's queues only as far as it needs: in dispatch order, a page at a
 // time, judging what it has read after each page, until the jobs admitted fill the region's free
-// slots or the queues end. So its reads follow its room and the jobs it passes over (held by
-// their price, too large for the GPUs left, backing off), not the queue's length; a region whose
-// slots are full reads none of its batch jobs. Long-running jobs, which may start without a slot,
-// are kept in a queue of their own and read whole, and only where they may start.
+// room or the queues end. So its reads follow its room and the jobs it passes over (held by
+// their price, too large for the room left, backing off), not the queue's length; a region whose
+// flavors are full reads none of its queues. Room is counted in pods (flavors.Region.Room): the
+// region's batch queue, its long-running queue and the roaming queue are merged in dispatch
+// order, each read a page at a time.
 const (
-	// minPage and maxPage bound a page: the free slots left, so a region with room for one job
-	// reads ten, and one with room for a thousand reads a hundred at a time (each page a
+	// minPage and maxPage bound a page: the free pods left, so a region with room for one pod
+	// reads ten jobs, and one with room for a thousand reads a hundred at a time (each page a
 	// DynamoDB call of under 100 KB, within its 1 MB).
 	minPage = 10
 	maxPage = 100
-	// fairWindow is how many jobs beyond its free slots a drain reads when tenants share the
+	// fairWindow is how many jobs beyond its free room a drain reads when tenants share the
 	// region by quotas: the fair order can only put a tenant's job first if the drain has read
 	// it, so a tenant whose first job lies deeper than this in dispatch order waits for the
 	// queue ahead of it to thin. Five pages; fairness past them would cost the whole queue.
@@ -49,23 +51,14 @@ type reading struct {
 	pages        int
 }
 
-// readQueues reads region's queues as the package says, with active its active jobs, and answers
-// what it read and its judgement of the part of it that comes before anything unread. queue is
-// the region's queue length, as the last census found it.
-func (h *Handler) readQueues(ctx context.Context, region string, active []jobs.Job, queue int) (plan, error) {
-	capacity := h.Capacity(region)
-	free := capacity - holding(active, h.LongRunningHoldsSlot)
+// readQueues reads region's queues as the package says, with fr its flavors and active its
+// active jobs, and answers what it read and its judgement of the part of it that comes before
+// anything unread. queue is the region's queue length, as the last census found it.
+func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Region, active []jobs.Job, queue int) (plan, error) {
+	free := fr.Room(fr.Free(active), maxPage)
 	r := reading{keys: map[string]string{}}
-	if !h.LongRunningHoldsSlot && h.LongRunningPerTenant > 0 && capacity > 0 {
-		long := &source{q: dynamo.LongRunningQueue(region)}
-		for !long.done {
-			if err := h.readPage(ctx, &r, long, maxPage); err != nil {
-				return plan{}, err
-			}
-		}
-	}
 	if free > 0 {
-		r.sources = []*source{{q: dynamo.RegionQueue(region)}, {q: dynamo.RoamingQueue}}
+		r.sources = []*source{{q: dynamo.RegionQueue(region)}, {q: dynamo.LongRunningQueue(region)}, {q: dynamo.RoamingQueue}}
 	}
 	for {
 		for _, s := range r.sources {
@@ -82,8 +75,9 @@ func (h *Handler) readQueues(ctx context.Context, region string, active []jobs.J
 		}
 		p.full = free <= 0
 		s := r.frontier()
-		left := free - slotsTaken(p, h.LongRunningHoldsSlot)
-		quotas := p.capacity.Shares != nil || p.capacity.DefaultShare != (admission.Amount{})
+		left := free - p.taken
+		p.roomLeft = left
+		quotas := p.snap.capacity.Quotas != nil || p.snap.capacity.DefaultQuota != nil
 		if s == nil || left <= 0 && (!quotas || len(own)+len(roamers) >= free+fairWindow) {
 			return p, nil
 		}
@@ -133,11 +127,11 @@ func (r *reading) frontier() *source {
 }
 
 // judged are the jobs read that come no later in dispatch order than the frontier: those before
-// which nothing unread can come. The long-running queue, read whole, is judged whole.
+// which nothing unread can come.
 func (r *reading) judged() (own, roamers []jobs.Job) {
 	f := r.frontier()
 	keep := func(j jobs.Job) bool {
-		return f == nil || j.LongRunning() && !j.Roaming() || r.keys[j.ID] <= f.next
+		return f == nil || r.keys[j.ID] <= f.next
 	}
 	for _, j := range r.own {
 		if keep(j) {
@@ -152,44 +146,21 @@ func (r *reading) judged() (own, roamers []jobs.Job) {
 	return own, roamers
 }
 
-// holding counts the active jobs that hold a slot.
-func holding(active []jobs.Job, holdSlots bool) int {
-	n := 0
-	for _, j := range active {
-		if admission.HoldsSlot(j, holdSlots) {
-			n++
-		}
-	}
-	return n
-}
-
-// slotsTaken counts the jobs p admits that take a slot.
-func slotsTaken(p plan, holdSlots bool) int {
-	byID := make(map[string]jobs.Job, len(p.queued))
-	for _, j := range p.queued {
-		byID[j.ID] = j
-	}
-	n := 0
-	for _, id := range p.decision.Admit {
-		if admission.HoldsSlot(byID[id], holdSlots) {
-			n++
-		}
-	}
-	return n
-}
-
 // plan is a drain's judgement of the jobs it read: what it admits, what waits and why.
 type plan struct {
 	rm       roaming
 	rmErr    error      // reading other regions' summaries; the roaming jobs then wait
-	full     bool       // the region had no free slot: no batch or roaming job was read
+	full     bool       // the region had no free room: no queue was read
 	queued   []jobs.Job // the region's own jobs and the roaming ones it takes up, less those failing
 	failing  []jobs.Job // at their spot deadline with the price still above their cap
 	onDemand map[string]bool
 	observed map[string]spotgate.Observation
-	capacity admission.Capacity
-	backoff  []admission.Wait
-	decision admission.Decision
+	snap     snapshot
+	backoff  []admission.FlavorWait
+	decision admission.FlavorDecision
+	// taken is the room (flavors.Region.Pods) the jobs admitted take; roomLeft what is left of
+	// the region's after them.
+	taken, roomLeft int
 }
 
 // judge decides what to do with own (the region's queued jobs read) and roamers (the roaming
@@ -202,13 +173,21 @@ func (h *Handler) judge(ctx context.Context, region string, own, roamers, active
 	}
 	queued := slices.Concat(own, p.rm.mine)
 	var err error
-	if p.capacity, err = h.capacity(ctx, region, queued, active); err != nil {
+	if p.snap, err = h.capacity(ctx, region, queued, active); err != nil {
 		return p, err
 	}
 	p.observed = h.observe(ctx, region, queued)
 	p.queued, p.failing, p.onDemand = atDeadline(queued, p.observed, h.now())
 	var ready []jobs.Job
 	ready, p.backoff = backingOff(p.queued, h.now())
-	p.decision = admission.Decide(candidates(ready, p.onDemand, h.LongRunningHoldsSlot), p.capacity, p.observed)
+	cands, needs := h.candidates(p.snap.region, ready, p.onDemand)
+	p.decision = admission.DecideFlavors(cands, needs, p.snap.capacity, p.observed)
+	at := make(map[string]int, len(cands))
+	for i, c := range cands {
+		at[c.ID] = i
+	}
+	for _, a := range p.decision.Admit {
+		p.taken += p.snap.region.Pods(needs[at[a.ID]])
+	}
 	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
+	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/spotgate"
@@ -61,10 +62,8 @@ func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Jo
 	if err != nil {
 		return rm, err
 	}
-	v := view{h: h, region: region, now: h.now(), sums: sums, prices: map[[2]string]spotgate.Observation{}, active: len(active), queue: queue}
-	for _, j := range active {
-		v.activeGPUs += j.GPUs
-	}
+	fr := h.flavorsOf(region)
+	v := view{h: h, region: region, now: h.now(), sums: sums, prices: map[[2]string]spotgate.Observation{}, flavors: fr, free: fr.Free(active), queue: queue}
 	for _, j := range list {
 		states := v.states(ctx, j)
 		c := admission.ChooseRegion(j.Spot, states, false)
@@ -97,11 +96,11 @@ type view struct {
 	h          *Handler
 	region     string
 	now        time.Time
-	sums       map[string]jobs.RegionSummary
-	prices     map[[2]string]spotgate.Observation
-	active     int
-	activeGPUs int64
-	queue      int
+	sums    map[string]jobs.RegionSummary
+	prices  map[[2]string]spotgate.Observation
+	flavors flavors.Region
+	free    []admission.Vec // each flavor's room less the active jobs'
+	queue   int
 }
 
 func (v *view) observe(ctx context.Context, r string, s *jobs.Spot) spotgate.Observation {
@@ -125,7 +124,7 @@ func (v *view) states(ctx context.Context, j jobs.Job) []admission.RegionState {
 		}
 		st := admission.RegionState{Region: r, Observed: v.observe(ctx, r, j.Spot), Room: true, Unseen: true}
 		if r == v.region {
-			st.Room, st.Queue, st.Unseen = v.h.roomFor(r, v.active, v.activeGPUs, j.GPUs), v.queue, false
+			st.Room, st.Queue, st.Unseen = v.flavors.Fits(v.free, v.flavors.Need(j)), v.queue, false
 		} else if s, ok := v.sums[r]; ok && v.now.Sub(s.At) < summaryFresh {
 			st.Room, st.Queue, st.Unseen = s.Room, s.Queue, false
 			st.TenantFull = slices.Contains(s.TenantsFull, j.Tenant)
@@ -146,26 +145,15 @@ func tenantFullHere(states []admission.RegionState, region string) []admission.R
 	return out
 }
 
-// roomFor says whether region has room for one more job needing gpus, with active jobs holding
-// activeGPUs: a free job slot and, under a GPU cap, the GPUs.
-func (h *Handler) roomFor(region string, active int, activeGPUs, gpus int64) bool {
-	if h.Capacity(region)-active <= 0 {
-		return false
-	}
-	if h.GPUs == nil || h.GPUs(region) <= 0 {
-		return true
-	}
-	return h.GPUs(region)-activeGPUs >= max(gpus, 0)
-}
-
 // settleRoaming records why each roaming job no region took waits, where it changed (or its
 // choice is older than gateRefresh), keeps region's summary for other regions' drains, and wakes
 // the regions it passed roaming jobs on to, and every other region of a roaming job that waits
 // here for room: this drain has just said it has none.
 //
-// A region with no free slot reads no roaming job (unread), so cannot know whether one allows
-// it: it keeps its summary all the same, saying it has no room, one write a drain.
-func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, unread bool, capacity admission.Capacity, queue int, d admission.Decision) error {
+// A region with no free room reads no roaming job (unread), so cannot know whether one allows
+// it: it keeps its summary all the same, saying it has no room, one write a drain. roomLeft is
+// the room (flavors.Region.Room) left after what d admits.
+func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, unread bool, roomLeft, queue int, d admission.FlavorDecision) error {
 	if !rm.seen && !unread {
 		return nil
 	}
@@ -184,7 +172,7 @@ func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, 
 			errs = append(errs, err)
 		}
 	}
-	full := capacity.MaxActive-capacity.ActiveJobs-len(d.Admit) <= 0
+	full := roomLeft <= 0
 	var tenantsFull []string
 	tenantOf := make(map[string]string, len(rm.mine))
 	for _, j := range rm.mine {
@@ -199,7 +187,7 @@ func (h *Handler) settleRoaming(ctx context.Context, region string, rm roaming, 
 				rm.ring[r] = true
 			}
 		}
-		if w.Reason == admission.ReasonCapacity || w.Reason == admission.ReasonQueuedBehindHigherPriority {
+		if w.Reason == admission.ReasonFlavorFull || w.Reason == admission.ReasonQueuedBehindHigherPriority {
 			full = true
 			for _, j := range rm.mine {
 				if j.ID == w.ID {

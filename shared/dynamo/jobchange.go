@@ -164,7 +164,7 @@ func (e *expression) move(j jobs.Job, c jobs.Change, retention time.Duration) {
 		e.drop("claim")
 	}
 	if c.From == jobs.StatusQueued {
-		e.drop("pending_reason", "queue_position")
+		e.drop("pending_reason", "pending_resource", "queue_position")
 	}
 	if c.To.Terminal() && retention > 0 {
 		e.setTo(attrExpires, c.At.Add(retention).Unix())
@@ -175,9 +175,17 @@ func (e *expression) move(j jobs.Job, c jobs.Change, retention time.Duration) {
 func (e *expression) fields(c jobs.Change) {
 	if c.NewClaim != nil {
 		e.setTo("claim", *c.NewClaim)
+		if c.NewClaim.Flavor != "" {
+			e.setTo("flavor", c.NewClaim.Flavor)
+		}
 	}
 	if c.PendingReason != "" {
 		e.setTo("pending_reason", c.PendingReason)
+		if c.PendingResource != "" {
+			e.setTo("pending_resource", c.PendingResource)
+		} else {
+			e.drop("pending_resource")
+		}
 	}
 	if c.QueuePosition != 0 {
 		e.setTo("queue_position", c.QueuePosition)
@@ -224,7 +232,13 @@ func (e *expression) fields(c jobs.Change) {
 // another dispatcher holds it or it has moved on. The common case, a queued job, is one
 // conditional update that answers the whole new record.
 func (s *JobStore) Claim(ctx context.Context, id, region, token string, now, until time.Time) (jobs.Job, error) {
-	claim := jobs.Claim{Token: token, Until: until.UTC()}
+	return s.ClaimOn(ctx, id, region, "", token, now, until)
+}
+
+// ClaimOn is Claim for a job admitted on flavor of region, which the claim and the job keep. A
+// claim adopted keeps the flavor the job was first claimed on, where its objects may be already.
+func (s *JobStore) ClaimOn(ctx context.Context, id, region, flavor, token string, now, until time.Time) (jobs.Job, error) {
+	claim := jobs.Claim{Token: token, Until: until.UTC(), Flavor: flavor}
 	queued := jobs.Job{ID: id, Region: region, Status: jobs.StatusQueued}
 	_, c, err := jobs.Move(queued, jobs.StatusDispatching, "", now)
 	if err != nil {
@@ -246,6 +260,7 @@ func (s *JobStore) Claim(ctx context.Context, id, region, token string, now, unt
 	if j.Status != jobs.StatusDispatching || j.Claim == nil || !j.Claim.Until.Before(now) {
 		return j, records.ErrStale
 	}
+	claim.Flavor = j.Flavor
 	adopted, c, err := jobs.Adopt(j, claim, now)
 	if err != nil {
 		return j, err

@@ -51,8 +51,8 @@ func (s *JobStore) Roaming(ctx context.Context) ([]jobs.Job, error) {
 // region and why it was chosen in the same conditional update: it holds only while the job is
 // queued, still has no region and allows this one, so of two regions' drains one wins.
 // records.ErrStale when another took it or it has moved on.
-func (s *JobStore) ClaimIn(ctx context.Context, id, region string, why jobs.RegionChoice, token string, now, until time.Time) (jobs.Job, error) {
-	claim := jobs.Claim{Token: token, Until: until.UTC()}
+func (s *JobStore) ClaimIn(ctx context.Context, id, region, flavor string, why jobs.RegionChoice, token string, now, until time.Time) (jobs.Job, error) {
+	claim := jobs.Claim{Token: token, Until: until.UTC(), Flavor: flavor}
 	queued := jobs.Job{ID: id, Status: jobs.StatusQueued}
 	_, c, err := jobs.Move(queued, jobs.StatusDispatching, "", now)
 	if err != nil {

@@ -37,10 +37,10 @@ func TestClaimInOnce(t *testing.T) {
 		t.Fatalf("Roaming = %+v, %v; want job-roam with its two regions", roaming, err)
 	}
 	why := jobs.RegionChoice{Reason: "lowest_price"}
-	if _, err := s.ClaimIn(ctx, "job-roam", "eu-west-1", why, "tok-x", now, now.Add(time.Minute)); !errors.Is(err, records.ErrStale) {
+	if _, err := s.ClaimIn(ctx, "job-roam", "eu-west-1", "", why, "tok-x", now, now.Add(time.Minute)); !errors.Is(err, records.ErrStale) {
 		t.Errorf("ClaimIn into a region the job does not allow = %v; want records.ErrStale", err)
 	}
-	if _, err := s.ClaimIn(ctx, "job-plain", "us-east-1", why, "tok-y", now, now.Add(time.Minute)); !errors.Is(err, records.ErrStale) {
+	if _, err := s.ClaimIn(ctx, "job-plain", "us-east-1", "", why, "tok-y", now, now.Add(time.Minute)); !errors.Is(err, records.ErrStale) {
 		t.Errorf("ClaimIn of a job with its own region = %v; want records.ErrStale", err)
 	}
 
@@ -50,7 +50,7 @@ func TestClaimInOnce(t *testing.T) {
 	errs := make([]error, 16)
 	for i := range won {
 		wg.Go(func() {
-			won[i], errs[i] = s.ClaimIn(ctx, "job-roam", regions[i%2], why, "tok-"+string(rune('a'+i)), now, now.Add(time.Minute))
+			won[i], errs[i] = s.ClaimIn(ctx, "job-roam", regions[i%2], "", why, "tok-"+string(rune('a'+i)), now, now.Add(time.Minute))
 		})
 	}
 	wg.Wait()

@@ -50,9 +50,12 @@ type TableSpec struct {
 // reads in pages of small items.
 var QueueIndexAttributes = []string{
 	"id", "tenant", "namespace", "region", "priority", "labels", "status", "created_at", "updated_at",
-	"gpus", "podless", "spot", "pending_reason", "queue_position", "spot_gate", "claim", "kind",
+	"gpus", "podless", "spot", "pending_reason", "pending_resource", "queue_position", "spot_gate", "claim", "kind",
 	// A retried job's attempt (the beat reads only its pods) and backoff (the drain waits it out).
 	"attempt", "not_before",
+	// What admission counts: a job's demand, the flavors its node selector allows, the flavor an
+	// active one holds.
+	"demand", "node_selector", "flavor",
 }
 
 // Specs lists the tables with their indexes.

@@ -182,7 +182,7 @@ func (a *api) spotPrices(r *http.Request, region string, queued []jobs.Job, tena
 // ownUse is tenant t's use of region, counted from the region's active jobs, beside its share
 // (def where its record sets none).
 func ownUse(region string, active []jobs.Job, t tenancy.Tenant, def tenancy.Quota, holdSlots bool) tenantStats {
-	return tenantStats{Tenant: t.Name, Use: tenancy.Quota(admission.Use(active, holdSlots)[t.Name]), Share: t.QuotaIn(region, def),
+	return tenantStats{Tenant: t.Name, Use: quotaOf(admission.Use(active, holdSlots)[t.Name]), Share: t.QuotaIn(region, def),
 		LongRunning: longRunningOf(active)[t.Name]}
 }
 
@@ -211,8 +211,11 @@ func everyTenantsUse(region string, active []jobs.Job, all []tenancy.Tenant, def
 	}
 	out := make([]tenantStats, 0, len(use))
 	for name, u := range use {
-		out = append(out, tenantStats{Tenant: name, Use: tenancy.Quota(u), Share: named[name].QuotaIn(region, def), LongRunning: long[name]})
+		out = append(out, tenantStats{Tenant: name, Use: quotaOf(u), Share: named[name].QuotaIn(region, def), LongRunning: long[name]})
 	}
 	slices.SortFunc(out, func(x, y tenantStats) int { return strings.Compare(x.Tenant, y.Tenant) })
 	return out
 }
+
+// quotaOf is an amount of a region in jobs and GPUs, as a quota of the older form spells it.
+func quotaOf(a admission.Amount) tenancy.Quota { return tenancy.Quota{Jobs: a.Jobs, GPUs: a.GPUs} }

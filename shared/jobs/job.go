@@ -76,6 +76,15 @@ type Job struct {
 	// policy (shared/demand), each pod counted as the kube-scheduler counts it. Absent for a
 	// job that runs no pods, and on records stored before it was.
 	Demand map[string]string `json:"demand,omitempty" dynamodbav:"demand,omitempty"`
+	// NodeSelector is the node labels the job's pods select, the same for every pod (the policy
+	// refuses pods of one job that disagree): which of a region's flavors it may run on.
+	NodeSelector map[string]string `json:"node_selector,omitempty" dynamodbav:"node_selector,omitempty"`
+	// Flavor is the flavor of its region the job was admitted on, whose node labels its pods
+	// select; set by its claim, kept once it ends.
+	Flavor string `json:"flavor,omitempty" dynamodbav:"flavor,omitempty"`
+	// PendingResource names the resource a queued job waiting for room or quota lacks (with
+	// PendingReason flavor_full, tenant_quota_exhausted or larger_than_every_flavor).
+	PendingResource string `json:"pending_resource,omitempty" dynamodbav:"pending_resource,omitempty"`
 	// Kind says whether the job runs to an end or until cancelled (KindOf its manifests, at
 	// submit): a long-running job holds no job slot of its region unless configured to.
 	Kind Kind `json:"kind,omitempty" dynamodbav:"kind,omitempty"`
@@ -205,6 +214,10 @@ type Claim struct {
 	// Parked marks a claim no dispatcher is working under: the job waits out a backoff after a
 	// failed apply, and the next drain past Until takes it up again. A cancel may take it at once.
 	Parked bool `dynamodbav:"parked,omitempty"`
+	// Flavor is the flavor of its region the claimant applies the job on (admission's choice),
+	// kept as the job's own Flavor with the claim so that a drain adopting a dead claim applies
+	// it where the first one meant to.
+	Flavor string `dynamodbav:"flavor,omitempty"`
 }
 
 // Held reports whether a dispatcher is applying the job under the claim at now: the claim is

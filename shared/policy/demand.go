@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -85,6 +86,25 @@ func (c *Checker) countDemand(rule kindRule, obj any, p podRef, r *report) {
 	}
 	if err := r.res.Demand.Add(d); errors.As(err, &tooLarge) {
 		r.addf("", msgJobDemandTooLarge, tooLarge.Resource)
+	}
+	if n > 0 {
+		selectNodes(p, r)
+	}
+}
+
+// selectNodes adds the pod's node selector to the job's, refusing a key another of its pods
+// selects with another value: a job is admitted onto one flavor, whose labels all its pods get.
+func selectNodes(p podRef, r *report) {
+	for _, k := range slices.Sorted(maps.Keys(p.spec.NodeSelector)) {
+		v := p.spec.NodeSelector[k]
+		if have, ok := r.res.NodeSelector[k]; ok && have != v {
+			r.addf(p.specPath+".nodeSelector["+k+"]", msgNodeSelectorsDisagree, k, have, v)
+			continue
+		}
+		if r.res.NodeSelector == nil {
+			r.res.NodeSelector = map[string]string{}
+		}
+		r.res.NodeSelector[k] = v
 	}
 }
 

@@ -63,6 +63,10 @@ type Result struct {
 	// for the requests a container leaves out (countDemand); empty when no pod runs. It is the
 	// job's only when Allowed.
 	Demand demand.Demand
+	// NodeSelector is the node labels the manifests' pods select, the same for every pod
+	// (countDemand refuses pods that disagree): what says which of a region's flavors the job
+	// may run on. Nil when no pod selects any.
+	NodeSelector map[string]string
 	// Pods counts the manifests that run pods (a Pod, or a workload with a pod template); a
 	// job with none (ConfigMaps, Services) is done once applied.
 	Pods int

@@ -20,14 +20,38 @@ func (t Tenant) PriorityLimit() int {
 	return *t.MaxPriority
 }
 
-// Quota is a tenant's nominal share of one region: how many of its jobs, and how many GPUs in
-// all, the region keeps for it. A tenant may borrow beyond it what other tenants leave idle.
+// Quota is a tenant's share of one region, per flavor and resource (Flavors), as Kueue's
+// ClusterQueues share a cohort. The older form, still read from records and the default quota,
+// is a count of jobs and GPUs: Jobs pods and GPUs GPUs nominal on every flavor of the region.
 type Quota struct {
 	Jobs int   `json:"jobs" dynamodbav:"jobs"`
 	GPUs int64 `json:"gpus" dynamodbav:"gpus"`
+	// Flavors is the tenant's share of each flavor, by flavor name; where set, Jobs and GPUs are
+	// not read.
+	Flavors map[string]FlavorQuota `json:"flavors,omitempty" dynamodbav:"flavors,omitempty"`
+}
+
+// FlavorQuota is a tenant's share of one flavor, each a quantity by resource name ("cpu": "32",
+// "memory": "128Gi", "nvidia.com/gpu": "8", "pods": "100").
+type FlavorQuota struct {
+	// Nominal is what the flavor keeps for the tenant; a resource it leaves out it has none of,
+	// and borrows.
+	Nominal map[string]string `json:"nominal,omitempty" dynamodbav:"nominal,omitempty"`
+	// BorrowingLimit is how far above Nominal the tenant may go; a resource left out has no limit.
+	BorrowingLimit map[string]string `json:"borrowing_limit,omitempty" dynamodbav:"borrowing_limit,omitempty"`
+	// LendingLimit is how much of its unused Nominal other tenants may borrow; a resource left out
+	// lends all of it.
+	LendingLimit map[string]string `json:"lending_limit,omitempty" dynamodbav:"lending_limit,omitempty"`
 }
 
 func (q Quota) String() string {
+	if q.Flavors != nil {
+		var parts []string
+		for _, f := range slices.Sorted(maps.Keys(q.Flavors)) {
+			parts = append(parts, f+"="+resourceList(q.Flavors[f].Nominal))
+		}
+		return strings.Join(parts, " ")
+	}
 	if q.GPUs == 0 {
 		return strconv.Itoa(q.Jobs)
 	}
@@ -95,4 +119,13 @@ func (t Tenant) limitProblems() []error {
 		}
 	}
 	return errs
+}
+
+// resourceList writes quantities by resource as RES:QTY,RES:QTY, sorted.
+func resourceList(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+":"+m[k])
+	}
+	return strings.Join(parts, ",")
 }

@@ -45,10 +45,10 @@ func TestParseRegionQuotas(t *testing.T) {
 		t.Errorf("ParseRegionQuotas of one region twice = %v, want an error", err)
 	}
 	tn := Tenant{Quotas: want}
-	if q := tn.QuotaIn("us-west-2", Quota{Jobs: 9}); q != (Quota{Jobs: 2}) {
+	if q := tn.QuotaIn("us-west-2", Quota{Jobs: 9}); !cmp.Equal(q, Quota{Jobs: 2}) {
 		t.Errorf("QuotaIn(us-west-2) = %v, want the record's 2", q)
 	}
-	if q := tn.QuotaIn("eu-west-1", Quota{Jobs: 9}); q != (Quota{Jobs: 9}) {
+	if q := tn.QuotaIn("eu-west-1", Quota{Jobs: 9}); !cmp.Equal(q, Quota{Jobs: 9}) {
 		t.Errorf("QuotaIn(eu-west-1) = %v, want the default 9", q)
 	}
 }

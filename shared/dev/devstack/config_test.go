@@ -26,7 +26,7 @@ func TestDevConfigLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.RateLimit != 2.5 || cfg.RateBurst != 7 || cfg.DefaultQuota != (tenancy.Quota{Jobs: 3, GPUs: 1}) {
+	if cfg.RateLimit != 2.5 || cfg.RateBurst != 7 || !cmp.Equal(cfg.DefaultQuota, tenancy.Quota{Jobs: 3, GPUs: 1}) {
 		t.Errorf("config = rate %v, burst %d, default quota %+v; want 2.5, 7, 3 jobs and 1 GPU", cfg.RateLimit, cfg.RateBurst, cfg.DefaultQuota)
 	}
 	for opt, want := range map[string]Options{
@@ -124,7 +124,7 @@ func TestDevSettingsPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !cmp.Equal(cfg.RegionCapacity, tt.capacity) || cfg.RateLimit != tt.rate || cfg.RateBurst != tt.burst || cfg.DefaultQuota != tt.quota || cfg.JobTTL != tt.ttl {
+			if !cmp.Equal(cfg.RegionCapacity, tt.capacity) || cfg.RateLimit != tt.rate || cfg.RateBurst != tt.burst || !cmp.Equal(cfg.DefaultQuota, tt.quota) || cfg.JobTTL != tt.ttl {
 				t.Errorf("devConfig = capacity %v, rate %v, burst %d, quota %+v, TTL %s; want %v, %v, %d, %+v, %s",
 					cfg.RegionCapacity, cfg.RateLimit, cfg.RateBurst, cfg.DefaultQuota, cfg.JobTTL, tt.capacity, tt.rate, tt.burst, tt.quota, tt.ttl)
 			}
