@@ -93,9 +93,9 @@ func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Jo
 // summaries, the prices observed so far (once per region and instance type), and its own
 // region's active jobs and queue.
 type view struct {
-	h          *Handler
-	region     string
-	now        time.Time
+	h       *Handler
+	region  string
+	now     time.Time
 	sums    map[string]jobs.RegionSummary
 	prices  map[[2]string]spotgate.Observation
 	flavors flavors.Region

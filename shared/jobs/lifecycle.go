@@ -92,12 +92,12 @@ type Change struct {
 	DispatchError    string
 
 	// The fields set besides the status; a zero value leaves the field as it is.
-	NewClaim      *Claim    // a claim taken (queued → dispatching) or adopted
-	PendingReason string    // why a queued job waits
+	NewClaim      *Claim // a claim taken (queued → dispatching) or adopted
+	PendingReason string // why a queued job waits
 	// PendingResource is the resource it lacks, with PendingReason; "" removes the last one.
 	PendingResource string
-	QueuePosition int       // its place in the queue, from 1
-	SpotGate      *SpotGate // the spot price last seen for its cap
+	QueuePosition   int       // its place in the queue, from 1
+	SpotGate        *SpotGate // the spot price last seen for its cap
 	// Placement, LogTail and Exits keep what a finished job's pods were, to outlive them.
 	Placement map[string]any
 	LogTail   []string
