@@ -49,6 +49,10 @@ type Config struct {
 	RegionCapacity map[string]int
 	// RegionGPUs caps the GPUs a region's active jobs may ask for in all; a region not named has no GPU cap.
 	RegionGPUs map[string]int
+	// Flavors is each region's capacity as a list of flavors (TIDEGATE_FLAVORS, JSON), read by
+	// shared/flavors where Kubernetes quantities are understood; "" gives every region one flavor
+	// of RegionCapacity's jobs as pods and RegionGPUs' GPUs.
+	Flavors string
 	// RateLimit (tokens a second) and RateBurst (the bucket's size) are a tenant's request budget
 	// on one API process unless its record sets its own; 0 is DefaultRateLimit, DefaultRateBurst.
 	RateLimit float64
@@ -205,6 +209,7 @@ const (
 	EnvPublicURL            = "TIDEGATE_PUBLIC_URL"
 	EnvRegionCapacity       = "TIDEGATE_REGION_CAPACITY"
 	EnvRegionGPUs           = "TIDEGATE_REGION_GPUS"
+	EnvFlavors              = "TIDEGATE_FLAVORS"
 	EnvRateLimit            = "TIDEGATE_RATE_LIMIT"
 	EnvRateBurst            = "TIDEGATE_RATE_BURST"
 	EnvDefaultQuota         = "TIDEGATE_DEFAULT_QUOTA"

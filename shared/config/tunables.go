@@ -12,7 +12,7 @@ package config
 // template.yaml sets, where the dev stack beats at --beat. Nor is the capacity-type label, which
 // says how the clusters' nodes are labelled, a fact about the clusters rather than a choice.
 var Tunables = []string{
-	EnvRegionCapacity, EnvRegionGPUs,
+	EnvRegionCapacity, EnvRegionGPUs, EnvFlavors,
 	EnvRateLimit, EnvRateBurst, EnvDefaultQuota,
 	EnvJobRetentionDays, EnvJobTTLSeconds,
 	EnvOnDemandPrices, EnvAppRuntimes, EnvAppUnreadySeconds, EnvReadyTimeoutMax,
@@ -40,6 +40,7 @@ func (c *Config) ApplyTunables(getenv func(string) string) error {
 func (r *reader) tunables(c *Config) {
 	c.RegionCapacity = r.capacity(EnvRegionCapacity)
 	c.RegionGPUs = r.capacity(EnvRegionGPUs)
+	c.Flavors = r.get(EnvFlavors)
 	c.RateLimit, c.RateBurst = r.rate()
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
 	c.JobRetention, c.JobTTL = r.cleanup()

@@ -16,7 +16,7 @@ import (
 // tuned is a value for every tunable, each other than its default.
 func tuned() map[string]string {
 	return map[string]string{
-		EnvRegionCapacity: "us-east-1=3", EnvRegionGPUs: "us-east-1=8",
+		EnvRegionCapacity: "us-east-1=3", EnvRegionGPUs: "us-east-1=8", EnvFlavors: `{"*": [{"name": "any", "resources": {"pods": "9"}}]}`,
 		EnvRateLimit: "2.5", EnvRateBurst: "7", EnvDefaultQuota: "4:2",
 		EnvJobRetentionDays: "7", EnvJobTTLSeconds: "600",
 		EnvOnDemandPrices:    "g5.xlarge=1.006",
