@@ -19,5 +19,9 @@ func main() {
 		handlers.InitFailed("dispatch", err)
 	}
 	prices := dispatchhandler.Prices(cfg, clients)
-	lambda.Start(dispatchhandler.New(cfg, clients, clusters, prices, log).HandleSQS)
+	h, err := dispatchhandler.New(cfg, clients, clusters, prices, log)
+	if err != nil {
+		handlers.InitFailed("dispatch", err)
+	}
+	lambda.Start(h.HandleSQS)
 }

@@ -142,12 +142,7 @@ func (h *Handler) flavorsOf(region string) flavors.Region {
 	if h.GPUs != nil {
 		gpus = h.GPUs(region)
 	}
-	r, err := flavors.Compile(h.Flavors.In(region, h.Capacity(region), gpus), !h.Flavors.Configured(region))
-	if err != nil {
-		// The setting was checked when read (flavors.Parse); a fallback is always good.
-		panic(fmt.Sprintf("dispatch: flavors of %s: %v", region, err))
-	}
-	return r
+	return h.Flavors.Of(region, h.Capacity(region), gpus)
 }
 
 // capacity is region's snapshot: its flavors, what each tenant's active jobs hold of each (their

@@ -445,3 +445,68 @@ func (r Region) Room(free []admission.Vec, perFlavor int) int {
 	}
 	return n
 }
+
+// Of is region's flavors compiled: the set's, else the fallback of pods and gpus (see In). The
+// set is Parse's, whose every region compiles, and a fallback always does; Of panics otherwise.
+func (s Set) Of(region string, pods int, gpus int64) Region {
+	r, err := Compile(s.In(region, pods, gpus), !s.Configured(region))
+	if err != nil {
+		panic(fmt.Sprintf("flavors: region %s: %v", region, err))
+	}
+	return r
+}
+
+// Impossible says why need can never run in r, however much room frees: nil when some flavor it
+// may run on has, in all, each resource it asks. The error names the region's flavors and what
+// the job asks, and says what to change.
+func (r Region) Impossible(region string, need admission.Need) error {
+	if len(r.Flavors) == 0 {
+		return fmt.Errorf("region %s has no flavors", region)
+	}
+	whole := make([]admission.Vec, len(r.Flavors))
+	for f, fl := range r.Flavors {
+		whole[f] = fl.Capacity
+	}
+	if r.Fits(whole, need) {
+		return nil
+	}
+	var names []string
+	for f, fl := range r.Flavors {
+		if need.Within&admission.Restricted == 0 || need.Within&(1<<f) != 0 {
+			names = append(names, fl.Name)
+		}
+	}
+	if len(names) == 0 {
+		var all []string
+		for f, fl := range r.Flavors {
+			all = append(all, fmt.Sprintf("%s (%s)", fl.Name, labelList(r.Labels[f])))
+		}
+		return fmt.Errorf("its pods' node selector agrees with none of region %s's flavors, %s: select one of their labels, or none", region, strings.Join(all, ", "))
+	}
+	// The first resource it asks more of than the largest flavor it may run on has.
+	for i, name := range r.Resources {
+		want := int64(0)
+		if i < len(need.Demand) {
+			want = need.Demand[i]
+		}
+		most := int64(0)
+		for f, fl := range r.Flavors {
+			if need.Within&admission.Restricted == 0 || need.Within&(1<<f) != 0 {
+				most = max(most, fl.Capacity[i])
+			}
+		}
+		if want > most {
+			return fmt.Errorf("its pods that run at once ask for %s %s, more than any flavor of region %s it may run on has (%s, at most %s): lower their requests or how many run at once",
+				name, r.Quantity(i, want), region, strings.Join(names, ", "), r.Quantity(i, most))
+		}
+	}
+	return fmt.Errorf("its pods ask for a resource no flavor of region %s it may run on (%s) has", region, strings.Join(names, ", "))
+}
+
+func labelList(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}

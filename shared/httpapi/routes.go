@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/console"
+	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/policy"
@@ -29,6 +30,10 @@ type Deps struct {
 	Clusters Clusters
 	// Capacity is each region's limit of active jobs, for the queue's stats.
 	Capacity func(region string) int
+	// Flavors is each region's flavors, as the drain counts them: a job no flavor of any of its
+	// regions could ever hold is refused at submission, and the queue's stats count each
+	// flavor's use. Nil is Capacity's jobs as pods.
+	Flavors func(region string) flavors.Region
 	// DefaultQuota is a tenant's share of a region where its record sets none, for the queue's
 	// stats (config.Config.DefaultQuota).
 	DefaultQuota tenancy.Quota
@@ -85,6 +90,7 @@ type api struct {
 	regions    []string
 	clusters   Clusters
 	capacity   func(region string) int
+	flavors    func(region string) flavors.Region // Deps.Flavors, else Capacity's
 	quota      tenancy.Quota // Deps.DefaultQuota
 	longRun    longRunning   // Deps.LongRunning*
 	readyMax   time.Duration // Deps.ReadyTimeoutMax
@@ -137,6 +143,9 @@ func newAPI(d Deps) *api {
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.flavors = d.Flavors; a.flavors == nil && d.Capacity != nil {
+		a.flavors = func(region string) flavors.Region { return flavors.Set(nil).Of(region, d.Capacity(region), 0) }
 	}
 	if a.iamCaller == nil {
 		a.iamCaller = func(*http.Request) (string, bool) { return "", false }

@@ -51,6 +51,7 @@ type submission struct {
 	body           []byte            // the raw request, for the idempotency digest
 	gpus           int64             // what the pods ask for in all, as the policy counted them
 	demand         map[string]string // what the pods that can run at once request, per resource
+	nodeSelector   map[string]string // the node labels its pods select, which flavors it may run on
 	podless        bool              // no manifest runs a pod
 	// priorityDefaulted says the request gave no priority: the default then yields to a tenant
 	// limit below it, where a priority asked for is refused.
@@ -97,7 +98,36 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 		return policyError(res.Violations)
 	}
 	s.manifests, s.gpus, s.podless, s.demand = res.Manifests, res.GPUs, res.Pods == 0, res.Demand.Strings()
+	s.nodeSelector = res.NodeSelector
+	if err := a.fitsSomewhere(s); err != nil {
+		return err
+	}
 	return a.oneNamespace(s)
+}
+
+// fitsSomewhere refuses a job that no flavor of any region it may run in could hold, however
+// much room frees: it would wait for ever.
+func (a *api) fitsSomewhere(s *submission) error {
+	if a.flavors == nil {
+		return nil
+	}
+	regions := s.regions
+	if regions == nil {
+		regions = []string{s.region}
+	}
+	j := jobs.Job{Demand: s.demand, NodeSelector: s.nodeSelector, GPUs: s.gpus, Podless: s.podless}
+	var why []string
+	for _, region := range regions {
+		fr := a.flavors(region)
+		err := fr.Impossible(region, fr.Need(j))
+		if err == nil {
+			return nil
+		}
+		why = append(why, err.Error())
+	}
+	e := Errorf(CodePolicyViolation, "the job can never run: %s", strings.Join(why, "; "))
+	e.Violations = []any{policy.Violation{Field: "manifests", Message: strings.Join(why, "; ")}}
+	return e
 }
 
 // maxSpotDeadline bounds how far off a spot deadline may be: a week from submission.
@@ -219,7 +249,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	now := a.now()
 	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
 	j.Template, j.RetryOf, j.GPUs, j.Podless, j.Retry = s.template, s.retryOf, s.gpus, s.podless, s.retry
-	j.Regions, j.Demand, j.ReadyTimeout = s.regions, s.demand, s.readyTimeout
+	j.Regions, j.Demand, j.ReadyTimeout, j.NodeSelector = s.regions, s.demand, s.readyTimeout, s.nodeSelector
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
 		if s.deadline != nil {

@@ -86,13 +86,16 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 	if err != nil {
 		return err
 	}
+	d, err := dispatchhandler.New(f.cfg, f.clients, f.clusters, spot, log)
+	if err != nil {
+		return err
+	}
 	if opt.WrapAPI != nil {
 		h = opt.WrapAPI(h)
 	}
 	ws.serve(ctx, "api", api, meteredAPI(opt.Meter, h))
 	ws.serve(ctx, "prices", prices, book.Handler())
 	ws.wg.Go(func() {
-		d := dispatchhandler.New(f.cfg, f.clients, f.clusters, spot, log)
 		// A point a beat: the console's price chart moves as fast as prices set by hand.
 		d.PriceStep = max(opt.Beat.Round(time.Second), time.Second)
 		pollQueue(ctx, log, f.clients.SQS, f.queues.dispatch.url, f.queues.dispatch.arn, meteredSQS(opt.Meter, "dispatch", d))

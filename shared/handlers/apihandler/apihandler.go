@@ -5,6 +5,7 @@
 package apihandler
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/tidegate/tidegate/shared/delivery"
 	"github.com/tidegate/tidegate/shared/demand"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/handlers/hostinghandler"
 	"github.com/tidegate/tidegate/shared/handlers/isolationsettings"
@@ -39,7 +41,11 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 	}
 	pc.ContainerDefaults = demand.Defaults{CPU: iso.Containers.CPURequest, Memory: iso.Containers.MemoryRequest}
 	pc.AppsNamespace = cfg.AppsNamespace
-	pc.Pods.NodeSelectorKeys = withCapacityLabel(pc.Pods.NodeSelectorKeys, cfg.CapacityTypeLabel)
+	set, err := flavors.Parse(cfg.Flavors)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.EnvFlavors, err)
+	}
+	pc.Pods.NodeSelectorKeys = withKeys(withCapacityLabel(pc.Pods.NodeSelectorKeys, cfg.CapacityTypeLabel), set.Labels()...)
 	checker, err := policy.NewChecker(pc)
 	if err != nil {
 		return nil, err
@@ -59,6 +65,9 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Regions:      cfg.RegionNames(),
 		Clusters:     clusters,
 		Capacity:     cfg.Capacity,
+		Flavors: func(region string) flavors.Region {
+			return set.Of(region, cfg.Capacity(region), cfg.GPUCapacity(region))
+		},
 		DefaultQuota: cfg.DefaultQuota,
 		// The queue's stats say whether long-running jobs hold slots, as the drain counts them.
 		LongRunningHoldsSlot: cfg.LongRunning.HoldsSlot,

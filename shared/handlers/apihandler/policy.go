@@ -111,11 +111,21 @@ func validateEach(p policy.Config) []error {
 // is empty) and the clusters' capacity-type label: a job asks for spot or on-demand nodes by the
 // label the clusters have, which dispatch's on-demand fallback sets too, whichever it is.
 func withCapacityLabel(keys []string, label string) []string {
+	return withKeys(keys, label)
+}
+
+// withKeys is the allow-list keys (the policy's default when empty) with more, each once: a pod
+// may select nodes by the capacity-type label and by the flavors' node labels, whatever the
+// operator listed, since a job names its flavor by them.
+func withKeys(keys []string, more ...string) []string {
 	if len(keys) == 0 {
 		keys = policy.DefaultNodeSelectorKeys()
 	}
-	if label == "" || slices.Contains(keys, label) {
-		return keys
+	out := slices.Clone(keys)
+	for _, k := range more {
+		if k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
 	}
-	return append(slices.Clone(keys), label)
+	return out
 }

@@ -3,6 +3,7 @@
 package dispatchhandler
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -12,16 +13,22 @@ import (
 	"github.com/tidegate/tidegate/shared/dispatch"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/ec2spot"
+	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/podspec"
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
-// New is the dispatch queue's handler.
-func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices *ec2spot.Reader, log *slog.Logger) *dispatch.Handler {
+// New is the dispatch queue's handler. It refuses flavors it cannot read.
+func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices *ec2spot.Reader, log *slog.Logger) (*dispatch.Handler, error) {
+	set, err := flavors.Parse(cfg.Flavors)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.EnvFlavors, err)
+	}
 	return &dispatch.Handler{
 		Regions:  cfg.Regions,
+		Flavors:  set,
 		Capacity: cfg.Capacity,
 		GPUs:     cfg.GPUCapacity,
 		Store:    dynamo.NewJobStore(c.DynamoDB, handlers.Tables(cfg)).Retain(cfg.JobRetention),
@@ -42,7 +49,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		// A long-running job's slot, and how many slot-free ones a tenant may run in a region.
 		LongRunningHoldsSlot: cfg.LongRunning.HoldsSlot,
 		LongRunningPerTenant: cfg.LongRunning.PerTenant,
-	}
+	}, nil
 }
 
 // Prices reads spot prices through EC2 in each region (at cfg's EC2 endpoint when one is set),
