@@ -91,9 +91,9 @@ type api struct {
 	clusters   Clusters
 	capacity   func(region string) int
 	flavors    func(region string) flavors.Region // Deps.Flavors, else Capacity's
-	quota      tenancy.Quota // Deps.DefaultQuota
-	longRun    longRunning   // Deps.LongRunning*
-	readyMax   time.Duration // Deps.ReadyTimeoutMax
+	quota      tenancy.Quota                      // Deps.DefaultQuota
+	longRun    longRunning                        // Deps.LongRunning*
+	readyMax   time.Duration                      // Deps.ReadyTimeoutMax
 	iamCaller  IAMCaller
 	now        func() time.Time
 	rate       ratelimit.Limit
