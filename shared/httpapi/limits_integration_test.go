@@ -25,6 +25,12 @@ var limitQuota = tenancy.Quota{Jobs: 2}
 // each tenant given, by name (a member's, unless the tenant names its role); and its job store.
 func limitStack(t *testing.T, tenants ...tenancy.Tenant) (stack, map[string]string, *dynamo.JobStore) {
 	t.Helper()
+	return limitStackWith(t, nil, tenants...)
+}
+
+// limitStackWith is limitStack with the API's Deps edited first.
+func limitStackWith(t *testing.T, edit func(*httpapi.Deps), tenants ...tenancy.Tenant) (stack, map[string]string, *dynamo.JobStore) {
+	t.Helper()
 	tables, db := testenv.Tables(t)
 	queueURL, q := testenv.Queue(t, "dispatch")
 	store := dynamo.NewTenantStore(db, tables.Control)
@@ -44,10 +50,14 @@ func limitStack(t *testing.T, tenants ...tenancy.Tenant) (stack, map[string]stri
 		t.Fatal(err)
 	}
 	js := dynamo.NewJobStore(db, tables)
-	api := served(t, httpapi.Deps{
+	deps := httpapi.Deps{
 		Principals: store, Jobs: js, Templates: dynamo.NewTemplateStore(db, tables.Control),
 		Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1"}, DefaultQuota: limitQuota,
-	})
+	}
+	if edit != nil {
+		edit(&deps)
+	}
+	api := served(t, deps)
 	return stack{apis: [2]http.Handler{api, api}, queueURL: queueURL, sqs: q}, keys, js
 }
 

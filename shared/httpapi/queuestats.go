@@ -52,7 +52,10 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		// Counts leaves out.
 		LongRunning longRunningStats `json:"long_running"`
 		Tenants     []tenantStats    `json:"tenants"`
-		SpotPrices  []spotPrices     `json:"spot_prices"`
+		// Flavors are the region's flavors: each one's capacity and use per resource, and the
+		// tenants' shares of it (the caller's, or every tenant's for an operator).
+		Flavors    []flavorStats `json:"flavors"`
+		SpotPrices []spotPrices  `json:"spot_prices"`
 		// Roaming are the caller's tenant's jobs that may run here among other regions and wait
 		// for one: in no region's Counts, and in the Roaming of every region they allow.
 		Roaming roamingStats `json:"roaming"`
@@ -83,9 +86,10 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		if st.SpotPrices, err = a.spotPrices(r, region, queued, tenant); err != nil {
 			return err
 		}
-		for _, j := range active {
-			if admission.HoldsSlot(j, a.longRun.HoldsSlot) {
-				st.CapacityInUse++
+		if a.flavors != nil {
+			fr := a.flavors(region)
+			for _, j := range active {
+				st.CapacityInUse += fr.Pods(fr.Need(j))
 			}
 		}
 		if all != nil {
@@ -95,6 +99,10 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		}
 		if a.capacity != nil {
 			st.CapacityLimit = a.capacity(region)
+		}
+		st.Flavors = []flavorStats{}
+		if a.flavors != nil {
+			st.Flavors = flavorsOf(a.flavors(region), region, active, tenant, all, a.quota)
 		}
 		for _, j := range append(queued, active...) {
 			if !tenant.Allows(j.Namespace) {
@@ -182,7 +190,7 @@ func (a *api) spotPrices(r *http.Request, region string, queued []jobs.Job, tena
 // ownUse is tenant t's use of region, counted from the region's active jobs, beside its share
 // (def where its record sets none).
 func ownUse(region string, active []jobs.Job, t tenancy.Tenant, def tenancy.Quota, holdSlots bool) tenantStats {
-	return tenantStats{Tenant: t.Name, Use: quotaOf(admission.Use(active, holdSlots)[t.Name]), Share: t.QuotaIn(region, def),
+	return tenantStats{Tenant: t.Name, Use: quotaOf(admission.Use(active, holdSlots)[t.Name]), Share: jobsAndGPUs(t.QuotaIn(region, def)),
 		LongRunning: longRunningOf(active)[t.Name]}
 }
 
@@ -211,7 +219,7 @@ func everyTenantsUse(region string, active []jobs.Job, all []tenancy.Tenant, def
 	}
 	out := make([]tenantStats, 0, len(use))
 	for name, u := range use {
-		out = append(out, tenantStats{Tenant: name, Use: quotaOf(u), Share: named[name].QuotaIn(region, def), LongRunning: long[name]})
+		out = append(out, tenantStats{Tenant: name, Use: quotaOf(u), Share: jobsAndGPUs(named[name].QuotaIn(region, def)), LongRunning: long[name]})
 	}
 	slices.SortFunc(out, func(x, y tenantStats) int { return strings.Compare(x.Tenant, y.Tenant) })
 	return out
@@ -219,3 +227,7 @@ func everyTenantsUse(region string, active []jobs.Job, all []tenancy.Tenant, def
 
 // quotaOf is an amount of a region in jobs and GPUs, as a quota of the older form spells it.
 func quotaOf(a admission.Amount) tenancy.Quota { return tenancy.Quota{Jobs: a.Jobs, GPUs: a.GPUs} }
+
+// jobsAndGPUs is q in the older form alone, as share has always shown it; a quota in resources
+// shows under flavors.
+func jobsAndGPUs(q tenancy.Quota) tenancy.Quota { return tenancy.Quota{Jobs: q.Jobs, GPUs: q.GPUs} }
