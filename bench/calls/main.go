@@ -114,7 +114,7 @@ func run(n, workers int, beat, timeout time.Duration) (measured, error) {
 
 	counter := &awscalls.Counter{}
 	stack, err := devstack.Start(ctx, devstack.Options{
-		Addr: "127.0.0.1:0", APIKey: "tg_calls_bench", Beat: beat, WebhooksAllowPrivate: true,
+		Addr: "127.0.0.1:0", APIKey: "calls-bench", Beat: beat, WebhooksAllowPrivate: true,
 		Dir: filepath.Join(work, "dev"), Standins: &st, Prefix: fmt.Sprintf("calls-%d", os.Getpid()),
 		Kubeconfig: proxy.Kubeconfig, Meter: counter,
 		// Every job admitted at once, and no submission refused for its rate: the run counts

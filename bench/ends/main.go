@@ -96,7 +96,7 @@ func measure(n, capacity int, run, beat, timeout time.Duration) (measured, error
 	defer stop()
 	log := newMarks(stackPrinter())
 	stack, err := devstack.Start(ctx, devstack.Options{
-		Addr: "127.0.0.1:0", APIKey: "tg_ends_bench", Beat: beat,
+		Addr: "127.0.0.1:0", APIKey: "ends-bench", Beat: beat,
 		Dir: filepath.Join(work, "dev"), Standins: &st, Prefix: fmt.Sprintf("ends-%d", os.Getpid()),
 		RegionCapacity: fmt.Sprintf("us-east-1=%d", capacity), RateLimit: 10000, RateBurst: 10000,
 	}, slog.New(log), readyTimeout)

@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tidegate/tidegate/shared/dev/devstack"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 func devCmd() *cobra.Command {
@@ -28,6 +30,10 @@ below that stands for one is used in its place when given. Ctrl-C stops everythi
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
+			if tenancy.RefuseUnread(strings.TrimSpace(opt.APIKey)) {
+				// The API refuses such a key before looking it up, so the dev tenant could not use it.
+				return fmt.Errorf("--api-key (TIDEGATE_DEV_API_KEY) begins with tg_ but is not a key Tidegate made; leave it empty to have one made, or choose one without the tg_ prefix")
+			}
 			if opt.Beat, err = time.ParseDuration(beat); err != nil {
 				return fmt.Errorf("--beat %q is not a duration such as 5s", beat)
 			}

@@ -51,7 +51,7 @@ func newHarness(t *testing.T, tweaks ...func(*devstack.Options)) *harness {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	ready := make(chan devstack.State, 1)
 	opt := devstack.Options{
-		Addr: freeAddr(t), APIKey: fmt.Sprintf("tg_cli_test_%d", os.Getpid()), Beat: time.Second,
+		Addr: freeAddr(t), APIKey: fmt.Sprintf("cli-test-%d", os.Getpid()), Beat: time.Second,
 		WebhooksAllowPrivate: true, Dir: t.TempDir(), Standins: &kube, RegisterHosts: true,
 		Prefix: fmt.Sprintf("cli-%d-%d", os.Getpid(), stacks.Add(1)),
 		Ready:  func(st devstack.State) { ready <- st },

@@ -75,9 +75,15 @@ func (a *api) authenticate(r *http.Request) (tenancy.Principal, error) {
 	if !ok {
 		return tenancy.Principal{}, Errorf(CodeUnauthenticated, detailNoCredentials)
 	}
-	// Every key is looked up, whatever its shape: in AWS the key authorizer has refused each
-	// malformed one (tenancy.FormOf) before the API sees it, and a dev stack's key is whatever its
-	// operator chose (--api-key).
+	// A key with Tidegate's prefix that is no form Tidegate makes (a checksum that does not match,
+	// a wrong length or alphabet: tenancy.RefuseUnread) is refused before any read, with the
+	// answer an unknown key gets. In AWS the key authorizer has refused it already; `tidegate dev`
+	// has no authorizer, and the principal cache keeps no refusals, so each made-up key would
+	// otherwise cost a read. A legacy key (made before checksums) and a key without the prefix (a
+	// dev stack's operator may choose its own with --api-key) are looked up.
+	if tenancy.RefuseUnread(key) {
+		return tenancy.Principal{}, Errorf(CodeUnauthenticated, detailBadKey)
+	}
 	p, err := a.principals.ByKey(r.Context(), key)
 	if errors.Is(err, records.ErrNotFound) {
 		return p, Errorf(CodeUnauthenticated, detailBadKey)

@@ -48,3 +48,31 @@ func TestFormOf(t *testing.T) {
 		}
 	}
 }
+
+// TestRefuseUnread: only a key with Tidegate's prefix and none of its forms is refused unread; a
+// legacy key, a checked key and a key chosen without the prefix are left to be looked up.
+func TestRefuseUnread(t *testing.T) {
+	key, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := keyPrefix + base64.RawURLEncoding.EncodeToString(make([]byte, keyBytes))
+	tests := []struct {
+		name, key string
+		want      bool
+	}{
+		{"a new key", key, false},
+		{"a key made before checksums", legacy, false},
+		{"a key chosen without the prefix", "bench", false},
+		{"empty", "", false},
+		{"the checksum's last character changed", key[:len(key)-1] + map[bool]string{true: "B", false: "A"}[key[len(key)-1] == 'A'], true},
+		{"cut short", key[:len(key)-2], true},
+		{"the prefix and a made-up name", keyPrefix + "cli_test_1", true},
+		{"the prefix alone", keyPrefix, true},
+	}
+	for _, tt := range tests {
+		if got := RefuseUnread(tt.key); got != tt.want {
+			t.Errorf("RefuseUnread(%s) = %t, want %t", tt.name, got, tt.want)
+		}
+	}
+}

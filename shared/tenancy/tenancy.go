@@ -119,6 +119,14 @@ type Principal struct {
 // keyPrefix marks Tidegate keys so secret scanners and people can tell them apart.
 const keyPrefix = "tg_"
 
+// RefuseUnread reports whether key can be refused without being looked up: it carries the prefix
+// of the keys Tidegate makes but is none of their forms (FormOf is KeyMalformed), so it was
+// mistyped, cut short or made up. A key without the prefix is not judged: a dev stack's operator
+// may choose any key (--api-key), and such a key is only ever looked up.
+func RefuseUnread(key string) bool {
+	return strings.HasPrefix(key, keyPrefix) && FormOf(key) == KeyMalformed
+}
+
 // keyBytes of randomness make a key: 256 bits, beyond guessing, so a fast hash is enough to store it.
 const keyBytes = 32
 

@@ -75,6 +75,11 @@ func keyAuth(doc map[string]any) map[string]any {
 	return node(doc, "Resources", "KeyApi", "Properties", "Auth", "Authorizers", "KeyAuthorizer")
 }
 
+// edgeBehavior is EdgeDistribution's DefaultCacheBehavior.
+func edgeBehavior(doc map[string]any) map[string]any {
+	return node(doc, "Resources", "EdgeDistribution", "Properties", "DistributionConfig", "DefaultCacheBehavior")
+}
+
 func globalEnv(doc map[string]any) map[string]any {
 	return node(doc, "Globals", "Function", "Environment", "Variables")
 }

@@ -1,7 +1,7 @@
 // Package samcheck checks the wiring of Tidegate's SAM template: that each function is built from
 // a real main package, each queue feeds the function meant to drain it, no role reaches "*", and
-// the tables, bucket and HTTP APIs (and the key API's authorizer) are set up as the code and the
-// security stance assume.
+// the tables, bucket and HTTP APIs (and the key API's authorizer, and the optional CloudFront and
+// AWS WAF edge in front of it) are set up as the code and the security stance assume.
 package samcheck
 
 import (
@@ -45,6 +45,7 @@ const (
 	RuleSecretEnv   Rule = "secret-env"  // no function's environment holds a secret
 	RuleKMS         Rule = "kms"         // the secrets' KMS key rotates, and reaches only the functions that seal or open
 	RuleMetrics     Rule = "metrics"     // every alarm and dashboard widget on Tidegate's metrics names one the code publishes
+	RuleEdge        Rule = "edge"        // the optional CloudFront and AWS WAF: under one condition, a rate per client IP, KeyApi only, nothing cached
 )
 
 // Check reports every problem it finds with t's wiring, in a stable order. root is the repository
@@ -63,6 +64,7 @@ func Check(t *Template, root string) []Problem {
 	ps = append(ps, checkSecretEnv(t)...)
 	ps = append(ps, checkKMS(t)...)
 	ps = append(ps, checkMetrics(t)...)
+	ps = append(ps, checkEdge(t)...)
 	slices.SortStableFunc(ps, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
 	})

@@ -500,6 +500,131 @@ func TestCheckReports(t *testing.T) {
 			},
 			want: Problem{RuleAPIAuth, "AuthorizerFunction", "serves route GET /check"},
 		},
+		// The optional edge: CloudFront and AWS WAF in front of the key API.
+		{
+			name:   "edge web ACL made whatever the parameter",
+			mutate: func(doc map[string]any) { delete(node(doc, "Resources", "EdgeWebACL"), "Condition") },
+			want:   Problem{RuleEdge, "EdgeWebACL", "without Condition: EdgeProtected"},
+		},
+		{
+			name:   "edge distribution under another condition",
+			mutate: func(doc map[string]any) { node(doc, "Resources", "EdgeDistribution")["Condition"] = "HasAlarmTopic" },
+			want:   Problem{RuleEdge, "EdgeDistribution", "without Condition: EdgeProtected"},
+		},
+		{
+			name:   "edge output without the condition",
+			mutate: func(doc map[string]any) { delete(node(doc, "Outputs", "EdgeUrl"), "Condition") },
+			want:   Problem{RuleEdge, "EdgeUrl", "give it Condition: EdgeProtected"},
+		},
+		{
+			name: "edge on unless asked",
+			mutate: func(doc map[string]any) {
+				node(doc, "Parameters", "EdgeProtection")["Default"] = "true"
+			},
+			want: Problem{RuleEdge, "EdgeProtection", `Default "true"`},
+		},
+		{
+			name: "edge condition on another parameter",
+			mutate: func(doc map[string]any) {
+				node(doc, "Conditions")["EdgeProtected"] = map[string]any{"Fn::Equals": []any{map[string]any{"Ref": "PolicyAllowNodeName"}, "true"}}
+			},
+			want: Problem{RuleEdge, "EdgeProtected", `set it to !Equals [!Ref EdgeProtection, "true"]`},
+		},
+		{
+			name: "edge removed",
+			mutate: func(doc map[string]any) {
+				delete(node(doc, "Resources"), "EdgeDistribution")
+				delete(node(doc, "Outputs"), "EdgeUrl")
+			},
+			want: Problem{RuleEdge, "EdgeDistribution", "missing"},
+		},
+		{
+			name:   "web ACL of regional scope",
+			mutate: func(doc map[string]any) { props(doc, "EdgeWebACL")["Scope"] = "REGIONAL" },
+			want:   Problem{RuleEdge, "EdgeWebACL", `Scope is "REGIONAL"`},
+		},
+		{
+			name: "rate counted by a header the client writes",
+			mutate: func(doc map[string]any) {
+				node(doc, "Resources", "EdgeWebACL", "Properties", "Rules", 0, "Statement", "RateBasedStatement")["AggregateKeyType"] = "FORWARDED_IP"
+			},
+			want: Problem{RuleEdge, "EdgeWebACL", `aggregates by "FORWARDED_IP"`},
+		},
+		{
+			name: "rate rule that only counts",
+			mutate: func(doc map[string]any) {
+				node(doc, "Resources", "EdgeWebACL", "Properties", "Rules", 0)["Action"] = map[string]any{"Count": map[string]any{}}
+			},
+			want: Problem{RuleEdge, "EdgeWebACL", "set Block"},
+		},
+		{
+			name:   "web ACL without a rate rule",
+			mutate: func(doc map[string]any) { props(doc, "EdgeWebACL")["Rules"] = []any{} },
+			want:   Problem{RuleEdge, "EdgeWebACL", "has no rule that blocks a client IP past a rate"},
+		},
+		{
+			name: "distribution without the web ACL",
+			mutate: func(doc map[string]any) {
+				delete(node(doc, "Resources", "EdgeDistribution", "Properties", "DistributionConfig"), "WebACLId")
+			},
+			want: Problem{RuleEdge, "EdgeDistribution", "set it to !GetAtt EdgeWebACL.Arn"},
+		},
+		{
+			name: "IAM API behind CloudFront",
+			mutate: func(doc map[string]any) {
+				node(doc, "Resources", "EdgeDistribution", "Properties", "DistributionConfig", "Origins", 0)["DomainName"] = map[string]any{"Fn::Sub": "${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}"}
+			},
+			want: Problem{RuleEdge, "EdgeDistribution", "is HttpApi"},
+		},
+		{
+			name: "distribution in front of something else",
+			mutate: func(doc map[string]any) {
+				node(doc, "Resources", "EdgeDistribution", "Properties", "DistributionConfig", "Origins", 0)["DomainName"] = "example.com"
+			},
+			want: Problem{RuleEdge, "EdgeDistribution", "has no origin on KeyApi"},
+		},
+		{
+			name: "origin reached over plain HTTP",
+			mutate: func(doc map[string]any) {
+				node(doc, "Resources", "EdgeDistribution", "Properties", "DistributionConfig", "Origins", 0, "CustomOriginConfig")["OriginProtocolPolicy"] = "http-only"
+			},
+			want: Problem{RuleEdge, "EdgeDistribution", `OriginProtocolPolicy "http-only"`},
+		},
+		{
+			name:   "viewers let in over plain HTTP",
+			mutate: func(doc map[string]any) { edgeBehavior(doc)["ViewerProtocolPolicy"] = "redirect-to-https" },
+			want:   Problem{RuleEdge, "EdgeDistribution", `DefaultCacheBehavior has ViewerProtocolPolicy "redirect-to-https"`},
+		},
+		{
+			name: "answers cached",
+			// CloudFront's managed CachingOptimized.
+			mutate: func(doc map[string]any) { edgeBehavior(doc)["CachePolicyId"] = "658327ea-f89d-4fab-a63d-7e88639e58f6" },
+			want:   Problem{RuleEdge, "EdgeDistribution", "CachingDisabled"},
+		},
+		{
+			name: "the viewer's Host sent to API Gateway",
+			// CloudFront's managed AllViewer.
+			mutate: func(doc map[string]any) {
+				edgeBehavior(doc)["OriginRequestPolicyId"] = "216adef6-5c7f-47e4-b989-5492eafa07d3"
+			},
+			want: Problem{RuleEdge, "EdgeDistribution", "AllViewerExceptHostHeader"},
+		},
+		{
+			name:   "writes refused at the edge",
+			mutate: func(doc map[string]any) { edgeBehavior(doc)["AllowedMethods"] = []any{"GET", "HEAD"} },
+			want:   Problem{RuleEdge, "EdgeDistribution", "AllowedMethods [GET HEAD]"},
+		},
+		{
+			name: "a path cached apart",
+			mutate: func(doc map[string]any) {
+				node(doc, "Resources", "EdgeDistribution", "Properties", "DistributionConfig")["CacheBehaviors"] = []any{map[string]any{
+					"PathPattern": "/console/*", "TargetOriginId": "KeyApi", "ViewerProtocolPolicy": "https-only",
+					"CachePolicyId": "658327ea-f89d-4fab-a63d-7e88639e58f6", "OriginRequestPolicyId": "b689b0a8-53d0-40ab-baf2-68738e2966ac",
+					"AllowedMethods": []any{"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "POST", "DELETE"},
+				}}
+			},
+			want: Problem{RuleEdge, "EdgeDistribution", "CacheBehaviors[0] (/console/*) has CachePolicyId"},
+		},
 		// Alarms and the dashboard.
 		{
 			name:   "an alarm on a metric nobody publishes",

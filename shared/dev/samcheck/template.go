@@ -28,6 +28,9 @@ type Template struct {
 	// altogether), and an HttpApi's Auth.EnableIamAuthorizer and AccessLogSettings (goformation
 	// rejects the template; it knows the last as AccessLogSetting, which SAM does not).
 	doc map[string]any
+	// conditions is the Conditions section as written, in long form: reading the template
+	// evaluates each condition to a boolean in doc (against the parameters' defaults).
+	conditions map[string]any
 }
 
 // ReadFile reads the SAM template at path.
@@ -56,6 +59,11 @@ func Parse(data []byte) (*Template, error) {
 		return nil, fmt.Errorf("reading SAM template: %w", err)
 	}
 	t := &Template{}
+	var written struct{ Conditions map[string]any }
+	if err := json.Unmarshal(longForm, &written); err != nil {
+		return nil, fmt.Errorf("reading SAM template: %w", err)
+	}
+	t.conditions = written.Conditions
 	if err := json.Unmarshal(kept, &t.doc); err != nil {
 		return nil, fmt.Errorf("reading SAM template: %w", err)
 	}

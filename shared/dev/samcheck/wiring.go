@@ -23,6 +23,8 @@ const (
 	typeBucketPolicy = "AWS::S3::BucketPolicy"
 	typeRole         = "AWS::IAM::Role"
 	typeKMSKey       = "AWS::KMS::Key"
+	typeWebACL       = "AWS::WAFv2::WebACL"
+	typeDistribution = "AWS::CloudFront::Distribution"
 )
 
 // functions are the template's functions; the roles and log groups each may reach are in access.
@@ -182,3 +184,24 @@ var maxReauthorize = int(httpapi.PrincipalTTL / time.Second)
 // keyLeadingKeys are the partition keys the authorizer's role may read, by
 // dynamodb:LeadingKeys: a key's credential item and its tenant's record (dynamo.TenantStore.ByKey).
 var keyLeadingKeys = []string{"apikey#*", "tenant#*"}
+
+// The optional edge: with the parameter edgeParameter "true", the condition edgeCondition makes a
+// CloudFront distribution in front of KeyApi whose AWS WAF web ACL blocks a client IP past a rate.
+// HttpApi stays out of it: SigV4 signs the Host header, and CloudFront sends the origin's host, so
+// a request signed for the distribution's domain would fail API Gateway's check.
+const (
+	edgeParameter    = "EdgeProtection"
+	edgeCondition    = "EdgeProtected"
+	edgeWebACL       = "EdgeWebACL"
+	edgeDistribution = "EdgeDistribution"
+	edgeAPI          = "KeyApi"
+	// CloudFront's managed cache policy CachingDisabled: every answer is one caller's own.
+	cachingDisabled = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
+	// CloudFront's managed origin request policy AllViewerExceptHostHeader: the viewer's headers
+	// (with caching disabled, Authorization among them), query and cookies, but not its Host,
+	// since API Gateway routes by its own.
+	allViewerExceptHost = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
+)
+
+// edgeMethods are the methods the API's routes take; the distribution must let each through.
+var edgeMethods = []string{"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "POST", "DELETE"}
