@@ -235,27 +235,35 @@ func (r Region) Need(j jobs.Job) admission.Need {
 	return n
 }
 
-// Within is the flavors a node selector agrees with, as admission.Need.Within says: those of
-// whose node labels it names none with another value. Zero (any) when it names none of their keys.
+// Within is the flavors a node selector agrees with, as admission.Need.Within says: those whose
+// node labels have each key of it that some flavor selects by, with its value (as a node of the
+// flavor would be labelled). Zero (any) when it names none of the flavors' keys.
 func (r Region) Within(selector map[string]string) uint64 {
 	var within uint64
 	restricts := false
+	for k := range selector {
+		restricts = restricts || r.keyed(k)
+	}
+	if !restricts {
+		return 0
+	}
 	for f, labels := range r.Labels {
 		agrees := true
-		for k, v := range labels {
-			if want, ok := selector[k]; ok {
-				restricts = true
-				agrees = agrees && want == v
+		for k, v := range selector {
+			if have, ok := labels[k]; ok && have != v || !ok && r.keyed(k) {
+				agrees = false
 			}
 		}
 		if agrees {
 			within |= 1 << f
 		}
 	}
-	if !restricts {
-		return 0
-	}
 	return within | admission.Restricted
+}
+
+// keyed says whether some flavor of r selects its nodes by label key k.
+func (r Region) keyed(k string) bool {
+	return slices.ContainsFunc(r.Labels, func(l map[string]string) bool { _, ok := l[k]; return ok })
 }
 
 // Use adds job j's demand to use, on the flavor it was admitted on (its record's Flavor); a job

@@ -124,8 +124,9 @@ func TestLongRunningKindAndQueueStats(t *testing.T) {
 	for _, c := range []struct{ field, want string }{
 		{"counts", `{"queued":1}`},
 		{"long_running", `{"counts":{"dispatching":1},"holds_slot":false,"per_tenant_limit":3}`},
-		{"capacity_in_use", `0`},
-		{"tenants", `[{"long_running":1,"share":{"gpus":0,"jobs":0},"tenant":"svc","use":{"gpus":0,"jobs":0}}]`},
+		// A long-running job holds its pods like any job: the region's one pod is in use.
+		{"capacity_in_use", `1`},
+		{"tenants", `[{"long_running":1,"share":{"gpus":0,"jobs":0},"tenant":"svc","use":{"gpus":0,"jobs":1}}]`},
 	} {
 		if got := mustJSON(r[c.field]); got != c.want {
 			t.Errorf("GET /api/v1/queue/stats: %s = %s, want %s", c.field, got, c.want)

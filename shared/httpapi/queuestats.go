@@ -12,8 +12,9 @@ import (
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
-// tenantStats is one tenant's use of a region beside its share: the slots its active jobs hold
-// and the GPUs they all request, and how many long-running jobs it has active there.
+// tenantStats is one tenant's use of a region beside its share, in the older form of a quota:
+// its active jobs and the GPUs they all request, and how many of them are long-running. The
+// shares in resources, per flavor, are flavorStats'.
 type tenantStats struct {
 	Tenant      string        `json:"tenant"`
 	Use         tenancy.Quota `json:"use"`
@@ -93,9 +94,9 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		if all != nil {
-			st.Tenants = everyTenantsUse(region, active, all, a.quota, a.longRun.HoldsSlot)
+			st.Tenants = everyTenantsUse(region, active, all, a.quota)
 		} else {
-			st.Tenants = []tenantStats{ownUse(region, active, tenant, a.quota, a.longRun.HoldsSlot)}
+			st.Tenants = []tenantStats{ownUse(region, active, tenant, a.quota)}
 		}
 		if a.capacity != nil {
 			st.CapacityLimit = a.capacity(region)
@@ -189,8 +190,8 @@ func (a *api) spotPrices(r *http.Request, region string, queued []jobs.Job, tena
 
 // ownUse is tenant t's use of region, counted from the region's active jobs, beside its share
 // (def where its record sets none).
-func ownUse(region string, active []jobs.Job, t tenancy.Tenant, def tenancy.Quota, holdSlots bool) tenantStats {
-	return tenantStats{Tenant: t.Name, Use: quotaOf(admission.Use(active, holdSlots)[t.Name]), Share: jobsAndGPUs(t.QuotaIn(region, def)),
+func ownUse(region string, active []jobs.Job, t tenancy.Tenant, def tenancy.Quota) tenantStats {
+	return tenantStats{Tenant: t.Name, Use: quotaOf(admission.Use(active, true)[t.Name]), Share: jobsAndGPUs(t.QuotaIn(region, def)),
 		LongRunning: longRunningOf(active)[t.Name]}
 }
 
@@ -208,8 +209,8 @@ func longRunningOf(active []jobs.Job) map[string]int {
 // everyTenantsUse is, by tenant name, the use of region of each tenant that has jobs active there
 // or a share set for it, beside its share. A job of a tenant no longer listed counts with the
 // default share, as a drain counts it.
-func everyTenantsUse(region string, active []jobs.Job, all []tenancy.Tenant, def tenancy.Quota, holdSlots bool) []tenantStats {
-	use, long := admission.Use(active, holdSlots), longRunningOf(active)
+func everyTenantsUse(region string, active []jobs.Job, all []tenancy.Tenant, def tenancy.Quota) []tenantStats {
+	use, long := admission.Use(active, true), longRunningOf(active)
 	named := make(map[string]tenancy.Tenant, len(all))
 	for _, t := range all {
 		named[t.Name] = t
