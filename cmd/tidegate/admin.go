@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -70,9 +71,23 @@ func checkQuotaRegions(quotas map[string]tenancy.Quota) error {
 		return fmt.Errorf("%s: %w", config.EnvRegions, err)
 	}
 	known := config.Config{Regions: regions}.RegionNames()
-	for region := range quotas {
+	set, err := flavors.Parse(os.Getenv(config.EnvFlavors))
+	if err != nil {
+		return fmt.Errorf("%s: %w", config.EnvFlavors, err)
+	}
+	for _, region := range slices.Sorted(maps.Keys(quotas)) {
 		if _, ok := regions[region]; !ok {
 			return fmt.Errorf("--quota: Tidegate runs no jobs in region %q; its regions are %s (%s)", region, strings.Join(known, ", "), config.EnvRegions)
+		}
+		fr := set.Of(region, config.Config{}.Capacity(region), 0)
+		for _, f := range slices.Sorted(maps.Keys(quotas[region].Flavors)) {
+			if fr.Index(f) < 0 {
+				var names []string
+				for _, fl := range fr.Flavors {
+					names = append(names, fl.Name)
+				}
+				return fmt.Errorf("--quota: region %s has no flavor %q; its flavors are %s (%s)", region, f, strings.Join(names, ", "), config.EnvFlavors)
+			}
 		}
 	}
 	return nil
@@ -84,17 +99,18 @@ func tenantsPutCmd() *cobra.Command {
 	var iamARNs []string
 	var shareNamespace bool
 	var maxPriority int
-	var quotas []string
+	var quotas, borrowing, lending []string
 	cmd := &cobra.Command{
-		Use:     "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|deployer|member|viewer] [--operator] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--quota REGION=JOBS[:GPUS]…] [--rate N] [--burst N]",
-		Short:   "Create or replace a tenant",
-		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member --max-priority 80 --quota us-east-1=4:8",
-		Args:    cobra.ExactArgs(1),
+		Use:   "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|deployer|member|viewer] [--operator] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--quota REGION/FLAVOR=RES:QTY,…] [--borrowing-limit REGION/FLAVOR=RES:QTY,…] [--lending-limit REGION/FLAVOR=RES:QTY,…] [--rate N] [--burst N]",
+		Short: "Create or replace a tenant",
+		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member --max-priority 80 \\\n" +
+			"    --quota us-east-1/spot=cpu:64,memory:256Gi --quota us-east-1/on-demand=nvidia.com/gpu:8 --borrowing-limit us-east-1/on-demand=nvidia.com/gpu:0",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t.Name, t.Role, t.CreatedAt, t.MaxPriority = args[0], tenancy.Role(role), time.Now().UTC(), &maxPriority
 			var err error
-			if t.Quotas, err = tenancy.ParseRegionQuotas(quotas); err != nil {
-				return fmt.Errorf("--quota: %w", err)
+			if t.Quotas, err = flavors.ParseQuotas(quotas, borrowing, lending); err != nil {
+				return err
 			}
 			if err := checkQuotaRegions(t.Quotas); err != nil {
 				return err
@@ -142,7 +158,9 @@ func tenantsPutCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM role or user ARN (or an account root) whose callers act for the tenant through API Gateway; a session ARN is refused")
 	cmd.Flags().BoolVar(&shareNamespace, "share-namespace", false, "let the tenant hold namespaces another tenant already holds (each then sees the other's jobs there)")
 	cmd.Flags().IntVar(&maxPriority, "max-priority", tenancy.TopPriority, "the highest priority the tenant's jobs may have, 0 to 100")
-	cmd.Flags().StringArrayVar(&quotas, "quota", nil, "the tenant's share of a region, REGION=JOBS[:GPUS]; repeat for each region (others get the default share)")
+	cmd.Flags().StringArrayVar(&quotas, "quota", nil, "the tenant's nominal quota of a flavor, "+flavors.QuotaSyntax+"; repeat for each flavor (a region left out has the default share). The older REGION=JOBS[:GPUS] is that many pods and GPUs on every flavor of the region")
+	cmd.Flags().StringArrayVar(&borrowing, "borrowing-limit", nil, "how far above its nominal quota of a flavor the tenant may borrow, per resource, REGION/FLAVOR=RES:QTY,…; a resource left out has no limit")
+	cmd.Flags().StringArrayVar(&lending, "lending-limit", nil, "how much of its unused nominal quota of a flavor other tenants may borrow, per resource, REGION/FLAVOR=RES:QTY,…; a resource left out lends all")
 	cmd.Flags().Float64Var(&t.RateLimit, "rate", 0, "API requests a second each of the tenant's keys and IAM callers may send to each API process; 0 is the default")
 	cmd.Flags().IntVar(&t.RateBurst, "burst", 0, "how many API requests each of the tenant's keys and IAM callers may send at once before --rate paces it; 0 is the default")
 	_ = cmd.MarkFlagRequired("org")
@@ -195,12 +213,12 @@ func tenantsListCmd() *cobra.Command {
 	}
 }
 
-// regionQuotas spells a tenant's quotas as --quota takes them, REGION=JOBS[:GPUS] by region, or
-// "default" where it sets none and has the default share everywhere.
+// regionQuotas spells a tenant's quotas as the flags of `admin tenants put` take them, by region,
+// or "default" where it sets none and has the default share everywhere.
 func regionQuotas(qs map[string]tenancy.Quota) string {
 	var out []string
 	for _, region := range slices.Sorted(maps.Keys(qs)) {
-		out = append(out, region+"="+qs[region].String())
+		out = append(out, flavors.Spell(region, qs[region])...)
 	}
 	return orDefault(len(out) > 0, strings.Join(out, ","))
 }

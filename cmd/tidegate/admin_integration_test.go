@@ -107,6 +107,10 @@ func TestTenantsPutLimits(t *testing.T) {
 		{[]string{"--quota", "us-east-1"}, "--quota: quota \"us-east-1\" is not REGION=JOBS[:GPUS]"},
 		{[]string{"--quota", "us-east-1=4:x"}, "GPUS a whole number"},
 		{[]string{"--quota", "us-east-1=1", "--quota", "us-east-1=2"}, "two quotas"},
+		{[]string{"--quota", "us-east-1/spot=cpu"}, `"cpu" is not RESOURCE:QUANTITY`},
+		{[]string{"--quota", "us-east-1/spot=cpu:lots"}, `cpu "lots" is not a quantity`},
+		{[]string{"--quota", "us-east-1=4", "--quota", "us-east-1/spot=cpu:4"}, "give it one form"},
+		{[]string{"--borrowing-limit", "us-east-1=4"}, "is not REGION/FLAVOR=RESOURCE:QUANTITY"},
 	} {
 		args := append([]string{"tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns"}, tt.args...)
 		if _, err := admin(t, args...); err == nil || !strings.Contains(err.Error(), tt.say) {
@@ -127,5 +131,18 @@ func TestTenantsPutLimits(t *testing.T) {
 	want := map[string]tenancy.Quota{"us-east-1": {Jobs: 4, GPUs: 8}, "us-west-2": {Jobs: 2}}
 	if err != nil || got.PriorityLimit() != 0 || !cmp.Equal(got.Quotas, want) {
 		t.Errorf("tenant put with --max-priority 0 and quotas = %+v, %v; want max priority 0 and quotas %v", got, err, want)
+	}
+	if out, err := admin(t, "tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns",
+		"--quota", "us-east-1/spot=cpu:32,memory:128Gi", "--quota", "us-east-1/on-demand=nvidia.com/gpu:8",
+		"--borrowing-limit", "us-east-1/on-demand=nvidia.com/gpu:0", "--lending-limit", "us-east-1/spot=cpu:4"); err != nil {
+		t.Fatalf("tenants put lim with quotas per flavor = %v\n%s", err, out)
+	}
+	got, err = store.Tenant(context.Background(), "lim")
+	want = map[string]tenancy.Quota{"us-east-1": {Flavors: map[string]tenancy.FlavorQuota{
+		"spot":      {Nominal: map[string]string{"cpu": "32", "memory": "128Gi"}, LendingLimit: map[string]string{"cpu": "4"}},
+		"on-demand": {Nominal: map[string]string{"nvidia.com/gpu": "8"}, BorrowingLimit: map[string]string{"nvidia.com/gpu": "0"}},
+	}}}
+	if err != nil || !cmp.Equal(got.Quotas, want) {
+		t.Errorf("tenant put with quotas per flavor = %+v, %v; want quotas %v", got.Quotas, err, want)
 	}
 }

@@ -47,6 +47,17 @@ func TestTenantsPutChecksQuotaRegionsAndIAM(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `region "us-est-1"`) || !strings.Contains(err.Error(), "eu-west-1, us-east-1") {
 		t.Errorf("tenants put --quota us-est-1=4 = %v; want a refusal naming the region and the known ones", err)
 	}
+	t.Setenv("TIDEGATE_FLAVORS", `{"us-east-1": [{"name": "spot", "node_labels": {"karpenter.sh/capacity-type": "spot"}, "resources": {"cpu": "8"}},
+	  {"name": "on-demand", "node_labels": {"karpenter.sh/capacity-type": "on-demand"}, "resources": {"cpu": "8"}}]}`)
+	_, err = admin(t, append(put, "--quota", "us-east-1/sopt=cpu:2")...)
+	if err == nil || !strings.Contains(err.Error(), `no flavor "sopt"; its flavors are spot, on-demand`) {
+		t.Errorf("tenants put --quota us-east-1/sopt=cpu:2 = %v; want a refusal naming the flavor and the region's", err)
+	}
+	// A region the setting leaves out has one flavor, "default".
+	_, err = admin(t, append(put, "--quota", "eu-west-1/spot=cpu:2")...)
+	if err == nil || !strings.Contains(err.Error(), `region eu-west-1 has no flavor "spot"; its flavors are default`) {
+		t.Errorf("tenants put --quota eu-west-1/spot=cpu:2 = %v; want a refusal naming its one flavor", err)
+	}
 	_, err = admin(t, append(put, "--iam-arn", "arn:aws:sts::123456789012:assumed-role/ci/alice")...)
 	if err == nil || !strings.Contains(err.Error(), "arn:aws:iam::123456789012:role/ci") {
 		t.Errorf("tenants put --iam-arn <session> = %v; want a refusal naming the role's ARN", err)

@@ -3,13 +3,16 @@ package dispatch
 import (
 	"context"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tidegate/tidegate/shared/admission"
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // spotAndOnDemand are flavors over the sandbox's two nodes, told apart by the capacity-type
@@ -125,5 +128,61 @@ func TestDrainCountsWhatActiveJobsHold(t *testing.T) {
 	}
 	if j := r.job(t, wide.ID); j.Status != jobs.StatusQueued || j.PendingReason != string(admission.ReasonFlavorFull) || j.PendingResource != "cpu" {
 		t.Errorf("200 pods of 100m beside 16 CPUs held = %s (%q, lacking %q), want queued for cpu (flavor_full)", j.Status, j.PendingReason, j.PendingResource)
+	}
+}
+
+// TestDrainSharesFlavorsByQuota: quotas in resources per flavor. Tenant gpu-team is sure of 1 of
+// the on-demand flavor's 2 GPUs and may borrow none; tenant cpu-team is sure of 1 spot CPU. Each
+// tenant's jobs within its nominal quota start; gpu-team's second GPU job waits
+// tenant_quota_exhausted naming the GPUs, though one is free, and cpu-team borrows the spot CPU
+// no one claims.
+func TestDrainSharesFlavorsByQuota(t *testing.T) {
+	r := newRig(t, 10)
+	set, err := flavors.Parse(spotAndOnDemand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.dispatch.Flavors = set
+	tenants := dynamo.NewTenantStore(r.db, r.tables.Control)
+	for _, tn := range []tenancy.Tenant{
+		{Name: "gpu-team", Quotas: map[string]tenancy.Quota{region: {Flavors: map[string]tenancy.FlavorQuota{
+			"on-demand": {Nominal: map[string]string{"nvidia.com/gpu": "1", "cpu": "2", "pods": "4"}, BorrowingLimit: map[string]string{"nvidia.com/gpu": "0"}}}}}},
+		{Name: "cpu-team", Quotas: map[string]tenancy.Quota{region: {Flavors: map[string]tenancy.FlavorQuota{
+			"spot": {Nominal: map[string]string{"cpu": "1", "pods": "4"}}}}}},
+	} {
+		tn.Org, tn.Namespaces, tn.Role, tn.CreatedAt = "acme", []string{r.ns}, tenancy.RoleMember, time.Now()
+		if err := tenants.PutTenant(context.Background(), tn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.dispatch.Tenants = tenants
+	submit := func(tenant, name string, demand map[string]string) string {
+		t.Helper()
+		now := r.clock.now()
+		j := jobs.New("job-"+name, tenant, r.ns, region, 50, nil, []map[string]any{r.manifest(name)}, now)
+		j.Demand = demand
+		if _, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now); err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+	gpu := map[string]string{"cpu": "500m", "nvidia.com/gpu": "1", "pods": "1"}
+	g1, g2 := submit("gpu-team", "g1", gpu), submit("gpu-team", "g2", gpu)
+	c1 := submit("cpu-team", "c1", map[string]string{"cpu": "1", "pods": "1"})
+	c2 := submit("cpu-team", "c2", map[string]string{"cpu": "1", "pods": "1"})
+	if err := r.dispatch.Drain(context.Background(), region); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		id, flavor, reason, lacks string
+	}{
+		{g1, "on-demand", "", ""},
+		{g2, "", string(admission.ReasonTenantQuotaExhausted), "nvidia.com/gpu"},
+		{c1, "spot", "", ""}, {c2, "spot", "", ""}, // the second borrowed: no one's nominal claims it
+	} {
+		j := r.job(t, tt.id)
+		if j.Flavor != tt.flavor || j.PendingReason != tt.reason || j.PendingResource != tt.lacks {
+			t.Errorf("%s = %s on %q (%q, lacking %q), want flavor %q (%q, lacking %q)", tt.id, j.Status, j.Flavor, j.PendingReason, j.PendingResource, tt.flavor, tt.reason, tt.lacks)
+		}
 	}
 }
