@@ -13,11 +13,14 @@ import (
 // Why a queued job waits, as a person reads it; the keys are the API's pending_reason values.
 var pendingWhy = map[string]string{
 	"capacity":                      "waiting for room in %s",
+	"flavor_full":                   "waiting for room in %s: no flavor it may run on has all it asks free",
+	"larger_than_every_flavor":      "waiting in %s for ever: it asks more than any flavor it may run on has in all",
+	"no_such_flavor":                "waiting in %s for ever: its node selector agrees with none of the region's flavors",
 	"spot_price_above_cap":          "held in %s: the spot price is above the job's cap",
 	"spot_price_unknown":            "held in %s: the spot price is not known yet",
 	"queued_behind_higher_priority": "waiting in %s behind jobs of higher priority",
 	"name_in_use_by_finishing_job":  "waiting in %s for an earlier job of the same name to be recorded as ended",
-	"tenant_quota_exhausted":        "waiting in %s: your tenant's share of the region is in use",
+	"tenant_quota_exhausted":        "waiting in %s: your tenant's quota, or what others lend, has no room for it",
 	"tenant_long_running_limit":     "waiting in %s: your tenant runs as many long-running jobs as it may",
 	"retry_backoff":                 "waiting in %s for the retry's backoff to end",
 	"no_allowed_region_open":        "held: the spot price is above the cap in every allowed region%.0s",
@@ -31,6 +34,9 @@ func statusText(j apiclient.Job) string {
 		out += ": " + fmt.Sprintf(why, j.Region)
 	} else if j.PendingReason != "" {
 		out += ": " + j.PendingReason
+	}
+	if j.PendingResource != "" && j.Status == "queued" {
+		out += fmt.Sprintf(" (short of %s)", j.PendingResource)
 	}
 	if j.QueuePosition > 0 && j.Status == "queued" {
 		out += fmt.Sprintf(", %s in line", ordinal(j.QueuePosition))
@@ -49,6 +55,8 @@ func describeJob(p *printer, j apiclient.Job) {
 		[2]string{"Kind", kindText(j.Kind)},
 		[2]string{"Attempt", attemptText(j)},
 		[2]string{"Priority", strconv.Itoa(j.Priority)},
+		[2]string{"Demand", labelsText(j.Demand)},
+		[2]string{"Flavor", flavorText(j)},
 		[2]string{"Labels", labelsText(j.Labels)},
 		[2]string{"Template", j.Template},
 		[2]string{"Retry of", j.RetryOf},
@@ -264,4 +272,15 @@ func outcome(p *printer, j apiclient.Job) error {
 		}
 	}
 	return fmt.Errorf("job %s %s%s", j.ID, j.Status, reason)
+}
+
+// flavorText is the flavor a job was admitted on, or the node labels that say which it may run on.
+func flavorText(j apiclient.Job) string {
+	switch {
+	case j.Flavor != "":
+		return j.Flavor
+	case len(j.NodeSelector) > 0:
+		return "one whose node labels agree with " + labelsText(j.NodeSelector)
+	}
+	return ""
 }

@@ -2,15 +2,19 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tidegate/tidegate/shared/apiclient"
 )
 
 func queueCmd(s *session) *cobra.Command {
 	return apiGroup(s, "queue", "See the job queue of each region", &cobra.Command{
 		Use:   "stats",
-		Short: "Count your live batch jobs per region and status, the spot-gated ones, each region's capacity in use, and your long-running jobs apart",
+		Short: "Count your live batch jobs per region and status, the spot-gated ones, each region's capacity in use and your long-running jobs apart; then each flavor's resources, in use and your tenant's share of them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, c, err := s.open(cmd)
@@ -33,6 +37,10 @@ func queueCmd(s *session) *cobra.Command {
 						plain(longRunning(r.LongRunning.Counts)))
 				}
 				p.print(t)
+				if ft := flavorTable(st.Regions); len(ft.rows) > 0 {
+					fmt.Fprintln(p.out)
+					p.print(ft)
+				}
 			})
 		},
 	})
@@ -49,4 +57,24 @@ func longRunning(counts map[string]int) string {
 		return "0"
 	}
 	return fmt.Sprintf("%d (%d running)", total, counts["running"])
+}
+
+// flavorTable is each region's flavors, a row a resource and tenant shown: the flavor's capacity
+// and use, and the tenant's use, nominal quota, borrowed and lent amounts.
+func flavorTable(regions []apiclient.RegionStats) *table {
+	t := &table{header: []string{"REGION", "FLAVOR", "RESOURCE", "CAPACITY", "IN USE", "TENANT", "TENANT'S", "NOMINAL", "BORROWED", "LENT"}}
+	for _, r := range regions {
+		for _, f := range r.Flavors {
+			for _, res := range slices.Sorted(maps.Keys(f.Capacity)) {
+				if len(f.Tenants) == 0 {
+					t.add(plain(r.Region), plain(f.Name), plain(res), plain(f.Capacity[res]), plain(f.InUse[res]), plain(""), plain(""), plain(""), plain(""), plain(""))
+				}
+				for _, tn := range f.Tenants {
+					t.add(plain(r.Region), plain(f.Name), plain(res), plain(f.Capacity[res]), plain(f.InUse[res]), plain(tn.Tenant),
+						plain(tn.InUse[res]), plain(tn.Nominal[res]), plain(tn.Borrowed[res]), plain(tn.Lent[res]))
+				}
+			}
+		}
+	}
+	return t
 }

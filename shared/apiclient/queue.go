@@ -16,6 +16,27 @@ type RegionStats struct {
 	// LongRunning are the caller's long-running jobs (Deployments, StatefulSets), which Counts
 	// leaves out.
 	LongRunning LongRunningStats `json:"long_running"`
+	// Flavors are the region's flavors: capacity and use per resource, and the tenants' shares.
+	Flavors []FlavorStats `json:"flavors"`
+}
+
+// FlavorStats is one flavor of a region: what it has and what the active jobs hold, per
+// resource, and each tenant's share the caller may see (its own; every one for the operator).
+type FlavorStats struct {
+	Name       string              `json:"name"`
+	NodeLabels map[string]string   `json:"node_labels"`
+	Capacity   map[string]string   `json:"capacity"`
+	InUse      map[string]string   `json:"in_use"`
+	Tenants    []FlavorTenantStats `json:"tenants"`
+}
+
+// FlavorTenantStats is one tenant's use of a flavor beside its quota, per resource.
+type FlavorTenantStats struct {
+	Tenant   string            `json:"tenant"`
+	InUse    map[string]string `json:"in_use"`
+	Nominal  map[string]string `json:"nominal"`
+	Borrowed map[string]string `json:"borrowed"`
+	Lent     map[string]string `json:"lent"`
 }
 
 // LongRunningStats are a region's long-running jobs by status, and how they share the region.
