@@ -71,7 +71,9 @@ function renderJob(head, j, ctx) {
   head.replaceChildren(
     h("h1", {}, j.name || j.id, " ", status(j.status)),
     kv([["id", j.id], ["namespace", j.namespace], ["region", j.region || (j.regions || []).join(", ")], ["priority", j.priority],
-      ["why pending", j.pending_reason], ["place in line", j.queue_position],
+      ["why pending", j.pending_reason], ["short of", j.pending_resource], ["place in line", j.queue_position],
+      ["demand", Object.entries(j.demand || {}).sort().map(([k, v]) => `${k} ${v}`).join(", ")],
+      ["flavor", j.flavor || Object.entries(j.node_selector || {}).map(([k, v]) => `${k}=${v}`).join(", ")],
       ["spot gate", j.spot_gate ? `${j.spot_gate.instance_type}: observed ${j.spot_gate.observed_price ?? "unknown"}, cap ${j.spot_gate.max_price}` : ""],
       ["attempt", j.attempt], ["dispatch error", j.dispatch_error], ["created", when(j.created_at)]]),
     actions,

@@ -202,7 +202,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	chart := `svg.chart[data-instance-type="g5.xlarge"]`
 	do("queue chart", step, chromedp.Navigate(st.URL+"/#/queue/us-east-1"),
-		chromedp.WaitVisible(chromedp.CSS(chart+` line.cap[data-cap="0.3"]`)), chromedp.WaitVisible(chromedp.CSS(chart+` path.price`)))
+		chromedp.WaitVisible(chromedp.CSS(chart+` line.cap[data-cap="0.3"]`)), chromedp.WaitVisible(chromedp.CSS(chart+` path.price`)),
+		// The region's flavors, a row a resource: every flavor counts pods.
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-flavor][data-resource="pods"]`)))
 	if dots, _ := strconv.Atoi(eval(`String(document.querySelectorAll('` + chart + ` circle.dot').length)`)); dots < 3 {
 		t.Errorf("the chart has %d price points, want at least 3 (0.55, 0.50, 0.45)", dots)
 	}
