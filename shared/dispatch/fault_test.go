@@ -26,10 +26,13 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/reconcile"
+	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // The suite's knobs. `make test` runs the default size; the issue's bar is
@@ -82,6 +85,13 @@ const (
 	// a spot reclaim would, so it is retried under the same faults as everything else.
 	retried    = 0.08
 	retriedRun = "20s"
+	// multiPod: the job's Job runs 2 to 4 pods at once, its demand that many pods of the region.
+	multiPod = 0.15
+	// gangTimeout: the job's 2 pods select a node no flavor has, so they are never scheduled: each
+	// attempt times out after its 1 s ready_timeout, is deleted and queued again, and the last
+	// fails the job pods_never_ready.
+	gangTimeout  = 0.02
+	gangReadyFor = "1s"
 )
 
 // apiFault is one way a request to the API server goes wrong.
@@ -306,7 +316,7 @@ func newDispatcher(t *testing.T, r rig, f *faults) *dispatcher {
 	// A fresh instance: the rig's settings, none of its process's state (its quota cache).
 	b := r.dispatch
 	d := &dispatcher{faults: f, h: Handler{
-		Regions: b.Regions, Capacity: b.Capacity, GPUs: b.GPUs, Store: b.Store, Leases: b.Leases, Prices: b.Prices,
+		Regions: b.Regions, Flavors: b.Flavors, Capacity: b.Capacity, GPUs: b.GPUs, Store: b.Store, Leases: b.Leases, Prices: b.Prices,
 		Clusters: b.Clusters, Log: b.Log, Now: b.Now, Tenants: b.Tenants, DefaultQuota: b.DefaultQuota, Webhooks: b.Webhooks,
 		JobTTL: b.JobTTL, CapacityLabel: b.CapacityLabel, LongRunningHoldsSlot: b.LongRunningHoldsSlot, LongRunningPerTenant: b.LongRunningPerTenant,
 		Ringer: b.Ringer, PriceStep: b.PriceStep,
@@ -456,8 +466,23 @@ func TestFaults(t *testing.T) {
 		time.Sleep(roundPause)
 	}
 	elapsed := time.Since(start)
+	// An end's deletes that met an injected fault are the sweep's, once a minute: a beat past it,
+	// without faults, takes what they left.
+	tenants := dynamo.NewTenantStore(r.db, r.tables.Control)
+	if err := tenants.PutTenant(context.Background(), tenancy.Tenant{Name: "ml", Org: "acme", Namespaces: []string{r.ns}, Role: tenancy.RoleMember, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r.reconcile.Tenants, r.reconcile.SweptKinds = tenants, jobobjects.Kinds()
+	r.clock.skip(time.Minute + time.Second)
+	if err := r.reconcile.HandleBeat(context.Background(), events.EventBridgeEvent{ID: "beat-after"}); err != nil {
+		t.Errorf("the beat after the suite: %v", err)
+	}
 
 	v := verify(t, r, ids, interrupted)
+	// The ledger at the end: no job is active, so nothing of theirs may still hold the cluster.
+	if left := podsLeft(t, r); len(left) > 0 {
+		t.Errorf("%d pods have not ended with every job ended, for example %v", len(left), left[:min(len(left), 5)])
+	}
 	hit := 0
 	for _, n := range interrupted {
 		hit += n
@@ -542,6 +567,12 @@ func submitMany(t *testing.T, r rig, f *faults, n int) []string {
 					_, errs[i] = r.createRetried(ids[i], fmt.Sprintf("f%05d", i), &jobs.Retry{Attempts: 2, On: []string{jobs.RetrySpotInterruption}},
 						podAnnotated("pod-complete.stage.kwok.x-k8s.io/delay", retriedRun))
 					continue
+				case f.chance(gangTimeout, "gang never scheduled (times out, fails pods_never_ready)"):
+					_, errs[i] = r.createPods(ids[i], fmt.Sprintf("f%05d", i), 2, gangReadyFor, map[string]any{"node.kubernetes.io/instance-type": "none-such"})
+					continue
+				case f.chance(multiPod, "multi-pod job"):
+					_, errs[i] = r.createPods(ids[i], fmt.Sprintf("f%05d", i), 2+f.intn(3), "", nil)
+					continue
 				}
 				name, prio := fmt.Sprintf("f%05d", i), f.intn(jobs.MaxPriority+1)
 				// The rest are split between the regions, so each is sometimes full and sometimes
@@ -596,6 +627,11 @@ func verify(t *testing.T, r rig, ids []string, interrupted map[string]int) verdi
 		}
 		if j.Retry != nil {
 			lost, dup := verifyRetried(j, kjobs[id], evs[id], interrupted[id])
+			v.add(id, lost, dup)
+			continue
+		}
+		if j.ReadyTimeout == gangReadyFor {
+			lost, dup := verifyGang(j, kjobs[id], evs[id])
 			v.add(id, lost, dup)
 			continue
 		}
@@ -664,7 +700,8 @@ func hasRepeat(s []jobs.Status) bool {
 	return false
 }
 
-// kubeJobsByID counts the batch/v1 Jobs in the rig's namespace by their job-id label.
+// kubeJobsByID counts the batch/v1 Jobs in the rig's namespace by their job-id label, those being
+// deleted left out.
 func kubeJobsByID(t *testing.T, r rig) map[string]int {
 	t.Helper()
 	kc, err := r.clusters.Client(context.Background(), region)
@@ -679,7 +716,9 @@ func kubeJobsByID(t *testing.T, r rig) map[string]int {
 			t.Fatalf("listing Jobs in %s: %v", r.ns, err)
 		}
 		for _, kj := range l.Items {
-			out[kj.Labels[jobs.IDKey]]++
+			if kj.DeletionTimestamp == nil { // one being deleted is gone as far as a job goes
+				out[kj.Labels[jobs.IDKey]]++
+			}
 		}
 		if opts.Continue = l.Continue; opts.Continue == "" {
 			return out
@@ -711,4 +750,79 @@ func eventsByJob(t *testing.T, r rig) map[string]map[outbox.Type]int {
 		}
 	}
 	return out
+}
+
+// createPods stores queued job id whose Job runs pods pods at once, each selecting selector, with
+// ready_timeout readyFor ("" for the default), and its demand of that many pods.
+func (r rig) createPods(id, name string, pods int, readyFor string, selector map[string]any) (jobs.Job, error) {
+	m := r.manifest(name)
+	spec := m["spec"].(map[string]any)
+	spec["parallelism"], spec["completions"] = pods, pods
+	if selector != nil {
+		spec["template"].(map[string]any)["spec"].(map[string]any)["nodeSelector"] = selector
+	}
+	now := r.clock.now()
+	j := jobs.New(id, "ml", r.ns, region, jobs.DefaultPriority, nil, []map[string]any{m}, now)
+	j.Demand = map[string]string{"pods": strconv.Itoa(pods)}
+	if readyFor != "" {
+		j.ReadyTimeout = readyFor
+	}
+	_, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now)
+	return j, err
+}
+
+// verifyGang judges a job whose pods are never scheduled: it ends failed pods_never_ready after
+// exactly jobs.MaxReadyTimeouts dispatches, each attempt's Kubernetes Job deleted, with one
+// queued and one failed event.
+func verifyGang(j jobs.Job, kube int, evs map[outbox.Type]int) (lost, dup []string) {
+	dispatched := 0
+	for _, h := range j.StatusHistory {
+		if h.Status == jobs.StatusDispatching {
+			dispatched++
+		}
+	}
+	last := j.StatusHistory[len(j.StatusHistory)-1]
+	switch {
+	case !j.Status.Terminal():
+		lost = append(lost, "status "+string(j.Status))
+	case j.Status != jobs.StatusFailed || !strings.Contains(last.Reason, jobs.ReasonPodsNeverReady):
+		lost = append(lost, fmt.Sprintf("ended %s (%q), want failed %s", j.Status, last.Reason, jobs.ReasonPodsNeverReady))
+	}
+	if dispatched > jobs.MaxReadyTimeouts {
+		dup = append(dup, fmt.Sprintf("%d dispatches, want %d", dispatched, jobs.MaxReadyTimeouts))
+	}
+	if kube > 0 {
+		dup = append(dup, fmt.Sprintf("%d Kubernetes Jobs left, want its attempts' deleted", kube))
+	}
+	if evs[outbox.JobQueued] != 1 || evs[outbox.JobFailed] > 1 {
+		dup = append(dup, fmt.Sprintf("events %v", evs))
+	}
+	return lost, dup
+}
+
+// podsLeft lists the pods of the rig's namespace that have not ended, waiting up to 20 s for
+// those being deleted to go.
+func podsLeft(t *testing.T, r rig) []string {
+	t.Helper()
+	kc, err := r.clusters.Client(context.Background(), region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		pods, err := kc.CoreV1().Pods(r.ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		for _, p := range pods.Items {
+			if p.Status.Phase != "Succeeded" && p.Status.Phase != "Failed" {
+				left = append(left, p.Name+" ("+string(p.Status.Phase)+")")
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(time.Second)
+	}
 }
