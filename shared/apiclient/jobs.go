@@ -36,9 +36,9 @@ type Job struct {
 	PendingResource string `json:"pending_resource,omitempty"`
 	// Demand is what its pods that run at once request, per resource; NodeSelector the node
 	// labels they select; Flavor the flavor of its region it was admitted on.
-	Demand       map[string]string `json:"demand,omitempty"`
-	NodeSelector map[string]string `json:"node_selector,omitempty"`
-	Flavor       string            `json:"flavor,omitempty"`
+	Demand        map[string]string `json:"demand,omitempty"`
+	NodeSelector  map[string]string `json:"node_selector,omitempty"`
+	Flavor        string            `json:"flavor,omitempty"`
 	QueuePosition int               `json:"queue_position,omitempty"`
 	SpotGate      *SpotGate         `json:"spot_gate,omitempty"`
 	Placement     map[string]any    `json:"placement,omitempty"`

@@ -103,9 +103,12 @@ func (h *Handler) drainHeld(ctx context.Context, region string) error {
 		}
 	}
 	census := h.census(ctx, region)
-	p, err := h.readQueues(ctx, region, h.flavorsOf(region), active, census.Jobs)
+	p, err := h.readQueues(ctx, region, h.flavorsOf(region), active, census.Jobs, census.Types)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
+	}
+	if p.stopped {
+		h.Log.InfoContext(ctx, "read budget spent; the next drain goes on from where this one stopped", "region", region)
 	}
 	// The region's own queue goes on; the roaming jobs wait for the next drain.
 	errs = append(errs, p.rmErr, h.failAtDeadline(ctx, p.failing))

@@ -29,6 +29,8 @@ type Wake struct {
 type Store interface {
 	// QueuePage reads a queue a page at a time (queue.go); Census counts one whole.
 	QueuePage(ctx context.Context, q dynamo.Queue, after string, limit int) (dynamo.QueuePage, error)
+	// HeldPage reads the jobs held by their cap on an instance type that a price now allows.
+	HeldPage(ctx context.Context, region, instanceType string, price float64, after string, limit int) (dynamo.QueuePage, error)
 	Census(ctx context.Context, q dynamo.Queue) (dynamo.Census, error)
 	// Roaming reads the roaming queue whole, for the census; PutCensus keeps what it counted.
 	Roaming(ctx context.Context) ([]jobs.Job, error)
@@ -127,8 +129,15 @@ type Handler struct {
 	// (jobs.PriceSlots of them are kept); 0 is jobs.DefaultPriceStep.
 	PriceStep time.Duration
 
+	// ReadBudget is how many queued jobs a drain may read past its region's room (0 is
+	// DefaultReadBudget): the jobs further back wait for the next drain, which goes on from where
+	// this one stopped.
+	ReadBudget int
+
 	// kept is the last spot price point each region's history was given by this process.
 	kept keptPrices
+	// resume is where each region's last drain stopped reading its queue, its budget spent.
+	resume resumeCache
 
 	// quotas keeps tenants' quotas for quotaTTL.
 	quotas quotaCache

@@ -1,8 +1,10 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
@@ -49,22 +51,44 @@ type reading struct {
 	keys         map[string]string // each job's place in dispatch order
 	sources      []*source
 	pages        int
+	read         int // jobs read
 }
+
+// DefaultReadBudget is how many queued jobs a drain reads past its room at most: ten pages. A
+// tenant's jobs passed over (too large for the room left, past its quota, backing off) cost every
+// drain of the region no more than this, and the drain after it goes on from where it stopped
+// (resumeCache), so a job behind any number of them is reached within a few drains.
+const DefaultReadBudget = 10 * maxPage
 
 // readQueues reads region's queues as the package says, with fr its flavors and active its
 // active jobs, and answers what it read and its judgement of the part of it that comes before
-// anything unread. queue is the region's queue length, as the last census found it.
-func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Region, active []jobs.Job, queue int) (plan, error) {
+// anything unread. queue is the region's queue length, as the last census found it; types the
+// instance types its capped jobs wait for, whose held jobs (dynamo.HeldQueue) the price now
+// allows are read too.
+//
+// It reads at most its room and the read budget (ReadBudget): the rest waits for the next drain,
+// which reads the head of the queue and then goes on from where this one stopped.
+func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Region, active []jobs.Job, queue int, types []string) (plan, error) {
 	free := fr.Room(fr.Free(active), maxPage)
+	budget := cmp.Or(h.ReadBudget, DefaultReadBudget)
 	r := reading{keys: map[string]string{}}
+	var main *source
 	if free > 0 {
-		r.sources = []*source{{q: dynamo.RegionQueue(region)}, {q: dynamo.LongRunningQueue(region)}, {q: dynamo.RoamingQueue}}
+		main = &source{q: dynamo.RegionQueue(region)}
+		r.sources = []*source{main, {q: dynamo.LongRunningQueue(region)}, {q: dynamo.RoamingQueue}}
+		if err := h.readHeld(ctx, &r, region, types, free+budget); err != nil {
+			return plan{}, err
+		}
 	}
+	resume := h.resume.from(region)
 	for {
 		for _, s := range r.sources {
 			if !s.read {
 				if err := h.readPage(ctx, &r, s, pageFor(free)); err != nil {
 					return plan{}, err
+				}
+				if s == main && resume > s.next && !s.done {
+					s.next = resume // the head read, on from where the last drain stopped
 				}
 			}
 		}
@@ -79,16 +103,75 @@ func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Regi
 		p.roomLeft = left
 		quotas := p.snap.capacity.Quotas != nil || p.snap.capacity.DefaultQuota != nil
 		if s == nil || left <= 0 && (!quotas || len(own)+len(roamers) >= free+fairWindow) {
+			h.resume.at(region, "")
+			return p, nil
+		}
+		if r.read >= free+budget {
+			// Its budget spent: the next drain reads the head again, then goes on from here.
+			h.resume.at(region, main.next)
+			p.stopped = true
 			return p, nil
 		}
 		size := pageFor(left)
 		if left <= 0 {
 			size = maxPage // reading on for fairness only
 		}
-		if err := h.readPage(ctx, &r, s, size); err != nil {
+		if err := h.readPage(ctx, &r, s, min(size, free+budget-r.read)); err != nil {
 			return plan{}, err
 		}
 	}
+}
+
+// readHeld reads, for each of types whose price is known, the held jobs of region that price
+// allows (their cap at or above it), at most most in all: candidates beside the queues, their
+// places in dispatch order kept so they merge with them. Held jobs whose price still holds them
+// are never read.
+func (h *Handler) readHeld(ctx context.Context, r *reading, region string, types []string, most int) error {
+	for _, t := range types {
+		o := h.Prices.Observe(ctx, region, t, h.now())
+		if !o.Known {
+			continue
+		}
+		after := ""
+		for r.read < most {
+			page, err := h.Store.HeldPage(ctx, region, t, o.Price, after, min(maxPage, most-r.read))
+			if err != nil {
+				return err
+			}
+			r.read += len(page.Jobs)
+			for i, j := range page.Jobs {
+				r.keys[j.ID] = page.Keys[i]
+				r.own = append(r.own, j)
+			}
+			if after = page.Next; after == "" {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// resumeCache keeps, per process, where each region's last drain stopped reading its queue with
+// its budget spent. Its zero value is ready. Another process's drain starts from the head; it
+// reads no more for that.
+type resumeCache struct {
+	mu   sync.Mutex
+	keys map[string]string
+}
+
+func (c *resumeCache) from(region string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.keys[region]
+}
+
+func (c *resumeCache) at(region, key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys == nil {
+		c.keys = map[string]string{}
+	}
+	c.keys[region] = key
 }
 
 // pageFor is the page size for room free slots.
@@ -101,6 +184,7 @@ func (h *Handler) readPage(ctx context.Context, r *reading, s *source, size int)
 		return err
 	}
 	r.pages++
+	r.read += len(page.Jobs)
 	s.read, s.next, s.done = true, page.Next, page.Next == ""
 	for i, j := range page.Jobs {
 		r.keys[j.ID] = page.Keys[i]
@@ -161,6 +245,8 @@ type plan struct {
 	// taken is the room (flavors.Region.Pods) the jobs admitted take; roomLeft what is left of
 	// the region's after them.
 	taken, roomLeft int
+	// stopped: the read budget ran out before the queues did.
+	stopped bool
 }
 
 // judge decides what to do with own (the region's queued jobs read) and roamers (the roaming

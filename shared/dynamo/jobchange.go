@@ -123,6 +123,14 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	e.setTo("updated_at", c.At.UTC())
 	if c.Moves() {
 		e.move(j, c, retention)
+	} else if c.To == jobs.StatusQueued && c.PendingReason != "" {
+		// A new reason may move a queued job in or out of the held jobs (Held).
+		waiting := j
+		waiting.PendingReason = c.PendingReason
+		if pk, sk := queueKeys(waiting); pk != "" {
+			e.setTo("gsi2pk", pk)
+			e.setTo("gsi2sk", sk)
+		}
 	}
 	e.fields(c)
 	cond := e.name("status") + " = " + e.value(":from", c.From)
@@ -153,6 +161,9 @@ func (e *expression) move(j jobs.Job, c jobs.Change, retention time.Duration) {
 	moved.Status = c.To
 	if c.Region != "" {
 		moved.Region = c.Region
+	}
+	if c.PendingReason != "" {
+		moved.PendingReason = c.PendingReason
 	}
 	if qpk, qsk := queueKeys(moved); qpk != "" {
 		e.setTo("gsi2pk", qpk)

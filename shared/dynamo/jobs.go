@@ -134,14 +134,20 @@ func toJobItem(j jobs.Job) (jobItem, error) {
 // without its kind, from before kinds, under queue#<region>), queued jobs that have yet to be given a region among several
 // under roamingQueue in the same order, active ones under one of active#<region>#<shard>, finished ones
 // nowhere.
+//
+// A job held by its spot cap (Held) waits apart, under held#<region>, by instance type and cap,
+// out of every drain's read path: a drain reads of it only the jobs whose cap the price it
+// observes now meets (JobStore.HeldPage).
 func queueKeys(j jobs.Job) (pk, sk string) {
 	switch {
 	case j.Status == jobs.StatusQueued && j.Roaming():
-		return roamingQueue, fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
+		return roamingQueue, dispatchSort(j)
+	case j.Status == jobs.StatusQueued && Held(j):
+		return string(HeldQueue(j.Region)), heldSort(j)
 	case j.Status == jobs.StatusQueued && j.LongRunning():
-		return string(LongRunningQueue(j.Region)), fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
+		return string(LongRunningQueue(j.Region)), dispatchSort(j)
 	case j.Status == jobs.StatusQueued:
-		return string(RegionQueue(j.Region)), fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
+		return string(RegionQueue(j.Region)), dispatchSort(j)
 	case j.Status.Active():
 		return activeKey(j.Region, j.ID), activeSort(j)
 	}
@@ -311,4 +317,38 @@ func (s *JobStore) Purge(ctx context.Context, j jobs.Job) error {
 		return fmt.Errorf("deleting job %s's record: %w", j.ID, err)
 	}
 	return nil
+}
+
+// dispatchSort is a queued job's place in dispatch order: highest priority first, then oldest.
+func dispatchSort(j jobs.Job) string {
+	return fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
+}
+
+// Held says whether queued job j waits apart (HeldQueue): the last spot price observed for its
+// instance type was above its cap. A job with a spot deadline is not, since a drain must judge it
+// at its deadline whatever the price, nor one that may run in several regions (the roaming
+// queue), nor one whose price was not known (spot_price_unknown).
+func Held(j jobs.Job) bool {
+	return j.Spot != nil && j.Spot.Deadline == nil && !j.Roaming() && j.PendingReason == reasonAboveCap
+}
+
+// reasonAboveCap is admission.ReasonSpotPriceAboveCap, which this package does not link.
+const reasonAboveCap = "spot_price_above_cap"
+
+// heldSort places a held job by its instance type, then its cap, highest first, then dispatch
+// order: the jobs a price allows (a cap at or above it) are a prefix of their type's run.
+func heldSort(j jobs.Job) string {
+	return j.Spot.InstanceType + "#" + capSort(j.Spot.MaxPrice) + "#" + dispatchSort(j)
+}
+
+// maxCapMicros bounds a cap in millionths of a dollar (the API refuses a cap over $1,000 an hour),
+// so that capSort's twelve digits hold every cap.
+const maxCapMicros = 999_999_999_999
+
+// capSort is a cap in millionths of a dollar, counted down from maxCapMicros: ascending strings,
+// descending caps. A cap between two millionths rounds down, so a price a millionth above it
+// does not release it.
+func capSort(price float64) string {
+	micros := int64(math.Floor(price * 1e6))
+	return fmt.Sprintf("%012d", maxCapMicros-min(max(micros, 0), maxCapMicros))
 }

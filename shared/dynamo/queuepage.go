@@ -27,6 +27,10 @@ func RegionQueue(region string) Queue { return Queue("queue#" + region) }
 // still start, reads them without reading the batch jobs that wait for a slot.
 func LongRunningQueue(region string) Queue { return Queue("queue#" + region + longRunningSuffix) }
 
+// HeldQueue is region's jobs held by their spot cap (Held), apart from its queues, by instance
+// type and cap: read only through HeldPage, for a type whose price has come down.
+func HeldQueue(region string) Queue { return Queue("held#" + region) }
+
 // RoamingQueue is the queue of jobs that wait for a region among several: every region's drain
 // reads it beside its own.
 const RoamingQueue Queue = roamingQueue
@@ -187,6 +191,10 @@ func (s *JobStore) QueuePosition(ctx context.Context, j jobs.Job) (int, error) {
 	if j.Status != jobs.StatusQueued || pk == "" {
 		return 0, nil
 	}
+	if pk == string(HeldQueue(j.Region)) {
+		// Its place among the jobs the drains read, as if the price let it run.
+		pk, sk = string(RegionQueue(j.Region)), dispatchSort(j)
+	}
 	in := &dynamodb.QueryInput{
 		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2), Select: types.SelectCount,
 		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk < :sk"),
@@ -206,4 +214,46 @@ func (s *JobStore) QueuePosition(ctx context.Context, j jobs.Job) (int, error) {
 		}
 		in.ExclusiveStartKey, in.Limit = page.LastEvaluatedKey, aws.Int32(int32(PositionCounted-ahead))
 	}
+}
+
+// HeldPage reads at most limit of region's jobs held by their cap on instanceType whose cap is
+// at or above price, after the held key after ("" from the first): those the price allows now,
+// highest cap first. Keys are their places in dispatch order, as QueuePage's, so a drain merges
+// them with its queues; Next is the held key to go on from.
+func (s *JobStore) HeldPage(ctx context.Context, region, instanceType string, price float64, after string, limit int) (QueuePage, error) {
+	from := instanceType + "#"
+	if after != "" {
+		from = after
+	}
+	// '~' sorts after '#' and every digit: the bound takes every dispatch key of the last cap.
+	to := instanceType + "#" + capSort(price) + "#~"
+	attrs := summaryAttrs + ", gsi2sk"
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
+		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":   &types.AttributeValueMemberS{Value: string(HeldQueue(region))},
+			":from": &types.AttributeValueMemberS{Value: from}, ":to": &types.AttributeValueMemberS{Value: to}},
+		ProjectionExpression: &attrs, ExpressionAttributeNames: summaryNames,
+		Limit: aws.Int32(int32(max(limit, 1))),
+	}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return QueuePage{}, fmt.Errorf("reading the jobs held on %s in %s: %w", instanceType, region, err)
+	}
+	var items []keyedJob
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return QueuePage{}, fmt.Errorf("decoding the jobs held on %s in %s: %w", instanceType, region, err)
+	}
+	var page QueuePage
+	for _, it := range items {
+		if after != "" && it.Key == after {
+			continue // BETWEEN includes where it starts
+		}
+		page.Jobs, page.Keys = append(page.Jobs, it.Job), append(page.Keys, dispatchSort(it.Job))
+	}
+	if len(out.LastEvaluatedKey) > 0 && len(items) > 0 {
+		page.Next = items[len(items)-1].Key
+	}
+	return page, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -257,6 +258,9 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 			j.Spot.Deadline, j.Spot.OnDeadline = s.deadline, on
 		}
 	}
+	if err := a.holdAtSubmission(r.Context(), &j, now); err != nil {
+		return err
+	}
 	var idem *dynamo.Idempotency
 	if s.idempotencyKey != "" {
 		sum := sha256.Sum256(s.body)
@@ -327,3 +331,30 @@ func manifestError(field string, err error) error {
 
 // instanceType is EC2's naming: family and generation, a dot, then size (g5.xlarge, u-6tb1.metal).
 var instanceType = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9]+$`)
+
+// holdAtSubmission stores a capped job already held by its cap when the last spot price the drains
+// kept for its instance type in its region is above it: it then waits apart (dynamo.Held), out of
+// every drain's read path, until a drain observes a price its cap allows. A job with a spot
+// deadline or several regions is judged by the drains as any other. A job whose type no drain has
+// priced yet is queued as usual; its first drain holds it if it must.
+func (a *api) holdAtSubmission(ctx context.Context, j *jobs.Job, now time.Time) error {
+	if j.Spot == nil || j.Spot.Deadline != nil || j.Roaming() {
+		return nil
+	}
+	histories, err := a.jobs.SpotPriceHistories(ctx, j.Region, []string{j.Spot.InstanceType}, now)
+	if err != nil {
+		return err
+	}
+	points := histories[j.Spot.InstanceType]
+	if len(points) == 0 {
+		return nil
+	}
+	last := points[len(points)-1]
+	if last.Price <= j.Spot.MaxPrice {
+		return nil
+	}
+	price := last.Price
+	j.PendingReason = string(admission.ReasonSpotPriceAboveCap)
+	j.SpotGate = &jobs.SpotGate{InstanceType: j.Spot.InstanceType, MaxPrice: j.Spot.MaxPrice, ObservedPrice: &price, CheckedAt: last.At.UTC()}
+	return nil
+}
