@@ -78,7 +78,7 @@ below that stands for one is used in its place when given. Ctrl-C stops everythi
 	f.StringVar(&opt.Kubeconfig, "kubeconfig", "", "use this cluster instead of starting the sandbox")
 	f.StringVar(&beat, "beat", envOr("TIDEGATE_DEV_BEAT", devstack.DefaultBeat.String()), "reconcile interval (TIDEGATE_DEV_BEAT)")
 	f.StringVar(&jobTTL, "job-ttl", envOr("TIDEGATE_DEV_JOB_TTL", "0"), "how long the cluster keeps a finished Job (ttlSecondsAfterFinished); at least five beats; 0 takes TIDEGATE_JOB_TTL_SECONDS, else 1h (TIDEGATE_DEV_JOB_TTL)")
-	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "active jobs per region, e.g. us-east-1=1,us-west-2=4; empty takes TIDEGATE_REGION_CAPACITY (TIDEGATE_DEV_REGION_CAPACITY)")
+	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "each region's room in pods, one flavor of that many, e.g. us-east-1=1,us-west-2=4; empty takes TIDEGATE_REGION_CAPACITY (TIDEGATE_DEV_REGION_CAPACITY)")
 	f.StringVar(&allowPrivate, "webhooks-allow-private", envOr("TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE", "true"), "let webhooks reach http and loopback receivers; false applies production rules (TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE)")
 	f.StringVar(&registerHosts, "register-hosts", "", "run each hosted app's pod on this machine under bwrap, its own process registering its host; where the machine cannot, register the host once its pod runs, in place of the app's process (default true with the sandbox, false with --kubeconfig)")
 	f.StringVar(&rate, "rate", envOr("TIDEGATE_DEV_RATE", "0"), "a tenant's default API requests a second; 0 takes TIDEGATE_RATE_LIMIT, else the API's 20 (TIDEGATE_DEV_RATE)")
