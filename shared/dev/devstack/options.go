@@ -28,6 +28,7 @@ type Options struct {
 	// them (twins, settings.go) are used in its place where given, that is, not zero.
 	Env            func(string) string
 	RegionCapacity string  // --region-capacity, TIDEGATE_DEV_REGION_CAPACITY, for TIDEGATE_REGION_CAPACITY
+	Flavors        string  // --flavors, TIDEGATE_DEV_FLAVORS, for TIDEGATE_FLAVORS; on the sandbox, dev's own where neither is given (devFlavors)
 	RateLimit      float64 // --rate: a tenant's default requests a second, for TIDEGATE_RATE_LIMIT
 	RateBurst      int     // --burst: a tenant's default burst, for TIDEGATE_RATE_BURST
 	DefaultQuota   string  // --default-quota JOBS[:GPUS], for TIDEGATE_DEFAULT_QUOTA

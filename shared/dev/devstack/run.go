@@ -41,6 +41,9 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		fmt.Fprintln(say, "tidegate dev: "+note)
 		log.Info("dev setting in place of the deployment's", "note", note)
 	}
+	if err := sayFlavors(opt, say); err != nil {
+		return err
+	}
 	if opt.Dir == "" {
 		opt.Dir = DefaultDir()
 	}
@@ -81,6 +84,12 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	cfg, err := devConfig(opt, n, sb, kubeconfig, appsNamespace, "http://"+ln.Addr().String(), pricesURL)
 	if err != nil {
 		return err
+	}
+	// An operator's own cluster (--kubeconfig) has its own nodes; the sandbox is given the flavors'.
+	if opt.Kubeconfig == "" {
+		if err := seedFlavorNodes(ctx, opt, cfg, kubeconfig); err != nil {
+			return err
+		}
 	}
 
 	fns, key, remove, err := provision(ctx, opt, cfg, n, metrics.NewRecorder(mlog, time.Now), say)
@@ -276,7 +285,7 @@ func functionEnv(cfg config.Config) map[string]string {
 		config.EnvDynamoDBEndpoint: cfg.Endpoints.DynamoDB, config.EnvSQSEndpoint: cfg.Endpoints.SQS,
 		config.EnvS3Endpoint: cfg.Endpoints.S3, config.EnvEC2Endpoint: cfg.Endpoints.EC2,
 		config.EnvKMSKey: cfg.KMSKey, config.EnvKMSEndpoint: cfg.Endpoints.KMS, config.EnvCapacityTypeLabel: cfg.CapacityTypeLabel,
-		"AWS_REGION": DevRegions[0], "AWS_ACCESS_KEY_ID": "tidegate", "AWS_SECRET_ACCESS_KEY": "tidegate",
+		config.EnvFlavors: cfg.Flavors, "AWS_REGION": DevRegions[0], "AWS_ACCESS_KEY_ID": "tidegate", "AWS_SECRET_ACCESS_KEY": "tidegate",
 	}
 }
 

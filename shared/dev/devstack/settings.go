@@ -3,10 +3,13 @@ package devstack
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/tidegate/tidegate/shared/config"
+	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/handlers/apihandler"
 	"github.com/tidegate/tidegate/shared/handlers/isolationsettings"
 	"github.com/tidegate/tidegate/shared/tenancy"
@@ -24,6 +27,7 @@ type twin struct {
 
 var twins = []twin{
 	{"--region-capacity", config.EnvRegionCapacity, func(o Options) string { return o.RegionCapacity }},
+	{"--flavors", config.EnvFlavors, func(o Options) string { return o.Flavors }},
 	{"--rate", config.EnvRateLimit, func(o Options) string { return nonZero(o.RateLimit, strconv.FormatFloat(o.RateLimit, 'f', -1, 64)) }},
 	{"--burst", config.EnvRateBurst, func(o Options) string { return nonZero(o.RateBurst, strconv.Itoa(o.RateBurst)) }},
 	{"--default-quota", config.EnvDefaultQuota, func(o Options) string { return o.DefaultQuota }},
@@ -59,6 +63,9 @@ func (o Options) settings() (config.Config, error) {
 			errs = append(errs, fmt.Errorf("--region-capacity: %w", err))
 		}
 	}
+	if o.Flavors != "" {
+		cfg.Flavors = o.Flavors
+	}
 	if o.RateLimit < 0 || math.IsNaN(o.RateLimit) || math.IsInf(o.RateLimit, 0) || o.RateBurst < 0 {
 		errs = append(errs, fmt.Errorf("--rate %g and --burst %d must be 0 (not set) or more", o.RateLimit, o.RateBurst))
 	}
@@ -76,7 +83,12 @@ func (o Options) settings() (config.Config, error) {
 	if o.JobTTL != 0 {
 		cfg.JobTTL = o.JobTTL
 	}
-	errs = append(errs, devRegionsOnly(o, cfg))
+	errs = append(errs, devRegionsOnly(o, cfg), devFlavorsReadable(o, cfg))
+	// On the sandbox, whose nodes the stack makes to match, a region given no flavors and no room
+	// of the older settings' runs with dev's own.
+	if cfg.Flavors == "" && o.Kubeconfig == "" {
+		cfg.Flavors = devFlavors(DevRegions, cfg.RegionCapacity, cfg.RegionGPUs)
+	}
 	// What the API and the beat check when they start, checked before the slow start; the beat's
 	// check reads the policy's caps again, so it waits for them to be well formed.
 	if err := apihandler.CheckPolicy(cfg.Policy); err != nil {
@@ -106,6 +118,26 @@ func devRegionsOnly(o Options, cfg config.Config) error {
 			if !isDevRegion(r) {
 				errs = append(errs, fmt.Errorf("%s names %q; the dev regions are us-east-1 and us-west-2", c.name, r))
 			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// devFlavorsReadable refuses flavors the functions would refuse to start with, or that name a
+// region the dev stack does not have, naming the flag or the variable they came from.
+func devFlavorsReadable(o Options, cfg config.Config) error {
+	name := config.EnvFlavors
+	if o.Flavors != "" {
+		name = "--flavors"
+	}
+	set, err := flavors.Parse(cfg.Flavors)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var errs []error
+	for _, r := range slices.Sorted(maps.Keys(set)) {
+		if r != flavors.Every && !isDevRegion(r) {
+			errs = append(errs, fmt.Errorf("%s names %q; the dev regions are us-east-1 and us-west-2, or \"*\" for both", name, r))
 		}
 	}
 	return errors.Join(errs...)
