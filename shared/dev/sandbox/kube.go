@@ -247,9 +247,11 @@ func statusOK(client *http.Client, url, token string) func(context.Context) erro
 // schedulerConfig makes the scheduler prefer the spot node for a pod that does not choose, as
 // Karpenter launches spot capacity for a pod that allows both, it being the cheaper: the sandbox's
 // pods run on FakeNodeName, as they did when it was the only node, and only a pod selecting
-// on-demand capacity runs on OnDemandNodeName. A preference, weighted above the spreading scores,
-// never keeps a pod from a node it requires. With --config the scheduler ignores --kubeconfig, so
-// the file names it too.
+// on-demand capacity runs on OnDemandNodeName. It prefers, half as much, a node other than a
+// flavor's (FlavorNodeLabel), so that a pod selecting no flavor keeps to the sandbox's own nodes
+// and leaves the flavors' room to their pods, and still a flavor's spot node over an on-demand
+// one. A preference, weighted above the spreading scores, never keeps a pod from a node it
+// requires. With --config the scheduler ignores --kubeconfig, so the file names it too.
 const schedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
@@ -273,13 +275,18 @@ profiles:
             - key: %q
               operator: In
               values: [spot]
+        - weight: 50
+          preference:
+            matchExpressions:
+            - key: %q
+              operator: DoesNotExist
 `
 
 // writeSchedulerConfig writes schedulerConfig for the cluster kubeconfig reaches into dir and
 // answers its path.
 func writeSchedulerConfig(dir, kubeconfig string) (string, error) {
 	path := filepath.Join(dir, "kube-scheduler.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(schedulerConfig, kubeconfig, CapacityTypeLabel)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(schedulerConfig, kubeconfig, CapacityTypeLabel, FlavorNodeLabel)), 0o644); err != nil {
 		return "", fmt.Errorf("writing kube-scheduler's configuration: %w", err)
 	}
 	return path, nil
