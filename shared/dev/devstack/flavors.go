@@ -47,10 +47,17 @@ var (
 // share the one sandbox cluster, and without it a region's pods would take the other's nodes.
 const regionLabel = "topology.kubernetes.io/region"
 
+// devFlavorLabels are a dev flavor's node labels in region r: its capacity type, r, and the mark
+// of the dev flavors' nodes, which keeps its pods off the sandbox's own FakeNodeName and
+// OnDemandNodeName (labelled us-east-1 too), so the flavor's node is all the room it has.
+func devFlavorLabels(capacityType, r string) map[string]string {
+	return map[string]string{sandbox.CapacityTypeLabel: capacityType, regionLabel: r, sandbox.FlavorNodeLabel: devFlavorSet}
+}
+
 // devFlavors is the TIDEGATE_FLAVORS the dev stack runs the sandbox with when none is given: a
 // spot and an on-demand flavor for each of regions that none of older names (the regions
-// TIDEGATE_REGION_CAPACITY and TIDEGATE_REGION_GPUS give room to), each selecting its own region's
-// nodes. A region older names keeps their room, as it would in AWS. "" when every region is named.
+// TIDEGATE_REGION_CAPACITY and TIDEGATE_REGION_GPUS give room to), each selecting its own node
+// (devFlavorLabels). A region older names keeps their room, as it would in AWS. "" when every region is named.
 func devFlavors(regions []string, older ...map[string]int) string {
 	set := flavors.Set{}
 	for _, r := range regions {
@@ -61,8 +68,8 @@ func devFlavors(regions []string, older ...map[string]int) string {
 		onDemand := maps.Clone(spot)
 		onDemand[flavors.GPU] = devFlavorGPUs
 		set[r] = []flavors.Flavor{
-			{Name: "spot", NodeLabels: map[string]string{sandbox.CapacityTypeLabel: spotValue, regionLabel: r}, Resources: spot},
-			{Name: "on-demand", NodeLabels: map[string]string{sandbox.CapacityTypeLabel: onDemandValue, regionLabel: r}, Resources: onDemand},
+			{Name: "spot", NodeLabels: devFlavorLabels(spotValue, r), Resources: spot},
+			{Name: "on-demand", NodeLabels: devFlavorLabels(onDemandValue, r), Resources: onDemand},
 		}
 	}
 	if len(set) == 0 {

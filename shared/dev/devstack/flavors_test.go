@@ -16,15 +16,15 @@ import (
 // devSpotAndOnDemand are the flavors devFlavors gives region r.
 func devSpotAndOnDemand(r string) []flavors.Flavor {
 	return []flavors.Flavor{
-		{Name: "spot", NodeLabels: map[string]string{"karpenter.sh/capacity-type": "spot", "topology.kubernetes.io/region": r},
+		{Name: "spot", NodeLabels: map[string]string{"karpenter.sh/capacity-type": "spot", "topology.kubernetes.io/region": r, "tidegate.io/dev-flavor-node": "tidegate"},
 			Resources: map[string]string{"cpu": "16", "memory": "64Gi", "pods": "110"}},
-		{Name: "on-demand", NodeLabels: map[string]string{"karpenter.sh/capacity-type": "on-demand", "topology.kubernetes.io/region": r},
+		{Name: "on-demand", NodeLabels: map[string]string{"karpenter.sh/capacity-type": "on-demand", "topology.kubernetes.io/region": r, "tidegate.io/dev-flavor-node": "tidegate"},
 			Resources: map[string]string{"cpu": "16", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "8"}},
 	}
 }
 
 // TestDevFlavors: each dev region the older settings' caps do not name gets a spot and an
-// on-demand flavor selecting its own region's nodes, as JSON flavors.Parse reads; a region named in
+// on-demand flavor selecting its own region's flavor nodes, as JSON flavors.Parse reads; a region named in
 // TIDEGATE_REGION_CAPACITY or TIDEGATE_REGION_GPUS keeps their room; with both named there is none.
 func TestDevFlavors(t *testing.T) {
 	for _, tt := range []struct {
