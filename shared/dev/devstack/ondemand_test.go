@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/tidegate/tidegate/shared/capacitytype"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
@@ -77,10 +78,23 @@ func (c client) placedOn(id string) (node, capacity string) {
 	return j.Placement.NodeName, j.Placement.CapacityType
 }
 
+// inRegion says whether node name is one of region's nodes of capacityType (CapacityTypeLabel's
+// value): the sandbox's own, labelled us-east-1, or a flavor's.
+func inRegion(t *testing.T, cs kubernetes.Interface, name, region, capacityType string) bool {
+	t.Helper()
+	n, err := cs.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Errorf("node %s: %v", name, err)
+		return false
+	}
+	return n.Labels["topology.kubernetes.io/region"] == region && n.Labels[sandbox.CapacityTypeLabel] == capacityType
+}
+
 // TestSpotDeadlineOnTheDevStack is the spot deadline's promise on `tidegate dev`: with the price
-// above the cap, a job with on_deadline on_demand runs, after its deadline, on the sandbox's
-// on-demand node, and one with fail fails with spot_deadline_passed; a job the cap holds with no
-// deadline still waits, and an uncapped job runs on the spot node.
+// above the cap, a job with on_deadline on_demand runs, after its deadline, on an on-demand node
+// of its region, and one with fail fails with spot_deadline_passed; a job the cap holds with no
+// deadline still waits, and an uncapped job runs on a spot node. Which node of its kind a job
+// runs on is its flavor's and the scheduler's choice.
 func TestSpotDeadlineOnTheDevStack(t *testing.T) {
 	kube := testenv.Kube(t)
 	st := startDev(t, devstack.Options{
@@ -116,16 +130,16 @@ func TestSpotDeadlineOnTheDevStack(t *testing.T) {
 	if pending, _ := ran.at("pending"); pending.Sub(submitted) < deadline-time.Second {
 		t.Errorf("job %s was dispatched %s after submission, before its %s deadline", toOnDemand, pending.Sub(submitted).Round(100*time.Millisecond), deadline)
 	}
-	if node, capacity := c.placedOn(toOnDemand); node != sandbox.OnDemandNodeName || capacity != onDemand {
-		t.Errorf("job %s ran on %q (%q), want the on-demand node %s", toOnDemand, node, capacity, sandbox.OnDemandNodeName)
+	if node, capacity := c.placedOn(toOnDemand); !inRegion(t, cs, node, "us-east-1", onDemand) || capacity != onDemand {
+		t.Errorf("job %s ran on %q (%q), want a us-east-1 on-demand node (%s, or its on-demand flavor's)", toOnDemand, node, capacity, sandbox.OnDemandNodeName)
 	}
 	failed := c.waitFor(failing, "failed", time.Minute)
 	if last := failed.StatusHistory[len(failed.StatusHistory)-1]; last.Reason != "spot_deadline_passed" {
 		t.Errorf("job %s failed with %q, want spot_deadline_passed", failing, last.Reason)
 	}
 	c.waitFor(free, "succeeded", time.Minute)
-	if node, capacity := c.placedOn(free); node != sandbox.FakeNodeName || capacity != "spot" {
-		t.Errorf("uncapped job %s ran on %q (%q), want the spot node %s", free, node, capacity, sandbox.FakeNodeName)
+	if node, capacity := c.placedOn(free); !inRegion(t, cs, node, "us-east-1", "spot") || capacity != "spot" {
+		t.Errorf("uncapped job %s ran on %q (%q), want a us-east-1 spot node (%s, or its spot flavor's)", free, node, capacity, sandbox.FakeNodeName)
 	}
 	if j := c.job(held); j.Status != "queued" {
 		t.Errorf("capped job %s with no deadline is %s, want still queued under the price", held, j.Status)
