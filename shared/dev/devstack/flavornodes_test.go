@@ -2,6 +2,7 @@ package devstack_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -23,7 +24,7 @@ import (
 // TestDevStackFlavorNodes: `tidegate dev` with no flavors given runs each region with dev's spot
 // and on-demand flavors, says so at start, exports them to `tidegate dev env`, and gives the
 // sandbox a node for each, in its region, with the flavor's labels and its resources as
-// allocatable and capacity; the sandbox's own nodes are left as they were.
+// allocatable and capacity, where its jobs run; the sandbox's own nodes are left as they were.
 func TestDevStackFlavorNodes(t *testing.T) {
 	kube := testenv.Kube(t)
 	said := &syncBuffer{}
@@ -73,6 +74,30 @@ func TestDevStackFlavorNodes(t *testing.T) {
 			}
 		}
 	}
+	// Each region's jobs run on its own flavors' nodes: a job asking nothing in particular on the
+	// first flavor, spot; a GPU job on the one flavor with GPUs.
+	c := client{t: t, url: st.URL}
+	var gpu struct {
+		Job struct {
+			ID string `json:"id"`
+		} `json:"job"`
+	}
+	if code, body := c.do("POST", "/api/v1/jobs", gpuJob("flavor-gpu", 1)); code != 202 || json.Unmarshal([]byte(body), &gpu) != nil {
+		t.Fatalf("POST a Job asking for 1 GPU = %d %s; want 202", code, body)
+	}
+	for id, node := range map[string]string{
+		c.submitJob(t, "flavor-east", map[string]any{}):                      "tidegate-us-east-1-spot",
+		c.submitJob(t, "flavor-west", map[string]any{"region": "us-west-2"}): "tidegate-us-west-2-spot",
+		gpu.Job.ID: "tidegate-us-east-1-on-demand",
+	} {
+		c.waitFor(id, "succeeded", time.Minute)
+		got, _ := c.placedOn(id)
+		t.Logf("job %s ran on %s", id, got)
+		if got != node {
+			t.Errorf("job %s ran on %q, want its flavor's node %s", id, got, node)
+		}
+	}
+
 	for name, want := range map[string]string{sandbox.FakeNodeName: "spot", sandbox.OnDemandNodeName: onDemand} {
 		n, err := cs.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil || n.Labels[sandbox.CapacityTypeLabel] != want || n.Labels[sandbox.FlavorNodeLabel] != "" || n.Status.Allocatable.Pods().Value() != 1000 {

@@ -34,11 +34,14 @@ func (c client) submitPlain(t *testing.T, name string) string {
 	return c.submitJob(t, name, map[string]any{})
 }
 
-// submitJob submits, to us-east-1 in team-a, a one-pod Job named name (made unique) with body's
-// other fields, and answers the job's id.
+// submitJob submits, to team-a in body's region (us-east-1 when it names none), a one-pod Job
+// named name (made unique) with body's other fields, and answers the job's id.
 func (c client) submitJob(t *testing.T, name string, body map[string]any) string {
 	t.Helper()
-	body["region"], body["namespace"] = "us-east-1", "team-a"
+	if body["region"] == nil {
+		body["region"] = "us-east-1"
+	}
+	body["namespace"] = "team-a"
 	body["manifest"] = map[string]any{
 		"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": fmt.Sprintf("%s-%d", name, os.Getpid())},
 		"spec": map[string]any{"backoffLimit": 0, "template": map[string]any{"spec": map[string]any{
