@@ -30,13 +30,6 @@ const (
 	devFlavorGPUs = "8"
 )
 
-// The resources the dev flavors list, by their Kubernetes names.
-const (
-	cpu    = string(corev1.ResourceCPU)
-	memory = string(corev1.ResourceMemory)
-	pods   = string(corev1.ResourcePods)
-)
-
 // The sandbox's capacity-type label's values on spot and on-demand nodes.
 var (
 	spotValue, _     = capacitytype.SpotValue(sandbox.CapacityTypeLabel)
@@ -55,16 +48,19 @@ func devFlavorLabels(capacityType, r string) map[string]string {
 }
 
 // devFlavors is the TIDEGATE_FLAVORS the dev stack runs the sandbox with when none is given: a
-// spot and an on-demand flavor for each of regions that none of older names (the regions
+// spot and an on-demand flavor for each of regions that no map of older names (the regions
 // TIDEGATE_REGION_CAPACITY and TIDEGATE_REGION_GPUS give room to), each selecting its own node
-// (devFlavorLabels). A region older names keeps their room, as it would in AWS. "" when every region is named.
+// (devFlavorLabels). A region older names keeps the room they give it, as it would in AWS. ""
+// when every region is named.
 func devFlavors(regions []string, older ...map[string]int) string {
 	set := flavors.Set{}
 	for _, r := range regions {
 		if slices.ContainsFunc(older, func(m map[string]int) bool { _, ok := m[r]; return ok }) {
 			continue
 		}
-		spot := map[string]string{cpu: devFlavorCPU, memory: devFlavorMemory, pods: devFlavorPods}
+		spot := map[string]string{
+			string(corev1.ResourceCPU): devFlavorCPU, string(corev1.ResourceMemory): devFlavorMemory, string(corev1.ResourcePods): devFlavorPods,
+		}
 		onDemand := maps.Clone(spot)
 		onDemand[flavors.GPU] = devFlavorGPUs
 		set[r] = []flavors.Flavor{
