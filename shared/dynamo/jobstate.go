@@ -23,7 +23,7 @@ var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created
 
 var summaryNames = map[string]string{"#ns": "namespace", "#region": "region", "#status": "status"}
 
-// Queued reads every queued job of region, its batch jobs' queue then its long-running jobs',
+// Queued reads every queued job of region, its batch jobs' queue, its long-running jobs' and its held ones,
 // each in dispatch order, without manifests: the whole candidate set, page after page. A drain
 // reads only as far as it needs (QueuePage).
 func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error) {
@@ -32,7 +32,11 @@ func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error
 		return nil, err
 	}
 	long, err := s.byQueueKey(ctx, string(LongRunningQueue(region)), summaryAttrs)
-	return append(batch, long...), err
+	if err != nil {
+		return nil, err
+	}
+	held, err := s.byQueueKey(ctx, string(HeldQueue(region)), summaryAttrs)
+	return slices.Concat(batch, long, held), err
 }
 
 // Active reads every job of region that holds capacity: dispatching, pending or running.

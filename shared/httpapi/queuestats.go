@@ -98,8 +98,9 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		} else {
 			st.Tenants = []tenantStats{ownUse(region, active, tenant, a.quota)}
 		}
-		if a.capacity != nil {
-			st.CapacityLimit = a.capacity(region)
+		if a.flavors != nil {
+			fr := a.flavors(region)
+			st.CapacityLimit = fr.Room(fr.Free(nil), 0)
 		}
 		st.Flavors = []flavorStats{}
 		if a.flavors != nil {
