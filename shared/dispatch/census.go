@@ -85,6 +85,22 @@ func (h *Handler) took(region string, n int) {
 	c.seen[region] = e
 }
 
+// noteTypes adds types to region's last census, so the drains that reuse it until the next count
+// read the held jobs of a type this drain just held, and keep its price history, rather than wait
+// for that count.
+func (h *Handler) noteTypes(region string, types []string) {
+	if len(types) == 0 {
+		return
+	}
+	c := &h.censuses
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.seen[region]; ok {
+		e.c.Types = addTypes(e.c.Types, types...)
+		c.seen[region] = e
+	}
+}
+
 // roamingCensus reads the roaming queue whole, adds the types its jobs that allow region wait for
 // to sum, and keeps their count by tenant as region's census.
 func (h *Handler) roamingCensus(ctx context.Context, region string, sum *dynamo.Census) error {

@@ -113,13 +113,14 @@ func (h *Handler) drainHeld(ctx context.Context, region string) error {
 	// The region's own queue goes on; the roaming jobs wait for the next drain.
 	errs = append(errs, p.rmErr, h.failAtDeadline(ctx, p.failing))
 	h.keepPrices(ctx, region, p.observed)
-	if p.full {
-		h.keepWaitingPrices(ctx, region, census.Types)
-	}
+	// The types the drain judged no job of (a full region's, held jobs') keep their history too,
+	// once a step: the held jobs' prices are what their owners watch.
+	h.keepWaitingPrices(ctx, region, census.Types)
 	decision := p.decision
 	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, p.onDemand, p.rm.choices)...)
 	waiting := slices.Concat(decision.Waiting, p.backoff)
 	errs = append(errs, h.recordWaits(ctx, p.queued, waiting, p.observed))
+	h.noteTypes(region, jobs.SpotTypes(p.queued))
 	h.gauge(ctx, region, census, p, len(active)+len(decision.Admit), waiting)
 	h.took(region, len(decision.Admit))
 	errs = append(errs, h.settleRoaming(ctx, region, p.rm, p.full, p.roomLeft, census.Jobs, decision))
