@@ -22,8 +22,8 @@ type censusEntry struct {
 }
 
 // census is region's queue length, oldest waiting job and the instance types its capped jobs wait
-// for, from a census at most censusEvery old: its queues (batch and long-running) and its held
-// jobs counted whole, and the roaming queue read whole for the roaming jobs that allow the region (whose types
+// for, from a census at most censusEvery old: its queues (batch and long-running), its held jobs
+// and those backing off counted whole, and the roaming queue read whole for the roaming jobs that allow the region (whose types
 // it adds, and which it counts by tenant for the queue stats, kept in the region's
 // dynamo.RegionCensus). A census that fails is logged and the last one kept, or none: only
 // gauges, the stats, other regions' view of this queue's length and a full region's spot price
@@ -38,7 +38,7 @@ func (h *Handler) census(ctx context.Context, region string) dynamo.Census {
 		return e.c
 	}
 	var sum dynamo.Census
-	for _, q := range []dynamo.Queue{dynamo.RegionQueue(region), dynamo.LongRunningQueue(region), dynamo.HeldQueue(region)} {
+	for _, q := range []dynamo.Queue{dynamo.RegionQueue(region), dynamo.LongRunningQueue(region), dynamo.HeldQueue(region), dynamo.BackoffQueue(region)} {
 		got, err := h.Store.Census(ctx, q)
 		if err != nil {
 			h.Log.WarnContext(ctx, "counting the queue", "region", region, "err", err)

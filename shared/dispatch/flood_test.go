@@ -26,6 +26,12 @@ func (s *readCounting) QueuePage(ctx context.Context, q dynamo.Queue, after stri
 	return p, err
 }
 
+func (s *readCounting) BackoffPage(ctx context.Context, region string, now time.Time, after string, limit int) (dynamo.QueuePage, error) {
+	p, err := s.Store.BackoffPage(ctx, region, now, after, limit)
+	s.read.Add(int64(len(p.Jobs)))
+	return p, err
+}
+
 func (s *readCounting) HeldPage(ctx context.Context, region, instanceType string, price float64, after string, limit int) (dynamo.QueuePage, error) {
 	p, err := s.Store.HeldPage(ctx, region, instanceType, price, after, limit)
 	s.read.Add(int64(len(p.Jobs)))
@@ -131,5 +137,44 @@ func TestReadBudgetGoesOn(t *testing.T) {
 		if drain == 1_000/(200-10)+2 {
 			t.Fatalf("after %d drains the other tenant's job is still %s", drain, r.job(t, b.ID).Status)
 		}
+	}
+}
+
+// TestBackingOffCostsADrainNothing: 1,000 retried jobs of one tenant, each waiting out its
+// retry's backoff at the top priority, cost another tenant's drain no read, and its job
+// dispatches in that drain; once their backoff is over, a drain reads them again (as many as
+// its room and budget), and dispatches them by priority.
+func TestBackingOffCostsADrainNothing(t *testing.T) {
+	r := newRig(t, 10)
+	counting := &readCounting{Store: r.store}
+	r.dispatch.Store = counting
+	until := r.clock.now().Add(time.Minute)
+	r.flood(t, "retried", 1_000, jobs.MaxPriority, func(j *jobs.Job) {
+		j.NotBefore, j.PendingReason = &until, string(reasonRetryBackoff)
+	})
+	b := r.submit(t, "other-tenant", jobs.MinPriority, nil)
+	if err := r.dispatch.Drain(context.Background(), region); err != nil {
+		t.Fatal(err)
+	}
+	if j := r.job(t, b.ID); j.Status != jobs.StatusPending {
+		t.Errorf("the other tenant's job after one drain = %s (%q), want dispatched", j.Status, j.PendingReason)
+	}
+	if n := counting.read.Load(); n != 1 {
+		t.Errorf("the drain read %d queued jobs, want the other tenant's alone", n)
+	}
+	r.clock.skip(time.Minute + time.Second)
+	counting.read.Store(0)
+	if err := r.dispatch.Drain(context.Background(), region); err != nil {
+		t.Fatal(err)
+	}
+	active, err := r.store.Active(context.Background(), region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(active) != 10 {
+		t.Errorf("after the backoff, %d jobs active, want the region's 10", len(active))
+	}
+	if n := counting.read.Load(); n > 10+DefaultReadBudget {
+		t.Errorf("the drain read %d jobs backing off no more, want at most its room and budget", n)
 	}
 }

@@ -79,6 +79,9 @@ func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Regi
 		if err := h.readHeld(ctx, &r, region, types, free+budget); err != nil {
 			return plan{}, err
 		}
+		if err := h.readBackedOff(ctx, &r, region, free+budget); err != nil {
+			return plan{}, err
+		}
 	}
 	resume := h.resume.from(region)
 	for {
@@ -146,6 +149,27 @@ func (h *Handler) readHeld(ctx context.Context, r *reading, region string, types
 			if after = page.Next; after == "" {
 				break
 			}
+		}
+	}
+	return nil
+}
+
+// readBackedOff reads region's jobs whose retry's backoff is over (dynamo.BackoffQueue), at most
+// most jobs read in all, as readHeld reads held ones: those still backing off are never read.
+func (h *Handler) readBackedOff(ctx context.Context, r *reading, region string, most int) error {
+	after := ""
+	for r.read < most {
+		page, err := h.Store.BackoffPage(ctx, region, h.now(), after, min(maxPage, most-r.read))
+		if err != nil {
+			return err
+		}
+		r.read += len(page.Jobs)
+		for i, j := range page.Jobs {
+			r.keys[j.ID] = page.Keys[i]
+			r.own = append(r.own, j)
+		}
+		if after = page.Next; after == "" {
+			return nil
 		}
 	}
 	return nil

@@ -144,6 +144,8 @@ func queueKeys(j jobs.Job) (pk, sk string) {
 		return roamingQueue, dispatchSort(j)
 	case j.Status == jobs.StatusQueued && Held(j):
 		return string(HeldQueue(j.Region)), heldSort(j)
+	case j.Status == jobs.StatusQueued && BackingOff(j):
+		return string(BackoffQueue(j.Region)), backoffSort(j)
 	case j.Status == jobs.StatusQueued && j.LongRunning():
 		return string(LongRunningQueue(j.Region)), dispatchSort(j)
 	case j.Status == jobs.StatusQueued:
@@ -351,4 +353,20 @@ const maxCapMicros = 999_999_999_999
 func capSort(price float64) string {
 	micros := int64(math.Floor(price * 1e6))
 	return fmt.Sprintf("%012d", maxCapMicros-min(max(micros, 0), maxCapMicros))
+}
+
+// BackingOff says whether queued job j waits apart (BackoffQueue) for its retry's backoff to end:
+// a drain found it backing off (pending reason retry_backoff). One that may run in several
+// regions stays in the roaming queue.
+func BackingOff(j jobs.Job) bool {
+	return j.NotBefore != nil && !j.Roaming() && j.PendingReason == reasonBackoff
+}
+
+// reasonBackoff is dispatch's pending reason of a job waiting out its retry's backoff.
+const reasonBackoff = "retry_backoff"
+
+// backoffSort places a job backing off by when its backoff ends, then dispatch order: those whose
+// backoff is over at a moment are a prefix.
+func backoffSort(j jobs.Job) string {
+	return fmt.Sprintf("%019d#%s", j.NotBefore.UnixNano(), dispatchSort(j))
 }

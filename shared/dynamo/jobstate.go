@@ -36,7 +36,11 @@ func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error
 		return nil, err
 	}
 	held, err := s.byQueueKey(ctx, string(HeldQueue(region)), summaryAttrs)
-	return slices.Concat(batch, long, held), err
+	if err != nil {
+		return nil, err
+	}
+	backoff, err := s.byQueueKey(ctx, string(BackoffQueue(region)), summaryAttrs)
+	return slices.Concat(batch, long, held, backoff), err
 }
 
 // Active reads every job of region that holds capacity: dispatching, pending or running.

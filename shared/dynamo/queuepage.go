@@ -31,6 +31,10 @@ func LongRunningQueue(region string) Queue { return Queue("queue#" + region + lo
 // type and cap: read only through HeldPage, for a type whose price has come down.
 func HeldQueue(region string) Queue { return Queue("held#" + region) }
 
+// BackoffQueue is region's jobs waiting out a retry's backoff (BackingOff), apart from its
+// queues, by when it ends: read only through BackoffPage, once it has.
+func BackoffQueue(region string) Queue { return Queue("backoff#" + region) }
+
 // RoamingQueue is the queue of jobs that wait for a region among several: every region's drain
 // reads it beside its own.
 const RoamingQueue Queue = roamingQueue
@@ -191,7 +195,7 @@ func (s *JobStore) QueuePosition(ctx context.Context, j jobs.Job) (int, error) {
 	if j.Status != jobs.StatusQueued || pk == "" {
 		return 0, nil
 	}
-	if pk == string(HeldQueue(j.Region)) {
+	if pk == string(HeldQueue(j.Region)) || pk == string(BackoffQueue(j.Region)) {
 		// Its place among the jobs the drains read, as if the price let it run.
 		pk, sk = string(RegionQueue(j.Region)), dispatchSort(j)
 	}
@@ -248,6 +252,46 @@ func (s *JobStore) HeldPage(ctx context.Context, region, instanceType string, pr
 	var page QueuePage
 	for _, it := range items {
 		if after != "" && it.Key == after {
+			continue // BETWEEN includes where it starts
+		}
+		page.Jobs, page.Keys = append(page.Jobs, it.Job), append(page.Keys, dispatchSort(it.Job))
+	}
+	if len(out.LastEvaluatedKey) > 0 && len(items) > 0 {
+		page.Next = items[len(items)-1].Key
+	}
+	return page, nil
+}
+
+// BackoffPage reads at most limit of region's jobs whose retry's backoff is over at now, after
+// the backoff key after ("" from the first), soonest over first. Keys are their places in
+// dispatch order, as QueuePage's; Next is the backoff key to go on from.
+func (s *JobStore) BackoffPage(ctx context.Context, region string, now time.Time, after string, limit int) (QueuePage, error) {
+	// '~' sorts after '#': the bound takes every job whose backoff ends at now.
+	to := fmt.Sprintf("%019d#~", now.UnixNano())
+	attrs := summaryAttrs + ", gsi2sk"
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
+		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk < :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: string(BackoffQueue(region))}, ":to": &types.AttributeValueMemberS{Value: to}},
+		ProjectionExpression: &attrs, ExpressionAttributeNames: summaryNames,
+		Limit:                aws.Int32(int32(max(limit, 1))),
+	}
+	if after != "" {
+		in.KeyConditionExpression = aws.String("gsi2pk = :pk AND gsi2sk BETWEEN :after AND :to")
+		in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: after}
+	}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return QueuePage{}, fmt.Errorf("reading the jobs backing off in %s: %w", region, err)
+	}
+	var items []keyedJob
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return QueuePage{}, fmt.Errorf("decoding the jobs backing off in %s: %w", region, err)
+	}
+	var page QueuePage
+	for _, it := range items {
+		if it.Key == after {
 			continue // BETWEEN includes where it starts
 		}
 		page.Jobs, page.Keys = append(page.Jobs, it.Job), append(page.Keys, dispatchSort(it.Job))
