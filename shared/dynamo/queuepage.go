@@ -275,7 +275,7 @@ func (s *JobStore) BackoffPage(ctx context.Context, region string, now time.Time
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: string(BackoffQueue(region))}, ":to": &types.AttributeValueMemberS{Value: to}},
 		ProjectionExpression: &attrs, ExpressionAttributeNames: summaryNames,
-		Limit:                aws.Int32(int32(max(limit, 1))),
+		Limit: aws.Int32(int32(max(limit, 1))),
 	}
 	if after != "" {
 		in.KeyConditionExpression = aws.String("gsi2pk = :pk AND gsi2sk BETWEEN :after AND :to")
