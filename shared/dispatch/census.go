@@ -23,11 +23,12 @@ type censusEntry struct {
 
 // census is region's queue length, oldest waiting job and the instance types its capped jobs wait
 // for, from a census at most censusEvery old: its queues (batch and long-running), its held jobs
-// and those backing off counted whole, and the roaming queue read whole for the roaming jobs that allow the region (whose types
-// it adds, and which it counts by tenant for the queue stats, kept in the region's
-// dynamo.RegionCensus). A census that fails is logged and the last one kept, or none: only
-// gauges, the stats, other regions' view of this queue's length and a full region's spot price
-// history read it.
+// and those backing off counted whole, and the roaming queue read whole for the roaming jobs that
+// allow the region (whose types it adds). What it counted by tenant, of all of them, it keeps as
+// the region's dynamo.RegionCensus, which the queue stats show and the API holds each tenant's
+// queued jobs to its cap by. A census that fails is logged and the last one kept, or none: only
+// gauges, the stats, the caps, other regions' view of this queue's length and a full region's
+// spot price history read it.
 func (h *Handler) census(ctx context.Context, region string) dynamo.Census {
 	now := h.now()
 	c := &h.censuses
@@ -37,21 +38,17 @@ func (h *Handler) census(ctx context.Context, region string) dynamo.Census {
 	if ok && now.Sub(e.at) < censusEvery {
 		return e.c
 	}
-	var sum dynamo.Census
+	sum := dynamo.Census{Tenants: map[string]dynamo.Queued{}}
 	for _, q := range []dynamo.Queue{dynamo.RegionQueue(region), dynamo.LongRunningQueue(region), dynamo.HeldQueue(region), dynamo.BackoffQueue(region)} {
 		got, err := h.Store.Census(ctx, q)
 		if err != nil {
 			h.Log.WarnContext(ctx, "counting the queue", "region", region, "err", err)
 			return e.c
 		}
-		sum.Jobs += got.Jobs
-		if !got.Oldest.IsZero() && (sum.Oldest.IsZero() || got.Oldest.Before(sum.Oldest)) {
-			sum.Oldest = got.Oldest
-		}
-		sum.Types = addTypes(sum.Types, got.Types...)
+		addCensus(&sum, got)
 	}
-	if err := h.roamingCensus(ctx, region, &sum); err != nil {
-		h.Log.WarnContext(ctx, "counting the roaming jobs", "region", region, "err", err)
+	if err := h.keepCensus(ctx, region, now, &sum); err != nil {
+		h.Log.WarnContext(ctx, "keeping the census", "region", region, "err", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -101,15 +98,29 @@ func (h *Handler) noteTypes(region string, types []string) {
 	}
 }
 
-// roamingCensus reads the roaming queue whole, adds the types its jobs that allow region wait for
-// to sum, and keeps their count by tenant as region's census.
-func (h *Handler) roamingCensus(ctx context.Context, region string, sum *dynamo.Census) error {
+// addCensus counts got, one queue's census, into sum, the region's.
+func addCensus(sum *dynamo.Census, got dynamo.Census) {
+	sum.Jobs += got.Jobs
+	if !got.Oldest.IsZero() && (sum.Oldest.IsZero() || got.Oldest.Before(sum.Oldest)) {
+		sum.Oldest = got.Oldest
+	}
+	sum.Types = addTypes(sum.Types, got.Types...)
+	for t, q := range got.Tenants {
+		sum.Tenants[t] = sum.Tenants[t].Add(q)
+	}
+}
+
+// keepCensus reads the roaming queue whole, adds the types its jobs that allow region wait for to
+// sum, and keeps their count by tenant beside sum's (the region's own queues', held and backing
+// off) as region's census taken at, when its reads began: a job submitted since may be in it or
+// wait for the next.
+func (h *Handler) keepCensus(ctx context.Context, region string, at time.Time, sum *dynamo.Census) error {
 	all, err := h.Store.Roaming(ctx)
 	if err != nil {
 		return err
 	}
 	rc := tallyRoaming(region, all)
-	rc.At = h.now()
+	rc.At, rc.Queued = at, sum.Tenants
 	for _, j := range all {
 		if j.Spot != nil && slices.Contains(j.Regions, region) {
 			sum.Types = addTypes(sum.Types, j.Spot.InstanceType)

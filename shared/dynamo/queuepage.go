@@ -133,26 +133,31 @@ func (s *JobStore) roamers(ctx context.Context, listed []keyedJob) ([]keyedJob, 
 	return out, nil
 }
 
-// Census is what a queue's whole read says of it: how many jobs wait, since when the oldest, and
-// the instance types its capped jobs wait for.
+// Census is what a queue's whole read says of it: how many jobs wait, since when the oldest, the
+// instance types its capped jobs wait for, and what it holds of each tenant's jobs.
 type Census struct {
 	Jobs   int
 	Oldest time.Time // zero when none waits
 	Types  []string  // in the order first met
+	// Tenants is, by tenant, what the queue holds of its jobs, each in Batch or LongRunning by its
+	// kind (a region's held jobs and those backing off are of both).
+	Tenants map[string]Queued
 }
 
-// Census counts q's jobs and finds its oldest and their capped types, reading every item of it
-// projected to its creation time and cap: a read that grows with the queue, which drains take at most once a minute. Each
-// page starts after the last key read by a key condition, as QueuePage's do.
+// Census counts q's jobs, in all and by tenant, and finds its oldest and their capped types,
+// reading every item of it projected to its tenant, kind, creation time, cap and pending reason: a
+// read that grows with the queue, which drains take at most once a minute. Each page starts after the
+// last key read by a key condition, as QueuePage's do.
 func (s *JobStore) Census(ctx context.Context, q Queue) (Census, error) {
-	var c Census
+	c := Census{Tenants: map[string]Queued{}}
+	caps := map[string]map[string]map[float64]int{} // tenant, instance type, cap: jobs
 	after := ""
 	for {
 		in := &dynamodb.QueryInput{
 			TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
 			KeyConditionExpression:    aws.String("gsi2pk = :pk"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: string(q)}},
-			ProjectionExpression:      aws.String("created_at, gsi2sk, spot"),
+			ProjectionExpression:      aws.String("tenant, kind, created_at, gsi2sk, spot, pending_reason"),
 		}
 		if after != "" {
 			in.KeyConditionExpression = aws.String("gsi2pk = :pk AND gsi2sk > :after")
@@ -174,12 +179,52 @@ func (s *JobStore) Census(ctx context.Context, q Queue) (Census, error) {
 			if it.Spot != nil && !slices.Contains(c.Types, it.Spot.InstanceType) {
 				c.Types = append(c.Types, it.Spot.InstanceType)
 			}
+			c.Tenants[it.Tenant] = c.Tenants[it.Tenant].count(it.Job)
+			if sp := it.Spot; sp != nil {
+				if caps[it.Tenant] == nil {
+					caps[it.Tenant] = map[string]map[float64]int{}
+				}
+				if caps[it.Tenant][sp.InstanceType] == nil {
+					caps[it.Tenant][sp.InstanceType] = map[float64]int{}
+				}
+				caps[it.Tenant][sp.InstanceType][sp.MaxPrice]++
+			}
 		}
 		if len(out.LastEvaluatedKey) == 0 || len(items) == 0 {
+			for t, byType := range caps {
+				q := c.Tenants[t]
+				q.Caps = capLists(byType)
+				c.Tenants[t] = q
+			}
 			return c, nil
 		}
 		after = items[len(items)-1].Key
 	}
+}
+
+// count is q with the queued job j counted, in LongRunning or Batch by its kind; its cap is
+// tallied apart (capLists), by a map, since a tenant may give every job a cap of its own.
+func (q Queued) count(j jobs.Job) Queued {
+	if j.LongRunning() {
+		q.LongRunning++
+	} else {
+		q.Batch++
+	}
+	if j.SpotGated() {
+		q.Gated++
+	}
+	return q
+}
+
+// capLists are the jobs at each cap, by instance type, as lists lowest cap first.
+func capLists(byType map[string]map[float64]int) map[string][]jobs.PriceCap {
+	out := make(map[string][]jobs.PriceCap, len(byType))
+	for typ, byCap := range byType {
+		for _, p := range slices.Sorted(maps.Keys(byCap)) {
+			out[typ] = append(out[typ], jobs.PriceCap{MaxPrice: p, Jobs: byCap[p]})
+		}
+	}
+	return out
 }
 
 // PositionCounted is how many jobs ahead QueuePosition counts at most: about 370 read units and a

@@ -122,17 +122,19 @@ func controlItems[T any](ctx context.Context, s *JobStore, regions []string, key
 	return out, nil
 }
 
-// hasAny reports whether gsi2's partition pk holds any item, reading one.
+// hasAny reports whether gsi2's partition pk holds any item, counting one: the item itself is not
+// returned, so whose job it is never leaves the table.
 func (s *JobStore) hasAny(ctx context.Context, pk string) (bool, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 &s.tables.Jobs,
 		IndexName:                 aws.String(indexGSI2),
 		KeyConditionExpression:    aws.String("gsi2pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		Select:                    types.SelectCount,
 		Limit:                     aws.Int32(1),
 	})
 	if err != nil {
 		return false, err
 	}
-	return len(out.Items) > 0, nil
+	return out.Count > 0, nil
 }

@@ -49,10 +49,17 @@ func PriceHistory(slots map[int]PricePoint, step time.Duration, now time.Time) [
 	return out
 }
 
-// PriceCap is how many waiting jobs hold one spot price cap.
+// PriceCap is how many waiting jobs hold one spot price cap. A region's census keeps them, by
+// tenant and instance type, for the queue's stats.
 type PriceCap struct {
-	MaxPrice float64 `json:"max_price"`
-	Jobs     int     `json:"jobs"`
+	MaxPrice float64 `json:"max_price" dynamodbav:"max_price"`
+	Jobs     int     `json:"jobs" dynamodbav:"jobs"`
+}
+
+// SpotGated reports whether the job waits for its spot price: above its cap, or not known
+// (admission's spot_price_above_cap and spot_price_unknown).
+func (j Job) SpotGated() bool {
+	return j.PendingReason == "spot_price_above_cap" || j.PendingReason == "spot_price_unknown"
 }
 
 // SpotCaps groups the queued jobs among js that wait with a spot price cap on instanceType by
