@@ -98,16 +98,19 @@ func tenantsPutCmd() *cobra.Command {
 	var role string
 	var iamARNs []string
 	var shareNamespace bool
-	var maxPriority int
+	var maxPriority, maxQueued int
 	var quotas, borrowing, lending []string
 	cmd := &cobra.Command{
-		Use:   "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|deployer|member|viewer] [--operator] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--quota REGION/FLAVOR=RES:QTY,…] [--borrowing-limit REGION/FLAVOR=RES:QTY,…] [--lending-limit REGION/FLAVOR=RES:QTY,…] [--rate N] [--burst N]",
+		Use:   "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|deployer|member|viewer] [--operator] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--max-queued N] [--quota REGION/FLAVOR=RES:QTY,…] [--borrowing-limit REGION/FLAVOR=RES:QTY,…] [--lending-limit REGION/FLAVOR=RES:QTY,…] [--rate N] [--burst N]",
 		Short: "Create or replace a tenant",
 		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member --max-priority 80 \\\n" +
 			"    --quota us-east-1/spot=cpu:64,memory:256Gi --quota us-east-1/on-demand=nvidia.com/gpu:8 --borrowing-limit us-east-1/on-demand=nvidia.com/gpu:0",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t.Name, t.Role, t.CreatedAt, t.MaxPriority = args[0], tenancy.Role(role), time.Now().UTC(), &maxPriority
+			if cmd.Flags().Changed("max-queued") {
+				t.MaxQueued = &maxQueued
+			}
 			var err error
 			if t.Quotas, err = flavors.ParseQuotas(quotas, borrowing, lending); err != nil {
 				return err
@@ -147,7 +150,7 @@ func tenantsPutCmd() *cobra.Command {
 			if t.Operator {
 				operator = ", operator (sees every tenant's costs and queue use)"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: org %s, role %s%s, namespaces %s, max priority %d\n", t.Name, t.Org, t.Role, operator, strings.Join(t.Namespaces, ", "), t.PriorityLimit())
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: org %s, role %s%s, namespaces %s, max priority %d, max queued %s\n", t.Name, t.Org, t.Role, operator, strings.Join(t.Namespaces, ", "), t.PriorityLimit(), queuedCap(t.MaxQueued))
 			return nil
 		},
 	}
@@ -158,6 +161,7 @@ func tenantsPutCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM role or user ARN (or an account root) whose callers act for the tenant through API Gateway; a session ARN is refused")
 	cmd.Flags().BoolVar(&shareNamespace, "share-namespace", false, "let the tenant hold namespaces another tenant already holds (each then sees the other's jobs there)")
 	cmd.Flags().IntVar(&maxPriority, "max-priority", tenancy.TopPriority, "the highest priority the tenant's jobs may have, 0 to 100")
+	cmd.Flags().IntVar(&maxQueued, "max-queued", 0, "how many of the tenant's jobs may wait in the queues at once, across regions (a submission past it is refused 429); 0 is no cap; left out, the deployment's "+config.EnvMaxQueuedPerTenant)
 	cmd.Flags().StringArrayVar(&quotas, "quota", nil, "the tenant's nominal quota of a flavor, "+flavors.QuotaSyntax+"; repeat for each flavor (a region left out has the default share). The older REGION=JOBS[:GPUS] is that many pods and GPUs on every flavor of the region")
 	cmd.Flags().StringArrayVar(&borrowing, "borrowing-limit", nil, "how far above its nominal quota of a flavor the tenant may borrow, per resource, REGION/FLAVOR=RES:QTY,…; a resource left out has no limit")
 	cmd.Flags().StringArrayVar(&lending, "lending-limit", nil, "how much of its unused nominal quota of a flavor other tenants may borrow, per resource, REGION/FLAVOR=RES:QTY,…; a resource left out lends all")
@@ -186,7 +190,7 @@ func checkNamespaces(ctx context.Context, store *dynamo.TenantStore, t tenancy.T
 func tenantsListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List tenants with their max priority, quotas and request budgets",
+		Short: "List tenants with their max priority, cap of queued jobs, quotas and request budgets",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := tenantStore(cmd.Context())
@@ -198,15 +202,15 @@ func tenantsListCmd() *cobra.Command {
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tORG\tROLE\tNAMESPACES\tMAX-PRIORITY\tQUOTAS\tRATE\tBURST\tCREATED")
+			fmt.Fprintln(w, "NAME\tORG\tROLE\tNAMESPACES\tMAX-PRIORITY\tMAX-QUEUED\tQUOTAS\tRATE\tBURST\tCREATED")
 			for _, t := range ts {
 				rate, burst := orDefault(t.RateLimit > 0, strconv.FormatFloat(t.RateLimit, 'g', -1, 64)), orDefault(t.RateBurst > 0, strconv.Itoa(t.RateBurst))
 				role := string(t.Role)
 				if t.Operator {
 					role += "+operator"
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Name, t.Org, role, strings.Join(t.Namespaces, ","),
-					t.PriorityLimit(), regionQuotas(t.Quotas), rate, burst, t.CreatedAt.Format(time.RFC3339))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Org, role, strings.Join(t.Namespaces, ","),
+					t.PriorityLimit(), queuedCap(t.MaxQueued), regionQuotas(t.Quotas), rate, burst, t.CreatedAt.Format(time.RFC3339))
 			}
 			return w.Flush()
 		},
@@ -221,6 +225,18 @@ func regionQuotas(qs map[string]tenancy.Quota) string {
 		out = append(out, flavors.Spell(region, qs[region])...)
 	}
 	return orDefault(len(out) > 0, strings.Join(out, ","))
+}
+
+// queuedCap spells a tenant's cap of queued jobs: its own, "none" for 0, or "default" where its
+// record sets none and the deployment's applies.
+func queuedCap(n *int) string {
+	switch {
+	case n == nil:
+		return "default"
+	case *n == 0:
+		return "none"
+	}
+	return strconv.Itoa(*n)
 }
 
 // orDefault is s where a tenant's record sets the value, else "default".

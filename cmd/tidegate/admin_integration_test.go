@@ -104,6 +104,7 @@ func TestTenantsPutLimits(t *testing.T) {
 	}{
 		{[]string{"--max-priority", "101"}, "max priority 101 must be a whole number from 0 to 100"},
 		{[]string{"--max-priority", "-1"}, "from 0 to 100"},
+		{[]string{"--max-queued", "-1"}, "max queued -1 must be a whole number ≥ 0 (0: no cap)"},
 		{[]string{"--quota", "us-east-1"}, "--quota: quota \"us-east-1\" is not REGION=JOBS[:GPUS]"},
 		{[]string{"--quota", "us-east-1=4:x"}, "GPUS a whole number"},
 		{[]string{"--quota", "us-east-1=1", "--quota", "us-east-1=2"}, "two quotas"},
@@ -120,17 +121,17 @@ func TestTenantsPutLimits(t *testing.T) {
 	if out, err := admin(t, "tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns"); err != nil {
 		t.Fatalf("tenants put lim = %v\n%s", err, out)
 	}
-	if got, err := store.Tenant(context.Background(), "lim"); err != nil || got.PriorityLimit() != 100 || got.Quotas != nil {
-		t.Errorf("tenant put without limits = %+v, %v; want max priority 100 and no quotas", got, err)
+	if got, err := store.Tenant(context.Background(), "lim"); err != nil || got.PriorityLimit() != 100 || got.Quotas != nil || got.MaxQueued != nil {
+		t.Errorf("tenant put without limits = %+v, %v; want max priority 100, no quotas and the deployment's cap of queued jobs", got, err)
 	}
-	if out, err := admin(t, "tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns", "--max-priority", "0",
-		"--quota", "us-east-1=4:8", "--quota", "us-west-2=2"); err != nil {
-		t.Fatalf("tenants put lim with limits = %v\n%s", err, out)
+	if out, err := admin(t, "tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns", "--max-priority", "0", "--max-queued", "250",
+		"--quota", "us-east-1=4:8", "--quota", "us-west-2=2"); err != nil || !strings.Contains(out, "max queued 250") {
+		t.Fatalf("tenants put lim with limits = %v\n%s; want it to say max queued 250", err, out)
 	}
 	got, err := store.Tenant(context.Background(), "lim")
 	want := map[string]tenancy.Quota{"us-east-1": {Jobs: 4, GPUs: 8}, "us-west-2": {Jobs: 2}}
-	if err != nil || got.PriorityLimit() != 0 || !cmp.Equal(got.Quotas, want) {
-		t.Errorf("tenant put with --max-priority 0 and quotas = %+v, %v; want max priority 0 and quotas %v", got, err, want)
+	if err != nil || got.PriorityLimit() != 0 || !cmp.Equal(got.Quotas, want) || got.QueuedLimit(10000) != 250 {
+		t.Errorf("tenant put with --max-priority 0, --max-queued 250 and quotas = %+v, %v; want max priority 0, max queued 250 and quotas %v", got, err, want)
 	}
 	if out, err := admin(t, "tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns",
 		"--quota", "us-east-1/spot=cpu:32,memory:128Gi", "--quota", "us-east-1/on-demand=nvidia.com/gpu:8",

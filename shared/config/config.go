@@ -81,6 +81,11 @@ type Config struct {
 	Watch time.Duration
 	// LongRunning is how Deployments' and StatefulSets' jobs share a region (longrunning.go).
 	LongRunning LongRunningSettings
+	// MaxQueuedPerTenant is how many of a tenant's jobs may wait in the queues at once, across
+	// regions, unless its record sets its own (TIDEGATE_MAX_QUEUED_PER_TENANT;
+	// DefaultMaxQueuedPerTenant when unset; 0 is no cap). The API holds a submission to it by the
+	// drains' censuses, a minute old at most.
+	MaxQueuedPerTenant int
 	// OnDemandPrices is each instance type's on-demand price per hour in dollars, what a finished
 	// job's on-demand nodes are costed at (shared/costing); a type not named has no known cost.
 	OnDemandPrices map[string]float64
@@ -223,6 +228,7 @@ const (
 	EnvReadyTimeoutMax      = "TIDEGATE_READY_TIMEOUT_MAX"
 	EnvLongRunningHoldsSlot = "TIDEGATE_LONG_RUNNING_HOLDS_SLOT"
 	EnvLongRunningPerTenant = "TIDEGATE_LONG_RUNNING_PER_TENANT"
+	EnvMaxQueuedPerTenant   = "TIDEGATE_MAX_QUEUED_PER_TENANT"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
 	EnvLogJSON              = "TIDEGATE_LOG_JSON"

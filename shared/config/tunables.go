@@ -2,9 +2,9 @@ package config
 
 // Tunables are the settings that say how a deployment behaves, rather than where it runs or what
 // its tables, queues and endpoints are called: the regions' caps, a tenant's default request
-// budget and quota, how long records and Jobs are kept, what on-demand nodes cost, the hosted
-// apps' runtimes and readiness limit, how long-running jobs share a region, the admission policy
-// and the namespaces' isolation. They mean the same on any stack, so `tidegate dev` reads them
+// budget, quota and cap of queued jobs, how long records and Jobs are kept, what on-demand nodes
+// cost, the hosted apps' runtimes and readiness limit, how long-running jobs share a region, the
+// admission policy and the namespaces' isolation. They mean the same on any stack, so `tidegate dev` reads them
 // from its own environment through ApplyTunables, and an operator tries a cap or an allow-list
 // locally before deploying it.
 //
@@ -16,7 +16,7 @@ var Tunables = []string{
 	EnvRateLimit, EnvRateBurst, EnvDefaultQuota,
 	EnvJobRetentionDays, EnvJobTTLSeconds,
 	EnvOnDemandPrices, EnvAppRuntimes, EnvAppUnreadySeconds, EnvReadyTimeoutMax,
-	EnvLongRunningHoldsSlot, EnvLongRunningPerTenant,
+	EnvLongRunningHoldsSlot, EnvLongRunningPerTenant, EnvMaxQueuedPerTenant,
 	EnvPolicyMaxGPUs, EnvPolicyMaxCPU, EnvPolicyMaxMemory, EnvPolicyRegistries,
 	EnvPolicyAllowNodeName, EnvPolicyTolerations, EnvPolicyPriorityClasses, EnvPolicyRuntimeClasses,
 	EnvPolicyServiceAccounts, EnvPolicyAllowServiceAccountToken, EnvPolicyStorageClasses,
@@ -49,6 +49,7 @@ func (r *reader) tunables(c *Config) {
 	c.AppUnreadyLimit = r.unreadyLimit(EnvAppUnreadySeconds)
 	c.ReadyTimeoutMax = r.readyTimeoutMax(EnvReadyTimeoutMax)
 	c.LongRunning = r.longRunning()
+	c.MaxQueuedPerTenant = r.maxQueued(EnvMaxQueuedPerTenant)
 	c.Policy = r.policy()
 	c.Isolation = r.isolation()
 }

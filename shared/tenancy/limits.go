@@ -20,6 +20,15 @@ func (t Tenant) PriorityLimit() int {
 	return *t.MaxPriority
 }
 
+// QueuedLimit is how many of the tenant's jobs may wait in the queues at once: its record's cap,
+// or def, the deployment's, where it sets none. 0 is no cap.
+func (t Tenant) QueuedLimit(def int) int {
+	if t.MaxQueued == nil {
+		return def
+	}
+	return *t.MaxQueued
+}
+
 // Quota is a tenant's share of one region, per flavor and resource (Flavors), as Kueue's
 // ClusterQueues share a cohort. The older form, still read from records and the default quota,
 // is a count of jobs and GPUs: Jobs pods and GPUs GPUs nominal on every flavor of the region.
@@ -107,11 +116,14 @@ func (t Tenant) QuotaIn(region string, def Quota) Quota {
 	return def
 }
 
-// limitProblems are what is wrong with the tenant's priority limit and quotas.
+// limitProblems are what is wrong with the tenant's priority limit, cap of queued jobs and quotas.
 func (t Tenant) limitProblems() []error {
 	var errs []error
 	if p := t.MaxPriority; p != nil && (*p < 0 || *p > TopPriority) {
 		errs = append(errs, fmt.Errorf("max priority %d must be a whole number from 0 to %d", *p, TopPriority))
+	}
+	if n := t.MaxQueued; n != nil && *n < 0 {
+		errs = append(errs, fmt.Errorf("max queued %d must be a whole number ≥ 0 (0: no cap)", *n))
 	}
 	for _, region := range slices.Sorted(maps.Keys(t.Quotas)) {
 		if q := t.Quotas[region]; q.Jobs < 0 || q.GPUs < 0 {

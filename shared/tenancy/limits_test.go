@@ -23,6 +23,23 @@ func TestPriorityLimit(t *testing.T) {
 	}
 }
 
+func TestQueuedLimit(t *testing.T) {
+	zero, five := 0, 5
+	for _, tt := range []struct {
+		record *int
+		want   int
+	}{{nil, 10000}, {&five, 5}, {&zero, 0}} {
+		if got := (Tenant{MaxQueued: tt.record}).QueuedLimit(10000); got != tt.want {
+			t.Errorf("QueuedLimit(10000) of a record with max queued %v = %d, want %d", tt.record, got, tt.want)
+		}
+	}
+	bad := -1
+	tn := Tenant{Name: "a", Org: "o", Namespaces: []string{"ns"}, Role: RoleMember, MaxQueued: &bad}
+	if err := tn.Validate(); err == nil || !strings.Contains(err.Error(), "max queued -1") {
+		t.Errorf("Validate with max queued -1 = %v, want it to name max queued -1", err)
+	}
+}
+
 func TestParseRegionQuotas(t *testing.T) {
 	got, err := ParseRegionQuotas([]string{"us-east-1=4:8", "us-west-2=2"})
 	want := map[string]Quota{"us-east-1": {Jobs: 4, GPUs: 8}, "us-west-2": {Jobs: 2}}

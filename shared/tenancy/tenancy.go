@@ -64,6 +64,9 @@ type Tenant struct {
 	// MaxPriority is the highest priority the tenant's jobs may have; nil is TopPriority (see
 	// PriorityLimit). A pointer, since 0 is a limit too.
 	MaxPriority *int `json:"max_priority,omitempty" dynamodbav:"max_priority,omitempty"`
+	// MaxQueued is how many of the tenant's jobs may wait in the queues at once, across regions;
+	// nil is the deployment's cap, 0 none (see QueuedLimit).
+	MaxQueued *int `json:"max_queued,omitempty" dynamodbav:"max_queued,omitempty"`
 	// Quotas is the tenant's nominal share of each region, by region; a region not named gives it
 	// the configured default share (see QuotaIn).
 	Quotas map[string]Quota `json:"quotas,omitempty" dynamodbav:"quotas,omitempty"`
