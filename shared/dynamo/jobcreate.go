@@ -57,8 +57,9 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 		evPut,
 	}
 	if idem != nil {
+		pk, sk := idem.key()
 		idemRow, err := attributevalue.MarshalMap(idemItem{
-			PK: "idem#" + idem.Tenant + "#" + idem.Key, SK: "idem", BodyHash: idem.BodyHash, JobID: j.ID,
+			PK: pk, SK: sk, BodyHash: idem.BodyHash, JobID: j.ID,
 			Expires: now.Add(IdempotencyTTL).Unix(),
 		})
 		if err != nil {
@@ -82,6 +83,27 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 		}
 	}
 	return j, false, fmt.Errorf("storing job %s: %w", j.ID, err)
+}
+
+// key is where the idempotency key is kept in the control table.
+func (idem Idempotency) key() (string, string) { return "idem#" + idem.Tenant + "#" + idem.Key, "idem" }
+
+// Replay answers what Create would for a request that reuses idem, without storing anything: the
+// job the key made and true; ErrIdempotencyConflict where the key came with another body; false
+// where the key made no job or has expired, and a new job would be made.
+func (s *JobStore) Replay(ctx context.Context, idem Idempotency, now time.Time) (jobs.Job, bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.tables.Control, Key: keyOf(idem.key()), ConsistentRead: ptr(true)})
+	if err != nil {
+		return jobs.Job{}, false, fmt.Errorf("reading idempotency key %q: %w", idem.Key, err)
+	}
+	var prev idemItem
+	if err := attributevalue.UnmarshalMap(out.Item, &prev); err != nil {
+		return jobs.Job{}, false, fmt.Errorf("decoding idempotency key: %w", err)
+	}
+	if len(out.Item) == 0 || prev.Expires < now.Unix() {
+		return jobs.Job{}, false, nil
+	}
+	return s.replay(ctx, out.Item, &idem)
 }
 
 // replay answers a reused idempotency key: the job it made, or a conflict.

@@ -22,6 +22,7 @@ const (
 	CodeUnsupported     Code = "unsupported_media_type"
 	CodePolicyViolation Code = "policy_violation"
 	CodeThrottled       Code = "throttled"
+	CodeQueueFull       Code = "queue_full"
 	CodeUnavailable     Code = "unavailable"
 	CodeInternal        Code = "internal"
 )
@@ -38,6 +39,7 @@ var statusOf = map[Code]int{
 	CodeUnsupported:     http.StatusUnsupportedMediaType,
 	CodePolicyViolation: http.StatusUnprocessableEntity,
 	CodeThrottled:       http.StatusTooManyRequests,
+	CodeQueueFull:       http.StatusTooManyRequests,
 	CodeUnavailable:     http.StatusServiceUnavailable,
 	CodeInternal:        http.StatusInternalServerError,
 }
@@ -89,4 +91,5 @@ const (
 	detailReadOnly      = "role %s may only read; ask a tenant admin for a member key"
 	detailNotDeployer   = "role %s may not deploy the org's apps nor read their hosts' logs (a host's code and output can reach every secret of its org); ask a tenant admin for a deployer key"
 	detailThrottled     = "%s of tenant %s is over its request budget (%g a second, bursts of %d; this request costs %d); retry in %d s"
+	detailQueueFull     = "%s: a new job would take it past the cap. Wait for its queue to drain (its jobs leave it as they are dispatched, cancelled or deleted; the count is the drains' census, taken about once a minute) and submit again in %d s or later, or ask an operator to raise the cap (tidegate admin tenants put --max-queued)"
 )

@@ -30,6 +30,10 @@ type JobStore interface {
 	// Censuses and HasRoaming give the queue stats the roaming jobs, as the drains last counted them.
 	Censuses(ctx context.Context, regions []string) (map[string]dynamo.RegionCensus, error)
 	HasRoaming(ctx context.Context) (bool, error)
+	// Waiting says which queues hold any job now, beside the censuses, for the caps of queued jobs.
+	Waiting(ctx context.Context, regions []string) (map[string]bool, bool, error)
+	// Replay answers the job an Idempotency-Key already made, for a submission refused at its cap.
+	Replay(ctx context.Context, idem dynamo.Idempotency, now time.Time) (jobs.Job, bool, error)
 }
 
 var _ JobStore = (*dynamo.JobStore)(nil)

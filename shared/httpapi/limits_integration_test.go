@@ -58,7 +58,7 @@ func limitStackWith(t *testing.T, edit func(*httpapi.Deps), tenants ...tenancy.T
 		edit(&deps)
 	}
 	api := served(t, deps)
-	return stack{apis: [2]http.Handler{api, api}, queueURL: queueURL, sqs: q}, keys, js
+	return stack{apis: [2]http.Handler{api, api}, queueURL: queueURL, sqs: q, leases: dynamo.NewLeaseStore(db, tables.Control)}, keys, js
 }
 
 func TestMaxPriority(t *testing.T) {

@@ -44,6 +44,9 @@ type Deps struct {
 	// jobs.DefaultReadyTimeoutMax.
 	ReadyTimeoutMax      time.Duration
 	LongRunningPerTenant int
+	// MaxQueuedPerTenant is how many of a tenant's jobs may wait in the queues at once unless its
+	// record sets its own (config.Config's); 0 is no cap: tests of the API alone.
+	MaxQueuedPerTenant int
 	// Regions jobs may run in; the first is the default where a route lets region be left out.
 	Regions []string
 	// IAMCaller is nil where no gateway authenticates callers (`tidegate dev`, tests).
@@ -94,6 +97,8 @@ type api struct {
 	quota      tenancy.Quota                      // Deps.DefaultQuota
 	longRun    longRunning                        // Deps.LongRunning*
 	readyMax   time.Duration                      // Deps.ReadyTimeoutMax
+	maxQueued  int                                // Deps.MaxQueuedPerTenant
+	censuses   censusCache                        // the censuses the caps of queued jobs read
 	iamCaller  IAMCaller
 	now        func() time.Time
 	rate       ratelimit.Limit
@@ -137,9 +142,10 @@ func newAPI(d Deps) *api {
 		log: d.Log, principals: d.Principals, jobs: d.Jobs, templates: d.Templates, policy: d.Policy,
 		ringer: d.Ringer, regions: d.Regions, clusters: d.Clusters, capacity: d.Capacity, iamCaller: d.IAMCaller, now: d.Now,
 		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets), quota: d.DefaultQuota, metrics: d.Metrics,
-		longRun:  longRunning{HoldsSlot: d.LongRunningHoldsSlot, PerTenant: d.LongRunningPerTenant},
-		readyMax: cmp.Or(d.ReadyTimeoutMax, jobs.DefaultReadyTimeoutMax),
-		mux:      http.NewServeMux(), paths: http.NewServeMux(),
+		longRun:   longRunning{HoldsSlot: d.LongRunningHoldsSlot, PerTenant: d.LongRunningPerTenant},
+		readyMax:  cmp.Or(d.ReadyTimeoutMax, jobs.DefaultReadyTimeoutMax),
+		maxQueued: d.MaxQueuedPerTenant,
+		mux:       http.NewServeMux(), paths: http.NewServeMux(),
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)

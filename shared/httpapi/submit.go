@@ -244,7 +244,9 @@ func policyError(vs []policy.Violation) *Error {
 }
 
 // store makes the job record, its job.queued event and (with a key) the idempotency record in one
-// transaction, then rings dispatch. It answers 202 for a new job, 200 for a replayed key.
+// transaction, then rings dispatch. It answers 202 for a new job, 200 for a replayed key, and 429
+// where the job would take its tenant's queued jobs past its cap (overCap). Every route that makes
+// a job makes it here.
 func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error {
 	p := principalOf(r.Context())
 	now := a.now()
@@ -258,13 +260,16 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 			j.Spot.Deadline, j.Spot.OnDeadline = s.deadline, on
 		}
 	}
-	if err := a.holdAtSubmission(r.Context(), &j, now); err != nil {
-		return err
-	}
 	var idem *dynamo.Idempotency
 	if s.idempotencyKey != "" {
 		sum := sha256.Sum256(s.body)
 		idem = &dynamo.Idempotency{Tenant: p.Tenant.Name, Key: s.idempotencyKey, BodyHash: hex.EncodeToString(sum[:])}
+	}
+	if err := a.overCap(r.Context(), w, p.Tenant); err != nil {
+		return a.replayOverCap(r.Context(), w, idem, err)
+	}
+	if err := a.holdAtSubmission(r.Context(), &j, now); err != nil {
+		return err
 	}
 	stored, replayed, err := a.jobs.Create(r.Context(), j, jobs.Event(outbox.JobQueued, j, "", now), idem, now)
 	switch {

@@ -29,6 +29,7 @@ type stack struct {
 	member, viewer string
 	queueURL       string
 	sqs            *sqs.Client
+	leases         *dynamo.LeaseStore // the drains' leases, for takeCensus; set by limitStack
 }
 
 func newStack(t *testing.T) stack {

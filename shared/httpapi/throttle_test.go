@@ -95,8 +95,13 @@ func TestThrottleLeavesOpenAndUnauthenticatedAlone(t *testing.T) {
 	}
 }
 
-// Every route a principal calls may answer 429, and /openapi.json must say so.
+// Every route a principal calls may answer 429, and /openapi.json must say so: a route that makes a
+// job with the response that also says queue_full (its tenant's queued jobs at their cap).
 func TestOpenAPIDescribesThrottling(t *testing.T) {
+	makesJobs := map[string]bool{
+		"POST /api/v1/jobs": true, "POST /api/v1/manifests": true,
+		"POST /api/v1/templates/{name}/jobs": true, "POST /api/v1/jobs/{id}/retry": true,
+	}
 	var spec struct {
 		Paths map[string]map[string]struct {
 			Responses map[string]struct {
@@ -112,8 +117,12 @@ func TestOpenAPIDescribesThrottling(t *testing.T) {
 			continue
 		}
 		op := spec.Paths[r.Path][strings.ToLower(r.Method)]
-		if got := op.Responses["429"].Ref; got != "#/components/responses/Throttled" {
-			t.Errorf("openapi.json: %s %s answers 429 with %q, want #/components/responses/Throttled", r.Method, r.Path, got)
+		want := "#/components/responses/Throttled"
+		if makesJobs[r.Method+" "+r.Path] {
+			want = "#/components/responses/QueueFull"
+		}
+		if got := op.Responses["429"].Ref; got != want {
+			t.Errorf("openapi.json: %s %s answers 429 with %q, want %s", r.Method, r.Path, got, want)
 		}
 	}
 }
