@@ -159,15 +159,6 @@ func (s *JobStore) Censuses(ctx context.Context, regions []string) (map[string]R
 	return out, nil
 }
 
-// HasRoaming reports whether any job waits for a region among several, reading one item.
-func (s *JobStore) HasRoaming(ctx context.Context) (bool, error) {
-	ok, err := s.hasAny(ctx, roamingQueue)
-	if err != nil {
-		return false, fmt.Errorf("looking for roaming jobs: %w", err)
-	}
-	return ok, nil
-}
-
 // Waiting reports which of regions have a job waiting there (in their batch or long-running
 // queue, held by its spot cap or backing off), and whether any job waits for a region among several, counting
 // at most one item of each, all at once. Where none waits, what a census counted there has left

@@ -21,16 +21,14 @@ type JobStore interface {
 	Job(ctx context.Context, id string) (jobs.Job, error)
 	Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error)
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
-	Queued(ctx context.Context, region string) ([]jobs.Job, error)
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 	QueuePosition(ctx context.Context, j jobs.Job) (int, error)
 	Purge(ctx context.Context, j jobs.Job) error
 	// SpotPriceHistories reads what the drains kept of a region's spot prices.
 	SpotPriceHistories(ctx context.Context, region string, instanceTypes []string, now time.Time) (map[string][]jobs.PricePoint, error)
-	// Censuses and HasRoaming give the queue stats the roaming jobs, as the drains last counted them.
+	// Censuses are the queues as the drains last counted them, by tenant, and Waiting says which
+	// queues hold any job now: the queue stats and the caps of queued jobs read them, never a queue.
 	Censuses(ctx context.Context, regions []string) (map[string]dynamo.RegionCensus, error)
-	HasRoaming(ctx context.Context) (bool, error)
-	// Waiting says which queues hold any job now, beside the censuses, for the caps of queued jobs.
 	Waiting(ctx context.Context, regions []string) (map[string]bool, bool, error)
 	// Replay answers the job an Idempotency-Key already made, for a submission refused at its cap.
 	Replay(ctx context.Context, idem dynamo.Idempotency, now time.Time) (jobs.Job, bool, error)

@@ -115,6 +115,7 @@ func TestLongRunningKindAndQueueStats(t *testing.T) {
 	if _, err := js.Claim(context.Background(), web["id"].(string), "us-east-1", "tok", now, now.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
+	takeCensus(t, js, dynamo.NewLeaseStore(db, tables.Control), "us-east-1") // the queued batch job's count
 	status, out = st.do(t, 0, "GET", "/api/v1/queue/stats", key, "", "", nil)
 	regions, _ := out["regions"].([]any)
 	if status != 200 || len(regions) != 1 {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -36,31 +37,40 @@ type longRunningStats struct {
 	longRunning
 }
 
-// queueStats is GET /api/v1/queue/stats: per region, the caller's live batch jobs by status and,
-// apart, its long-running ones, how many are held by their spot cap, the region's job slots in
-// use, and tenants' use of the region beside their shares: the caller's own tenant's, or, for an
-// operator (tenancy.Tenant.Operator), every tenant's that has jobs active there or a share set for
-// it. No one else, a tenant's admin included, sees another tenant's figures.
+// regionStats is one region of the queue's stats.
+type regionStats struct {
+	Region        string         `json:"region"`
+	Counts        map[string]int `json:"counts"`
+	Gated         int            `json:"gated"`
+	CapacityLimit int            `json:"capacity_limit"`
+	CapacityInUse int            `json:"capacity_in_use"`
+	// CountedAt is when the region's census counted the queued jobs in Counts, LongRunning,
+	// Gated and SpotPrices' caps; nil where none was kept or the region's queues are empty now.
+	CountedAt *time.Time `json:"counted_at"`
+	// LongRunning are the caller's long-running jobs (Deployments, StatefulSets), which Counts
+	// leaves out.
+	LongRunning longRunningStats `json:"long_running"`
+	Tenants     []tenantStats    `json:"tenants"`
+	// Flavors are the region's flavors: each one's capacity and use per resource, and the
+	// tenants' shares of it (the caller's, or every tenant's for an operator).
+	Flavors    []flavorStats `json:"flavors"`
+	SpotPrices []spotPrices  `json:"spot_prices"`
+	// Roaming are the caller's tenant's jobs that may run here among other regions and wait for
+	// one: in no region's Counts, and in the Roaming of every region they allow.
+	Roaming roamingStats `json:"roaming"`
+}
+
+// queueStats is GET /api/v1/queue/stats: per region, the caller's tenant's live batch jobs by
+// status and, apart, its long-running ones, how many are held by their spot cap, the region's job
+// slots in use, and tenants' use of the region beside their shares: the caller's own tenant's, or,
+// for an operator (tenancy.Tenant.Operator), every tenant's that has jobs active there or a share
+// set for it. No one else, a tenant's admin included, sees another tenant's figures.
+//
+// The queued jobs are the drains' censuses' (queueCensus), counted by tenant at most about a
+// minute before (CountedAt): the stats read no queued job, so what they cost is the same whatever
+// any tenant queues. The active jobs are read, as many as the regions' capacity lets run.
 func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 	tenant := principalOf(r.Context()).Tenant
-	type regionStats struct {
-		Region        string         `json:"region"`
-		Counts        map[string]int `json:"counts"`
-		Gated         int            `json:"gated"`
-		CapacityLimit int            `json:"capacity_limit"`
-		CapacityInUse int            `json:"capacity_in_use"`
-		// LongRunning are the caller's long-running jobs (Deployments, StatefulSets), which
-		// Counts leaves out.
-		LongRunning longRunningStats `json:"long_running"`
-		Tenants     []tenantStats    `json:"tenants"`
-		// Flavors are the region's flavors: each one's capacity and use per resource, and the
-		// tenants' shares of it (the caller's, or every tenant's for an operator).
-		Flavors    []flavorStats `json:"flavors"`
-		SpotPrices []spotPrices  `json:"spot_prices"`
-		// Roaming are the caller's tenant's jobs that may run here among other regions and wait
-		// for one: in no region's Counts, and in the Roaming of every region they allow.
-		Roaming roamingStats `json:"roaming"`
-	}
 	var all []tenancy.Tenant // every tenant, read once for the operator; nil for anyone else
 	if tenant.Operator {
 		var err error
@@ -68,60 +78,69 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	roam, total, err := a.roamingStats(r.Context(), tenant.Name)
+	census, err := a.readCensus(r.Context())
 	if err != nil {
 		return err
 	}
+	roam, total := census.roamingOf(tenant.Name)
 	var out []regionStats
 	for _, region := range a.regions {
-		queued, err := a.jobs.Queued(r.Context(), region)
+		st, err := a.regionStats(r.Context(), region, tenant, all, census)
 		if err != nil {
 			return err
 		}
-		active, err := a.jobs.Active(r.Context(), region)
-		if err != nil {
-			return err
-		}
-		st := regionStats{Region: region, Counts: map[string]int{}, LongRunning: longRunningStats{Counts: map[string]int{}, longRunning: a.longRun},
-			Roaming: roam[region]}
-		if st.SpotPrices, err = a.spotPrices(r, region, queued, tenant); err != nil {
-			return err
-		}
-		if a.flavors != nil {
-			fr := a.flavors(region)
-			for _, j := range active {
-				st.CapacityInUse += fr.Pods(fr.Need(j))
-			}
-		}
-		if all != nil {
-			st.Tenants = everyTenantsUse(region, active, all, a.quota)
-		} else {
-			st.Tenants = []tenantStats{ownUse(region, active, tenant, a.quota)}
-		}
-		if a.flavors != nil {
-			fr := a.flavors(region)
-			st.CapacityLimit = fr.Room(fr.Free(nil), 0)
-		}
-		st.Flavors = []flavorStats{}
-		if a.flavors != nil {
-			st.Flavors = flavorsOf(a.flavors(region), region, active, tenant, all, a.quota)
-		}
-		for _, j := range append(queued, active...) {
-			if !tenant.Allows(j.Namespace) {
-				continue
-			}
-			if j.LongRunning() {
-				st.LongRunning.Counts[string(j.Status)]++
-			} else {
-				st.Counts[string(j.Status)]++
-			}
-			if j.PendingReason == "spot_price_above_cap" || j.PendingReason == "spot_price_unknown" {
-				st.Gated++
-			}
-		}
+		st.Roaming = roam[region]
 		out = append(out, st)
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"regions": out, "roaming": total})
+}
+
+// regionStats is region's part of the queue's stats for tenant (all, every tenant, for the
+// operator; nil for anyone else): its queued jobs from census, its active ones as they are now.
+func (a *api) regionStats(ctx context.Context, region string, tenant tenancy.Tenant, all []tenancy.Tenant, census queueCensus) (regionStats, error) {
+	active, err := a.jobs.Active(ctx, region)
+	if err != nil {
+		return regionStats{}, err
+	}
+	queued, countedAt := census.queuedIn(region, tenant.Name)
+	st := regionStats{Region: region, Counts: map[string]int{}, LongRunning: longRunningStats{Counts: map[string]int{}, longRunning: a.longRun},
+		CountedAt: countedAt, Gated: queued.Gated, Flavors: []flavorStats{}}
+	if queued.Batch > 0 {
+		st.Counts[string(jobs.StatusQueued)] = queued.Batch
+	}
+	if queued.LongRunning > 0 {
+		st.LongRunning.Counts[string(jobs.StatusQueued)] = queued.LongRunning
+	}
+	if st.SpotPrices, err = a.spotPrices(ctx, region, queued.Caps); err != nil {
+		return regionStats{}, err
+	}
+	if a.flavors != nil {
+		fr := a.flavors(region)
+		for _, j := range active {
+			st.CapacityInUse += fr.Pods(fr.Need(j))
+		}
+		st.CapacityLimit = fr.Room(fr.Free(nil), 0)
+		st.Flavors = flavorsOf(fr, region, active, tenant, all, a.quota)
+	}
+	if all != nil {
+		st.Tenants = everyTenantsUse(region, active, all, a.quota)
+	} else {
+		st.Tenants = []tenantStats{ownUse(region, active, tenant, a.quota)}
+	}
+	for _, j := range active {
+		if j.Tenant != tenant.Name {
+			continue
+		}
+		if j.LongRunning() {
+			st.LongRunning.Counts[string(j.Status)]++
+		} else {
+			st.Counts[string(j.Status)]++
+		}
+		if j.SpotGated() {
+			st.Gated++
+		}
+	}
+	return st, nil
 }
 
 // roamingStats is how many of a tenant's jobs wait for a region among several, as a region's
@@ -129,31 +148,6 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 type roamingStats struct {
 	Jobs      int        `json:"jobs"`
 	CountedAt *time.Time `json:"counted_at"`
-}
-
-// roamingStats answers tenant's roaming jobs that allow each region, and all of them counted once,
-// from the censuses the drains keep: the stats never read the roaming queue, whose length is any
-// tenant's to grow. With the queue empty (one item read to know) every figure is 0 now, whatever a
-// census said before the last roaming job left.
-func (a *api) roamingStats(ctx context.Context, tenant string) (map[string]roamingStats, roamingStats, error) {
-	out := map[string]roamingStats{}
-	var total roamingStats
-	waiting, err := a.jobs.HasRoaming(ctx)
-	if err != nil || !waiting {
-		return out, total, err
-	}
-	censuses, err := a.jobs.Censuses(ctx, a.regions)
-	if err != nil {
-		return nil, total, err
-	}
-	for region, c := range censuses {
-		at := c.At
-		out[region] = roamingStats{Jobs: c.Roaming[tenant], CountedAt: &at}
-		if total.CountedAt == nil || at.After(*total.CountedAt) {
-			total = roamingStats{Jobs: c.RoamingAll[tenant], CountedAt: &at}
-		}
-	}
-	return out, total, nil
 }
 
 // spotPrices is one instance type's spot price history in a region beside the caps of the
@@ -165,17 +159,16 @@ type spotPrices struct {
 }
 
 // spotPrices answers, for each instance type that the caller's tenant's queued jobs in region
-// cap, the prices the drains observed there (oldest first) and those jobs' caps. Another
-// tenant's jobs are left out whatever the caller's role: their caps, and which types they wait
-// for, are theirs.
-func (a *api) spotPrices(r *http.Request, region string, queued []jobs.Job, tenant tenancy.Tenant) ([]spotPrices, error) {
-	own := slices.DeleteFunc(slices.Clone(queued), func(j jobs.Job) bool { return j.Tenant != tenant.Name })
-	types := jobs.SpotTypes(own)
+// cap (caps, as the region's census counted them), the prices the drains observed there (oldest
+// first) and those jobs' caps. Another tenant's jobs are left out whatever the caller's role:
+// their caps, and which types they wait for, are theirs.
+func (a *api) spotPrices(ctx context.Context, region string, caps map[string][]jobs.PriceCap) ([]spotPrices, error) {
+	types := slices.Sorted(maps.Keys(caps))
 	out := make([]spotPrices, 0, len(types))
 	if len(types) == 0 {
 		return out, nil
 	}
-	histories, err := a.jobs.SpotPriceHistories(r.Context(), region, types, a.now())
+	histories, err := a.jobs.SpotPriceHistories(ctx, region, types, a.now())
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +177,7 @@ func (a *api) spotPrices(r *http.Request, region string, queued []jobs.Job, tena
 		if points == nil {
 			points = []jobs.PricePoint{}
 		}
-		out = append(out, spotPrices{InstanceType: t, Points: points, Caps: jobs.SpotCaps(own, t)})
+		out = append(out, spotPrices{InstanceType: t, Points: points, Caps: caps[t]})
 	}
 	return out, nil
 }

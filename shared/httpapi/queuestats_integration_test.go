@@ -59,9 +59,9 @@ func TestQueueStatsOperator(t *testing.T) {
 }
 
 // TestQueueStatsSpotPrices: spot_prices gives, per instance type the caller's own queued jobs
-// cap, the history the drains kept (oldest first) beside those jobs' caps. Another tenant's job
-// capping another type, or the same type at another cap, shows in no one else's stats, an
-// operator's included.
+// cap, the history the drains kept (oldest first) beside those jobs' caps, as the region's census
+// counted them. Another tenant's job capping another type, or the same type at another cap, shows
+// in no one else's stats, an operator's included.
 func TestQueueStatsSpotPrices(t *testing.T) {
 	st, keys, js := limitStack(t,
 		tenancy.Tenant{Name: "a", Namespaces: []string{"team-a"}},
@@ -91,6 +91,7 @@ func TestQueueStatsSpotPrices(t *testing.T) {
 	if err := js.KeepSpotPrice(context.Background(), "us-east-1", "p4d.24xlarge", step, jobs.PricePoint{At: now, Price: 20}); err != nil {
 		t.Fatal(err)
 	}
+	takeCensus(t, js, st.leases, "us-east-1")
 	want := func(points string) string {
 		return `[{"caps":[{"jobs":1,"max_price":0.25},{"jobs":2,"max_price":0.3}],"instance_type":"g5.xlarge","points":` + points + `}]`
 	}

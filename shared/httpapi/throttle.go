@@ -25,9 +25,9 @@ const (
 	// the jobs' index once a namespace and merges the pages (ARCHITECTURE.md's Data). `?namespace=`
 	// narrows it to one.
 	costPerNamespace = 1
-	// costStatsPerRegion is what the queue's stats take for each region: one query of the region's
-	// queue and one of each of its four active shards, reading every tenant's jobs there to count
-	// the caller's.
+	// costStatsPerRegion is what the queue's stats take for each region: a query of each of its
+	// four active shards, reading every tenant's active jobs there (as many as its capacity lets
+	// run), and one item counted of each of its queues; the queued jobs come from the census.
 	costStatsPerRegion = 5
 )
 

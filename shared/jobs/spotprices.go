@@ -62,31 +62,6 @@ func (j Job) SpotGated() bool {
 	return j.PendingReason == "spot_price_above_cap" || j.PendingReason == "spot_price_unknown"
 }
 
-// SpotCaps groups the queued jobs among js that wait with a spot price cap on instanceType by
-// cap, lowest first.
-func SpotCaps(js []Job, instanceType string) []PriceCap {
-	count := map[float64]int{}
-	for _, j := range js {
-		if j.Status == StatusQueued && j.Spot != nil && j.Spot.InstanceType == instanceType {
-			count[j.Spot.MaxPrice]++
-		}
-	}
-	out := make([]PriceCap, 0, len(count))
-	for p, n := range count {
-		out = append(out, PriceCap{MaxPrice: p, Jobs: n})
-	}
-	slices.SortFunc(out, func(a, b PriceCap) int {
-		switch {
-		case a.MaxPrice < b.MaxPrice:
-			return -1
-		case a.MaxPrice > b.MaxPrice:
-			return 1
-		}
-		return 0
-	})
-	return out
-}
-
 // SpotTypes are the instance types the queued jobs among js cap, sorted.
 func SpotTypes(js []Job) []string {
 	var out []string

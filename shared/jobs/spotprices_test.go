@@ -49,21 +49,16 @@ func TestPriceHistoryDropsAnEarlierTurn(t *testing.T) {
 	}
 }
 
-func TestSpotCapsCountQueuedJobsByCap(t *testing.T) {
+func TestSpotTypesOfQueuedJobs(t *testing.T) {
 	spot := func(typ string, p float64) *Spot { return &Spot{InstanceType: typ, MaxPrice: p} }
 	js := []Job{
-		{ID: "a", Status: StatusQueued, Spot: spot("g5.xlarge", 0.3)},
+		{ID: "a", Status: StatusQueued, Spot: spot("p4d.24xlarge", 9)},
 		{ID: "b", Status: StatusQueued, Spot: spot("g5.xlarge", 0.3)},
 		{ID: "c", Status: StatusQueued, Spot: spot("g5.xlarge", 0.2)},
-		{ID: "d", Status: StatusQueued, Spot: spot("p4d.24xlarge", 9)},
-		{ID: "e", Status: StatusRunning, Spot: spot("g5.xlarge", 0.1)},
-		{ID: "f", Status: StatusQueued},
-	}
-	caps := SpotCaps(js, "g5.xlarge")
-	if len(caps) != 2 || caps[0] != (PriceCap{MaxPrice: 0.2, Jobs: 1}) || caps[1] != (PriceCap{MaxPrice: 0.3, Jobs: 2}) {
-		t.Errorf("caps = %+v, want 0.2 ×1 then 0.3 ×2 (a running job's cap left out)", caps)
+		{ID: "d", Status: StatusRunning, Spot: spot("m5.large", 0.1)},
+		{ID: "e", Status: StatusQueued},
 	}
 	if types := SpotTypes(js); len(types) != 2 || types[0] != "g5.xlarge" || types[1] != "p4d.24xlarge" {
-		t.Errorf("types = %v", types)
+		t.Errorf("SpotTypes = %v, want g5.xlarge and p4d.24xlarge, sorted (a running job's type left out)", types)
 	}
 }
