@@ -158,6 +158,7 @@ var steps = []Step{
 		Rows: []Row{
 			{What: "DecideFlavors ÷ Decide under quotas, 100,000 jobs of 50 tenants, 4 resources, 3 flavors", Goal: atMost(1.5), Find: Metric{"BenchmarkFlavors100k", "x-decide"}},
 			{What: "DecideFlavors over 200,000 ÷ 100,000 jobs", Goal: atMost(2.3), Find: Metric{"BenchmarkFlavors200k", "t200k/t100k"}},
+			{What: "DecideFlavors ÷ Decide on Decide's own work (one flavor of jobs and GPUs), 100,000 jobs of 50 tenants", Goal: atMost(1.5), Find: Metric{"BenchmarkFlavorsSameWork100k", "x-decide"}},
 		},
 	},
 	{

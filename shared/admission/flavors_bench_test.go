@@ -63,3 +63,26 @@ func BenchmarkFlavors200k(b *testing.B) {
 	ratio := fastestRatio(b, func() { DecideFlavors(large, ln, c, benchPrices) }, func() { DecideFlavors(small, sn, c, benchPrices) })
 	b.ReportMetric(ratio, "t200k/t100k")
 }
+
+// BenchmarkFlavorsSameWork100k holds DecideFlavors to Decide on Decide's own work: one flavor of
+// the region's job slots and GPUs, each job one pod and its GPUs, the same quotas. What
+// BenchmarkFlavors100k costs beyond this ratio is the work of more flavors and resources.
+func BenchmarkFlavorsSameWork100k(b *testing.B) {
+	q := benchQuotaQueue(100_000)
+	floor := benchQuotaCapacity()
+	needs := make([]Need, len(q))
+	for i := range q {
+		needs[i] = Need{Demand: Vec{1, q[i].GPUs}}
+	}
+	c := FlavorCapacity{Resources: []string{"pods", "nvidia.com/gpu"}, InUse: map[string][]Vec{}, Quotas: map[string]Quota{},
+		Flavors: []Flavor{{Name: "default", Capacity: Vec{int64(floor.MaxActive), floor.MaxGPUs}}}}
+	for name, a := range floor.Shares {
+		c.Quotas[name] = Quota{{Nominal: Vec{int64(a.Jobs), a.GPUs}}}
+	}
+	c.DefaultQuota = Quota{{Nominal: Vec{int64(floor.DefaultShare.Jobs), floor.DefaultShare.GPUs}}}
+	for name, a := range floor.InUse {
+		c.InUse[name] = []Vec{{int64(a.Jobs), a.GPUs}}
+	}
+	ratio := fastestRatio(b, func() { DecideFlavors(q, needs, c, benchPrices) }, func() { Decide(q, floor, benchPrices) })
+	b.ReportMetric(ratio, "x-decide")
+}

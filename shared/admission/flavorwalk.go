@@ -31,13 +31,23 @@ const (
 // take nothing, and stand where their tenant stands.
 func (s *flavorState) fairOrder(order []word, l layout) {
 	R := s.r
-	seen := make([]int64, len(s.weight))
-	total := make([]int64, len(s.weight)) // by tenant and resource: its use over every flavor
-	for t := range len(s.weight) / max(R, 1) {
-		for f := range s.f {
-			for r := range R {
-				total[t*R+r] += s.use[(t*s.f+f)*R+r]
+	T := len(s.weight) / max(R, 1)
+	// held is each tenant's use over every flavor, then with its jobs ahead added as the walk
+	// meets them; per is what one unit of it weighs against the tenant's weight (ratio, as a
+	// product); standing, the largest of its resources' parts, only grows, so a job changes it
+	// only through the resources it asks for.
+	held, per, standing := make([]int64, T*R), make([]float64, T*R), make([]float64, T)
+	for t := range T {
+		for r := range R {
+			i := t*R + r
+			for f := range s.f {
+				held[i] += s.use[(t*s.f+f)*R+r]
 			}
+			per[i] = zeroShare
+			if s.weight[i] > 0 {
+				per[i] = 1 / float64(s.weight[i])
+			}
+			standing[t] = max(standing[t], float64(max(held[i], 0))*per[i])
 		}
 	}
 	keep := word(1)<<l.sortFrom() - 1
@@ -46,16 +56,13 @@ func (s *flavorState) fairOrder(order []word, l layout) {
 		t := int(s.of[k])
 		if l.verdict(w) == open {
 			for r, d := range s.needs[k].Demand {
-				if r < R {
-					seen[t*R+r] += max(d, 0)
+				if r < R && d > 0 {
+					held[t*R+r] += d
+					standing[t] = max(standing[t], float64(held[t*R+r])*per[t*R+r])
 				}
 			}
 		}
-		st := 0.0
-		for r := range R {
-			st = max(st, ratio(total[t*R+r]+seen[t*R+r], s.weight[t*R+r]))
-		}
-		order[i] = stand(w, st, keep)
+		order[i] = stand(w, standing[t], keep)
 	}
 	radixSort(order, standingAt)
 }
@@ -282,31 +289,37 @@ func (s *flavorState) decision(order []word, l layout, candidates []Candidate) F
 			admitted++
 		}
 	}
-	d := FlavorDecision{Admit: make([]Placed, 0, admitted), Waiting: make([]FlavorWait, 0, len(order)-admitted)}
+	// Filled in place, each field once: a row written whole into a slice already made costs no
+	// copy of the row, and the collector's barriers only for the strings.
+	d := FlavorDecision{Admit: make([]Placed, admitted), Waiting: make([]FlavorWait, len(order)-admitted)}
 	roomWaited, headPrio := false, 0
+	a, n := 0, 0
 	for _, w := range order {
 		k := l.index(w)
 		if p := s.placed[k]; p > 0 {
-			d.Admit = append(d.Admit, Placed{ID: candidates[k].ID, Flavor: s.c.Flavors[p-1].Name})
+			d.Admit[a] = Placed{ID: candidates[k].ID, Flavor: s.c.Flavors[p-1].Name}
+			a++
 			continue
 		}
-		wt := FlavorWait{Wait: Wait{ID: candidates[k].ID, Reason: whyReasons[s.why[k]], Position: len(d.Waiting) + 1}}
+		reason := whyReasons[s.why[k]]
 		if s.placed[k] == placedHeld {
-			wt.Reason = verdictReasons[l.verdict(w)]
+			reason = verdictReasons[l.verdict(w)]
 		}
-		if s.short[k] > 0 {
-			wt.Resource = s.c.Resources[s.short[k]-1]
-		}
-		if wt.Reason == ReasonFlavorFull {
+		if reason == ReasonFlavorFull {
 			prio := l.priority(w)
 			if !roomWaited {
 				roomWaited, headPrio = true, prio
 			}
 			if prio < headPrio {
-				wt.Reason = ReasonQueuedBehindHigherPriority
+				reason = ReasonQueuedBehindHigherPriority
 			}
 		}
-		d.Waiting = append(d.Waiting, wt)
+		wt := &d.Waiting[n]
+		n++
+		wt.ID, wt.Reason, wt.Position = candidates[k].ID, reason, n
+		if s.short[k] > 0 {
+			wt.Resource = s.c.Resources[s.short[k]-1]
+		}
 	}
 	return d
 }
