@@ -2,10 +2,12 @@ package dispatch
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 )
@@ -39,11 +41,14 @@ func (h *Handler) census(ctx context.Context, region string) dynamo.Census {
 		return e.c
 	}
 	sum := dynamo.Census{Tenants: map[string]dynamo.Queued{}}
-	for _, q := range []dynamo.Queue{dynamo.RegionQueue(region), dynamo.LongRunningQueue(region), dynamo.HeldQueue(region), dynamo.BackoffQueue(region)} {
+	for _, q := range dynamo.WaitingQueues(region) {
 		got, err := h.Store.Census(ctx, q)
 		if err != nil {
 			h.Log.WarnContext(ctx, "counting the queue", "region", region, "err", err)
 			return e.c
+		}
+		if q == dynamo.LongHeldQueue(region) {
+			sum.LongHeld = slices.Sorted(maps.Keys(got.Tenants))
 		}
 		addCensus(&sum, got)
 	}
@@ -98,6 +103,37 @@ func (h *Handler) noteTypes(region string, types []string) {
 	}
 }
 
+// noteLongHeld adds tenants to those region's last census found with long-running jobs held at
+// their limit, as noteTypes adds types: the drains before the next count read them once a job of
+// theirs ends.
+func (h *Handler) noteLongHeld(region string, tenants []string) {
+	if len(tenants) == 0 {
+		return
+	}
+	c := &h.censuses
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.seen[region]; ok {
+		e.c.LongHeld = addTypes(e.c.LongHeld, tenants...)
+		c.seen[region] = e
+	}
+}
+
+// longHeldTenants are the tenants of queued whose jobs wait at their long-running limit.
+func longHeldTenants(queued []jobs.Job, waits []admission.FlavorWait) []string {
+	tenantOf := make(map[string]string, len(queued))
+	for _, j := range queued {
+		tenantOf[j.ID] = j.Tenant
+	}
+	var out []string
+	for _, w := range waits {
+		if t, ok := tenantOf[w.ID]; ok && w.Reason == admission.ReasonSlotlessLimit && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // addCensus counts got, one queue's census, into sum, the region's.
 func addCensus(sum *dynamo.Census, got dynamo.Census) {
 	sum.Jobs += got.Jobs
@@ -144,7 +180,7 @@ func tallyRoaming(region string, all []jobs.Job) dynamo.RegionCensus {
 	return rc
 }
 
-// addTypes adds each of ts not in types yet, keeping types' order.
+// addTypes adds each of ts not in types yet, keeping types' order (instance types, or tenants).
 func addTypes(types []string, ts ...string) []string {
 	for _, t := range ts {
 		if !slices.Contains(types, t) {

@@ -103,7 +103,7 @@ func (h *Handler) drainHeld(ctx context.Context, region string) error {
 		}
 	}
 	census := h.census(ctx, region)
-	p, err := h.readQueues(ctx, region, h.flavorsOf(region), active, census.Jobs, census.Types)
+	p, err := h.readQueues(ctx, region, h.flavorsOf(region), active, census)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
@@ -121,6 +121,7 @@ func (h *Handler) drainHeld(ctx context.Context, region string) error {
 	waiting := slices.Concat(decision.Waiting, p.backoff)
 	errs = append(errs, h.recordWaits(ctx, p.queued, waiting, p.observed))
 	h.noteTypes(region, jobs.SpotTypes(p.queued))
+	h.noteLongHeld(region, longHeldTenants(p.queued, waiting))
 	h.gauge(ctx, region, census, p, len(active)+len(decision.Admit), waiting)
 	h.took(region, len(decision.Admit))
 	errs = append(errs, h.settleRoaming(ctx, region, p.rm, p.full, p.roomLeft, census.Jobs, decision))

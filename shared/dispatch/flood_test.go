@@ -32,6 +32,12 @@ func (s *readCounting) BackoffPage(ctx context.Context, region string, now time.
 	return p, err
 }
 
+func (s *readCounting) LongHeldPage(ctx context.Context, region, tenant, after string, limit int) (dynamo.QueuePage, error) {
+	p, err := s.Store.LongHeldPage(ctx, region, tenant, after, limit)
+	s.read.Add(int64(len(p.Jobs)))
+	return p, err
+}
+
 func (s *readCounting) HeldPage(ctx context.Context, region, instanceType string, price float64, after string, limit int) (dynamo.QueuePage, error) {
 	p, err := s.Store.HeldPage(ctx, region, instanceType, price, after, limit)
 	s.read.Add(int64(len(p.Jobs)))
@@ -176,5 +182,83 @@ func TestBackingOffCostsADrainNothing(t *testing.T) {
 	}
 	if n := counting.read.Load(); n > 10+DefaultReadBudget {
 		t.Errorf("the drain read %d jobs backing off no more, want at most its room and budget", n)
+	}
+}
+
+// TestLongRunningAtTheLimitCostsADrainNothing: a tenant with 300 long-running jobs and a limit of
+// one has one running; the rest, once a drain found the tenant at its limit, wait apart and cost
+// the next drains no read, while another tenant's long-running job dispatches. When the running
+// one ends, the next drain reads one of them, the one the limit lets start, and starts it.
+func TestLongRunningAtTheLimitCostsADrainNothing(t *testing.T) {
+	r := newRig(t, 1000)
+	counting := &readCounting{Store: r.store}
+	r.dispatch.Store, r.dispatch.LongRunningPerTenant = counting, 1
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < 300; i = int(next.Add(1) - 1) {
+				now := r.clock.now()
+				name := fmt.Sprintf("svc-%03d", i)
+				j := jobs.New("job-"+name, "svc", r.ns, region, jobs.MaxPriority, nil, []map[string]any{r.deployment(name)}, now)
+				if _, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	drain := func() int64 {
+		t.Helper()
+		counting.read.Store(0)
+		if err := r.dispatch.Drain(context.Background(), region); err != nil {
+			t.Fatal(err)
+		}
+		return counting.read.Load()
+	}
+	drain() // one starts; the drain finds the rest at the limit and holds them apart
+	now := r.clock.now()
+	other := jobs.New("job-other-svc", "other", r.ns, region, jobs.MinPriority, nil, []map[string]any{r.deployment("other-svc")}, now)
+	if _, _, err := r.store.Create(context.Background(), other, jobs.Event(outbox.JobQueued, other, "", now), nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if n := drain(); n != 1 {
+		t.Errorf("a drain with the tenant at its limit read %d queued jobs, want the other tenant's alone", n)
+	}
+	if j := r.job(t, other.ID); j.Status != jobs.StatusPending {
+		t.Errorf("the other tenant's long-running job = %s (%q), want dispatched", j.Status, j.PendingReason)
+	}
+	active, err := r.store.Active(context.Background(), region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var running jobs.Job
+	for _, j := range active {
+		if j.Tenant == "svc" {
+			running = j
+		}
+	}
+	_, c, err := jobs.Move(running, jobs.StatusCancelled, "", r.clock.now())
+	if err == nil {
+		err = r.store.Apply(context.Background(), running, c)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := drain(); n != 1 {
+		t.Errorf("the drain after the tenant's job ended read %d queued jobs, want the one its limit lets start", n)
+	}
+	active, err = r.store.Active(context.Background(), region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := 0
+	for _, j := range active {
+		if j.Tenant == "svc" {
+			svc++
+		}
+	}
+	if svc != 1 {
+		t.Errorf("the tenant has %d long-running jobs active after one ended, want its limit of 1", svc)
 	}
 }

@@ -31,6 +31,8 @@ type Store interface {
 	QueuePage(ctx context.Context, q dynamo.Queue, after string, limit int) (dynamo.QueuePage, error)
 	// HeldPage reads the jobs held by their cap on an instance type that a price now allows.
 	HeldPage(ctx context.Context, region, instanceType string, price float64, after string, limit int) (dynamo.QueuePage, error)
+	// LongHeldPage reads a tenant's long-running jobs held at its limit.
+	LongHeldPage(ctx context.Context, region, tenant, after string, limit int) (dynamo.QueuePage, error)
 	// BackoffPage reads the jobs whose retry's backoff is over.
 	BackoffPage(ctx context.Context, region string, now time.Time, after string, limit int) (dynamo.QueuePage, error)
 	Census(ctx context.Context, q dynamo.Queue) (dynamo.Census, error)

@@ -62,13 +62,14 @@ const DefaultReadBudget = 10 * maxPage
 
 // readQueues reads region's queues as the package says, with fr its flavors and active its
 // active jobs, and answers what it read and its judgement of the part of it that comes before
-// anything unread. queue is the region's queue length, as the last census found it; types the
-// instance types its capped jobs wait for, whose held jobs (dynamo.HeldQueue) the price now
-// allows are read too.
+// anything unread. c is the region's last census: its queue length; the instance types its capped
+// jobs wait for, whose held jobs (dynamo.HeldQueue) the price now allows are read too; the tenants
+// with long-running jobs held at their limit, read too for a tenant below it now.
 //
 // It reads at most its room and the read budget (ReadBudget): the rest waits for the next drain,
 // which reads the head of the queue and then goes on from where this one stopped.
-func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Region, active []jobs.Job, queue int, types []string) (plan, error) {
+func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Region, active []jobs.Job, c dynamo.Census) (plan, error) {
+	queue := c.Jobs
 	free := fr.Room(fr.Free(active), maxPage)
 	budget := cmp.Or(h.ReadBudget, DefaultReadBudget)
 	r := reading{keys: map[string]string{}}
@@ -76,7 +77,10 @@ func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Regi
 	if free > 0 {
 		main = &source{q: dynamo.RegionQueue(region)}
 		r.sources = []*source{main, {q: dynamo.LongRunningQueue(region)}, {q: dynamo.RoamingQueue}}
-		if err := h.readHeld(ctx, &r, region, types, free+budget); err != nil {
+		if err := h.readHeld(ctx, &r, region, c.Types, free+budget); err != nil {
+			return plan{}, err
+		}
+		if err := h.readLongHeld(ctx, &r, region, c.LongHeld, active, free+budget); err != nil {
 			return plan{}, err
 		}
 		if err := h.readBackedOff(ctx, &r, region, free+budget); err != nil {
@@ -142,6 +146,34 @@ func (h *Handler) readHeld(ctx context.Context, r *reading, region string, types
 				return err
 			}
 			r.read += len(page.Jobs)
+			for i, j := range page.Jobs {
+				r.keys[j.ID] = page.Keys[i]
+				r.own = append(r.own, j)
+			}
+			if after = page.Next; after == "" {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// readLongHeld reads, for each of tenants (those with long-running jobs held at their limit) that
+// is below its limit now, as many of them as it may start, at most most jobs read in all.
+func (h *Handler) readLongHeld(ctx context.Context, r *reading, region string, tenants []string, active []jobs.Job, most int) error {
+	if h.LongRunningHoldsSlot || len(tenants) == 0 {
+		return nil
+	}
+	inUse := admission.SlotlessUse(active, false)
+	for _, t := range tenants {
+		after := ""
+		for room := h.LongRunningPerTenant - inUse[t]; room > 0 && r.read < most; {
+			page, err := h.Store.LongHeldPage(ctx, region, t, after, min(room, maxPage, most-r.read))
+			if err != nil {
+				return err
+			}
+			r.read += len(page.Jobs)
+			room -= len(page.Jobs)
 			for i, j := range page.Jobs {
 				r.keys[j.ID] = page.Keys[i]
 				r.own = append(r.own, j)

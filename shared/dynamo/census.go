@@ -167,7 +167,7 @@ func (s *JobStore) Censuses(ctx context.Context, regions []string) (map[string]R
 func (s *JobStore) Waiting(ctx context.Context, regions []string) (map[string]bool, bool, error) {
 	queues := []Queue{RoamingQueue}
 	for _, r := range regions {
-		queues = append(queues, RegionQueue(r), LongRunningQueue(r), HeldQueue(r), BackoffQueue(r))
+		queues = append(queues, WaitingQueues(r)...)
 	}
 	held := make([]bool, len(queues))
 	errs := make([]error, len(queues))

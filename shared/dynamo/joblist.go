@@ -189,7 +189,7 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 // off too: a drain must look at the price, or the time, to release it) or one that may run in several regions (which any
 // region's drain may take), reading one item of each of its queues.
 func (s *JobStore) HasQueued(ctx context.Context, region string) (bool, error) {
-	for _, q := range []Queue{RegionQueue(region), LongRunningQueue(region), HeldQueue(region), BackoffQueue(region), RoamingQueue} {
+	for _, q := range append(WaitingQueues(region), RoamingQueue) {
 		if ok, err := s.hasAny(ctx, string(q)); err != nil || ok {
 			if err != nil {
 				return false, fmt.Errorf("looking for queued jobs in %s: %w", region, err)

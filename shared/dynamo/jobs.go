@@ -146,6 +146,8 @@ func queueKeys(j jobs.Job) (pk, sk string) {
 		return string(HeldQueue(j.Region)), heldSort(j)
 	case j.Status == jobs.StatusQueued && BackingOff(j):
 		return string(BackoffQueue(j.Region)), backoffSort(j)
+	case j.Status == jobs.StatusQueued && LongHeld(j):
+		return string(LongHeldQueue(j.Region)), j.Tenant + "#" + dispatchSort(j)
 	case j.Status == jobs.StatusQueued && j.LongRunning():
 		return string(LongRunningQueue(j.Region)), dispatchSort(j)
 	case j.Status == jobs.StatusQueued:
@@ -370,3 +372,13 @@ const reasonBackoff = "retry_backoff"
 func backoffSort(j jobs.Job) string {
 	return fmt.Sprintf("%019d#%s", j.NotBefore.UnixNano(), dispatchSort(j))
 }
+
+// LongHeld says whether queued job j waits apart (LongHeldQueue) for one of its tenant's
+// long-running jobs in its region to end: a drain found its tenant at its limit (pending reason
+// tenant_long_running_limit). One that may run in several regions stays in the roaming queue.
+func LongHeld(j jobs.Job) bool {
+	return j.LongRunning() && !j.Roaming() && j.PendingReason == reasonLongRunningLimit
+}
+
+// reasonLongRunningLimit is admission.ReasonSlotlessLimit.
+const reasonLongRunningLimit = "tenant_long_running_limit"

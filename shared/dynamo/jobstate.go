@@ -27,20 +27,15 @@ var summaryNames = map[string]string{"#ns": "namespace", "#region": "region", "#
 // each in dispatch order, without manifests: the whole candidate set, page after page. A drain
 // reads only as far as it needs (QueuePage).
 func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error) {
-	batch, err := s.byQueueKey(ctx, string(RegionQueue(region)), summaryAttrs)
-	if err != nil {
-		return nil, err
+	var out []jobs.Job
+	for _, q := range WaitingQueues(region) {
+		js, err := s.byQueueKey(ctx, string(q), summaryAttrs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, js...)
 	}
-	long, err := s.byQueueKey(ctx, string(LongRunningQueue(region)), summaryAttrs)
-	if err != nil {
-		return nil, err
-	}
-	held, err := s.byQueueKey(ctx, string(HeldQueue(region)), summaryAttrs)
-	if err != nil {
-		return nil, err
-	}
-	backoff, err := s.byQueueKey(ctx, string(BackoffQueue(region)), summaryAttrs)
-	return slices.Concat(batch, long, held, backoff), err
+	return out, nil
 }
 
 // Active reads every job of region that holds capacity: dispatching, pending or running.

@@ -35,6 +35,17 @@ func HeldQueue(region string) Queue { return Queue("held#" + region) }
 // queues, by when it ends: read only through BackoffPage, once it has.
 func BackoffQueue(region string) Queue { return Queue("backoff#" + region) }
 
+// LongHeldQueue is region's long-running jobs whose tenant has as many active there as it may
+// (LongHeld), apart from its queues, by tenant: read only through LongHeldPage, for a tenant
+// below its limit again.
+func LongHeldQueue(region string) Queue { return Queue("lrheld#" + region) }
+
+// WaitingQueues are every gsi2 partition of region's own queued jobs: its queues and the jobs
+// waiting apart (held by their price, backing off, at their tenant's long-running limit).
+func WaitingQueues(region string) []Queue {
+	return []Queue{RegionQueue(region), LongRunningQueue(region), HeldQueue(region), BackoffQueue(region), LongHeldQueue(region)}
+}
+
 // RoamingQueue is the queue of jobs that wait for a region among several: every region's drain
 // reads it beside its own.
 const RoamingQueue Queue = roamingQueue
@@ -142,6 +153,9 @@ type Census struct {
 	// Tenants is, by tenant, what the queue holds of its jobs, each in Batch or LongRunning by its
 	// kind (a region's held jobs and those backing off are of both).
 	Tenants map[string]Queued
+	// LongHeld are the tenants with long-running jobs held at their limit (LongHeldQueue), whom a
+	// drain reads again once one is below it.
+	LongHeld []string
 }
 
 // Census counts q's jobs, in all and by tenant, and finds its oldest and their capped types,
@@ -241,8 +255,11 @@ func (s *JobStore) QueuePosition(ctx context.Context, j jobs.Job) (int, error) {
 		return 0, nil
 	}
 	if pk == string(HeldQueue(j.Region)) || pk == string(BackoffQueue(j.Region)) {
-		// Its place among the jobs the drains read, as if the price let it run.
+		// Its place among the jobs the drains read, as if nothing held it.
 		pk, sk = string(RegionQueue(j.Region)), dispatchSort(j)
+	}
+	if pk == string(LongHeldQueue(j.Region)) {
+		pk, sk = string(LongRunningQueue(j.Region)), dispatchSort(j)
 	}
 	in := &dynamodb.QueryInput{
 		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2), Select: types.SelectCount,
@@ -333,6 +350,45 @@ func (s *JobStore) BackoffPage(ctx context.Context, region string, now time.Time
 	var items []keyedJob
 	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
 		return QueuePage{}, fmt.Errorf("decoding the jobs backing off in %s: %w", region, err)
+	}
+	var page QueuePage
+	for _, it := range items {
+		if it.Key == after {
+			continue // BETWEEN includes where it starts
+		}
+		page.Jobs, page.Keys = append(page.Jobs, it.Job), append(page.Keys, dispatchSort(it.Job))
+	}
+	if len(out.LastEvaluatedKey) > 0 && len(items) > 0 {
+		page.Next = items[len(items)-1].Key
+	}
+	return page, nil
+}
+
+// LongHeldPage reads at most limit of region's long-running jobs of tenant held at its limit, in
+// dispatch order, after the key after ("" from the first). Keys are their places in dispatch
+// order, as QueuePage's; Next is the key to go on from.
+func (s *JobStore) LongHeldPage(ctx context.Context, region, tenant, after string, limit int) (QueuePage, error) {
+	from, to := tenant+"#", tenant+"#~"
+	if after != "" {
+		from = after
+	}
+	attrs := summaryAttrs + ", gsi2sk"
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
+		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":   &types.AttributeValueMemberS{Value: string(LongHeldQueue(region))},
+			":from": &types.AttributeValueMemberS{Value: from}, ":to": &types.AttributeValueMemberS{Value: to}},
+		ProjectionExpression: &attrs, ExpressionAttributeNames: summaryNames,
+		Limit:                aws.Int32(int32(max(limit, 1))),
+	}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return QueuePage{}, fmt.Errorf("reading %s's long-running jobs held in %s: %w", tenant, region, err)
+	}
+	var items []keyedJob
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return QueuePage{}, fmt.Errorf("decoding %s's long-running jobs held in %s: %w", tenant, region, err)
 	}
 	var page QueuePage
 	for _, it := range items {
