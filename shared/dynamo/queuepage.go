@@ -380,7 +380,7 @@ func (s *JobStore) LongHeldPage(ctx context.Context, region, tenant, after strin
 			":pk":   &types.AttributeValueMemberS{Value: string(LongHeldQueue(region))},
 			":from": &types.AttributeValueMemberS{Value: from}, ":to": &types.AttributeValueMemberS{Value: to}},
 		ProjectionExpression: &attrs, ExpressionAttributeNames: summaryNames,
-		Limit:                aws.Int32(int32(max(limit, 1))),
+		Limit: aws.Int32(int32(max(limit, 1))),
 	}
 	out, err := s.db.Query(ctx, in)
 	if err != nil {
