@@ -772,12 +772,13 @@ func (r rig) createPods(id, name string, pods int, readyFor string, selector map
 }
 
 // verifyGang judges a job whose pods are never scheduled: it ends failed pods_never_ready after
-// exactly jobs.MaxReadyTimeouts dispatches, each attempt's Kubernetes Job deleted, with one
+// at most jobs.MaxReadyTimeouts applies (pending; a claim that crashed, or an apply that found the
+// last attempt's Job still going, is not one), each attempt's Kubernetes Job deleted, with one
 // queued and one failed event.
 func verifyGang(j jobs.Job, kube int, evs map[outbox.Type]int) (lost, dup []string) {
 	dispatched := 0
 	for _, h := range j.StatusHistory {
-		if h.Status == jobs.StatusDispatching {
+		if h.Status == jobs.StatusPending {
 			dispatched++
 		}
 	}
@@ -789,7 +790,7 @@ func verifyGang(j jobs.Job, kube int, evs map[outbox.Type]int) (lost, dup []stri
 		lost = append(lost, fmt.Sprintf("ended %s (%q), want failed %s", j.Status, last.Reason, jobs.ReasonPodsNeverReady))
 	}
 	if dispatched > jobs.MaxReadyTimeouts {
-		dup = append(dup, fmt.Sprintf("%d dispatches, want %d", dispatched, jobs.MaxReadyTimeouts))
+		dup = append(dup, fmt.Sprintf("%d applies, want at most %d (history %+v)", dispatched, jobs.MaxReadyTimeouts, j.StatusHistory))
 	}
 	if kube > 0 {
 		dup = append(dup, fmt.Sprintf("%d Kubernetes Jobs left, want its attempts' deleted", kube))
