@@ -159,8 +159,8 @@ func (s *JobStore) Censuses(ctx context.Context, regions []string) (map[string]R
 	return out, nil
 }
 
-// Waiting reports which of regions have a job waiting there (in their batch or long-running
-// queue, held by its spot cap or backing off), and whether any job waits for a region among several, counting
+// Waiting reports which of regions have a job waiting there (in any of WaitingQueues: their
+// queues, or apart), and whether any job waits for a region among several, counting
 // at most one item of each, all at once. Where none waits, what a census counted there has left
 // since: a drain takes no census once its queues are empty, as nothing rings it, so only this
 // tells a census's figures from an emptied queue.
@@ -180,8 +180,9 @@ func (s *JobStore) Waiting(ctx context.Context, regions []string) (map[string]bo
 		return nil, false, fmt.Errorf("looking for queued jobs: %w", err)
 	}
 	out := make(map[string]bool, len(regions))
+	n := len(queues[1:]) / max(len(regions), 1) // each region's partitions, in order
 	for i, r := range regions {
-		out[r] = slices.Contains(held[1+4*i:5+4*i], true)
+		out[r] = slices.Contains(held[1+n*i:1+n*(i+1)], true)
 	}
 	return out, held[0], nil
 }
