@@ -124,7 +124,8 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	if c.Moves() {
 		e.move(j, c, retention)
 	} else if c.To == jobs.StatusQueued && c.PendingReason != "" {
-		// A new reason may move a queued job in or out of the held jobs (Held).
+		// A new reason may move a queued job in or out of the jobs waiting apart (Held,
+		// BackingOff, LongHeld).
 		waiting := j
 		waiting.PendingReason = c.PendingReason
 		if pk, sk := queueKeys(waiting); pk != "" {
