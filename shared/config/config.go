@@ -49,6 +49,9 @@ type Config struct {
 	RegionCapacity map[string]int
 	// RegionGPUs caps the GPUs a region's active jobs may ask for in all; a region not named has no GPU cap.
 	RegionGPUs map[string]int
+	// DrainReadBudget is how many queued jobs a drain reads past its region's room at most
+	// (TIDEGATE_DRAIN_READ_BUDGET); 0 is dispatch's default (dispatch.DefaultReadBudget).
+	DrainReadBudget int
 	// Flavors is each region's capacity as a list of flavors (TIDEGATE_FLAVORS, JSON), read by
 	// shared/flavors where Kubernetes quantities are understood; "" gives every region one flavor
 	// of RegionCapacity's jobs as pods and RegionGPUs' GPUs.
@@ -228,6 +231,7 @@ const (
 	EnvReadyTimeoutMax      = "TIDEGATE_READY_TIMEOUT_MAX"
 	EnvLongRunningHoldsSlot = "TIDEGATE_LONG_RUNNING_HOLDS_SLOT"
 	EnvLongRunningPerTenant = "TIDEGATE_LONG_RUNNING_PER_TENANT"
+	EnvDrainReadBudget      = "TIDEGATE_DRAIN_READ_BUDGET"
 	EnvMaxQueuedPerTenant   = "TIDEGATE_MAX_QUEUED_PER_TENANT"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"

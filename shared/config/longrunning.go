@@ -41,3 +41,21 @@ func (r *reader) longRunning() LongRunningSettings {
 	}
 	return s
 }
+
+// MaxDrainReadBudget bounds TIDEGATE_DRAIN_READ_BUDGET: a drain of that many reads, about 1 MB a
+// hundred, stays well inside the dispatch function's minute.
+const MaxDrainReadBudget = 100_000
+
+// readBudget reads TIDEGATE_DRAIN_READ_BUDGET: how many queued jobs a drain reads past its room;
+// 0 (unset) is dispatch's default.
+func (r *reader) readBudget() int {
+	v := r.get(EnvDrainReadBudget)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxDrainReadBudget {
+		r.fail(EnvDrainReadBudget, fmt.Errorf("%q is not a whole number of queued jobs from 1 to %d", v, MaxDrainReadBudget))
+	}
+	return n
+}

@@ -26,6 +26,7 @@ func TestParseLongRunning(t *testing.T) {
 	for name, bad := range map[string][]string{
 		EnvLongRunningHoldsSlot: {"maybe", "2"},
 		EnvLongRunningPerTenant: {"-1", "1001", "five", "2.5"},
+		EnvDrainReadBudget:      {"0", "-5", "100001", "lots"},
 	} {
 		for _, v := range bad {
 			m := full()
@@ -33,6 +34,16 @@ func TestParseLongRunning(t *testing.T) {
 			if _, err := Parse(env(m)); err == nil || !strings.Contains(err.Error(), name) {
 				t.Errorf("Parse(%s=%q) = %v, want an error naming %s", name, v, err, name)
 			}
+		}
+	}
+}
+
+func TestParseDrainReadBudget(t *testing.T) {
+	for in, want := range map[string]int{"": 0, "250": 250, "100000": 100_000} {
+		m := full()
+		m[EnvDrainReadBudget] = in
+		if c, err := Parse(env(m)); err != nil || c.DrainReadBudget != want {
+			t.Errorf("Parse(%s=%q).DrainReadBudget = %d, %v; want %d", EnvDrainReadBudget, in, c.DrainReadBudget, err, want)
 		}
 	}
 }

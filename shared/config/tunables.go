@@ -16,7 +16,7 @@ var Tunables = []string{
 	EnvRateLimit, EnvRateBurst, EnvDefaultQuota,
 	EnvJobRetentionDays, EnvJobTTLSeconds,
 	EnvOnDemandPrices, EnvAppRuntimes, EnvAppUnreadySeconds, EnvReadyTimeoutMax,
-	EnvLongRunningHoldsSlot, EnvLongRunningPerTenant, EnvMaxQueuedPerTenant,
+	EnvLongRunningHoldsSlot, EnvLongRunningPerTenant, EnvMaxQueuedPerTenant, EnvDrainReadBudget,
 	EnvPolicyMaxGPUs, EnvPolicyMaxCPU, EnvPolicyMaxMemory, EnvPolicyRegistries,
 	EnvPolicyAllowNodeName, EnvPolicyTolerations, EnvPolicyPriorityClasses, EnvPolicyRuntimeClasses,
 	EnvPolicyServiceAccounts, EnvPolicyAllowServiceAccountToken, EnvPolicyStorageClasses,
@@ -41,6 +41,7 @@ func (r *reader) tunables(c *Config) {
 	c.RegionCapacity = r.capacity(EnvRegionCapacity)
 	c.RegionGPUs = r.capacity(EnvRegionGPUs)
 	c.Flavors = r.get(EnvFlavors)
+	c.DrainReadBudget = r.readBudget()
 	c.RateLimit, c.RateBurst = r.rate()
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
 	c.JobRetention, c.JobTTL = r.cleanup()

@@ -21,7 +21,7 @@ func tuned() map[string]string {
 		EnvJobRetentionDays: "7", EnvJobTTLSeconds: "600",
 		EnvOnDemandPrices:    "g5.xlarge=1.006",
 		EnvAppRuntimes:       "node22=ghcr.io/acme/node@sha256:" + strings.Repeat("a", 64),
-		EnvAppUnreadySeconds: "120", EnvReadyTimeoutMax: "10m", EnvLongRunningHoldsSlot: "true", EnvLongRunningPerTenant: "2",
+		EnvAppUnreadySeconds: "120", EnvReadyTimeoutMax: "10m", EnvLongRunningHoldsSlot: "true", EnvLongRunningPerTenant: "2", EnvDrainReadBudget: "250",
 		EnvMaxQueuedPerTenant: "500",
 		EnvPolicyMaxGPUs:      "1", EnvPolicyMaxCPU: "4", EnvPolicyMaxMemory: "16Gi", EnvPolicyRegistries: "ghcr.io/acme/",
 		EnvPolicyAllowNodeName: "true", EnvPolicyTolerations: "nvidia.com/gpu", EnvPolicyPriorityClasses: "batch",

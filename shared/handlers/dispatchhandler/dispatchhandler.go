@@ -49,6 +49,8 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		// A long-running job's slot, and how many slot-free ones a tenant may run in a region.
 		LongRunningHoldsSlot: cfg.LongRunning.HoldsSlot,
 		LongRunningPerTenant: cfg.LongRunning.PerTenant,
+		// How far past its room a drain reads its queue; the next goes on from there.
+		ReadBudget: cfg.DrainReadBudget,
 	}, nil
 }
 
