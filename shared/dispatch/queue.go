@@ -139,20 +139,11 @@ func (h *Handler) readHeld(ctx context.Context, r *reading, region string, types
 		if !o.Known {
 			continue
 		}
-		after := ""
-		for r.read < most {
-			page, err := h.Store.HeldPage(ctx, region, t, o.Price, after, min(maxPage, most-r.read))
-			if err != nil {
-				return err
-			}
-			r.read += len(page.Jobs)
-			for i, j := range page.Jobs {
-				r.keys[j.ID] = page.Keys[i]
-				r.own = append(r.own, j)
-			}
-			if after = page.Next; after == "" {
-				break
-			}
+		err := r.apart(most, func(after string, limit int) (dynamo.QueuePage, error) {
+			return h.Store.HeldPage(ctx, region, t, o.Price, after, limit)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -166,21 +157,15 @@ func (h *Handler) readLongHeld(ctx context.Context, r *reading, region string, t
 	}
 	inUse := admission.SlotlessUse(active, false)
 	for _, t := range tenants {
-		after := ""
-		for room := h.LongRunningPerTenant - inUse[t]; room > 0 && r.read < most; {
-			page, err := h.Store.LongHeldPage(ctx, region, t, after, min(room, maxPage, most-r.read))
-			if err != nil {
-				return err
-			}
-			r.read += len(page.Jobs)
-			room -= len(page.Jobs)
-			for i, j := range page.Jobs {
-				r.keys[j.ID] = page.Keys[i]
-				r.own = append(r.own, j)
-			}
-			if after = page.Next; after == "" {
-				break
-			}
+		room := h.LongRunningPerTenant - inUse[t]
+		if room <= 0 {
+			continue
+		}
+		err := r.apart(min(most, r.read+room), func(after string, limit int) (dynamo.QueuePage, error) {
+			return h.Store.LongHeldPage(ctx, region, t, after, limit)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -189,18 +174,27 @@ func (h *Handler) readLongHeld(ctx context.Context, r *reading, region string, t
 // readBackedOff reads region's jobs whose retry's backoff is over (dynamo.BackoffQueue), at most
 // most jobs read in all, as readHeld reads held ones: those still backing off are never read.
 func (h *Handler) readBackedOff(ctx context.Context, r *reading, region string, most int) error {
-	after := ""
-	for r.read < most {
-		page, err := h.Store.BackoffPage(ctx, region, h.now(), after, min(maxPage, most-r.read))
+	now := h.now()
+	return r.apart(most, func(after string, limit int) (dynamo.QueuePage, error) {
+		return h.Store.BackoffPage(ctx, region, now, after, limit)
+	})
+}
+
+// apart reads jobs waiting apart a page at a time (page, from the key after, at most limit),
+// until there are no more or r has read most jobs in all: candidates beside the queues, their
+// places in dispatch order kept so they merge with them.
+func (r *reading) apart(most int, page func(after string, limit int) (dynamo.QueuePage, error)) error {
+	for after := ""; r.read < most; {
+		p, err := page(after, min(maxPage, most-r.read))
 		if err != nil {
 			return err
 		}
-		r.read += len(page.Jobs)
-		for i, j := range page.Jobs {
-			r.keys[j.ID] = page.Keys[i]
+		r.read += len(p.Jobs)
+		for i, j := range p.Jobs {
+			r.keys[j.ID] = p.Keys[i]
 			r.own = append(r.own, j)
 		}
-		if after = page.Next; after == "" {
+		if after = p.Next; after == "" {
 			return nil
 		}
 	}

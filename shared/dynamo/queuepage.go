@@ -287,88 +287,33 @@ func (s *JobStore) QueuePosition(ctx context.Context, j jobs.Job) (int, error) {
 // highest cap first. Keys are their places in dispatch order, as QueuePage's, so a drain merges
 // them with its queues; Next is the held key to go on from.
 func (s *JobStore) HeldPage(ctx context.Context, region, instanceType string, price float64, after string, limit int) (QueuePage, error) {
-	from := instanceType + "#"
-	if after != "" {
-		from = after
-	}
 	// '~' sorts after '#' and every digit: the bound takes every dispatch key of the last cap.
-	to := instanceType + "#" + capSort(price) + "#~"
-	attrs := summaryAttrs + ", gsi2sk"
-	in := &dynamodb.QueryInput{
-		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
-		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk BETWEEN :from AND :to"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":   &types.AttributeValueMemberS{Value: string(HeldQueue(region))},
-			":from": &types.AttributeValueMemberS{Value: from}, ":to": &types.AttributeValueMemberS{Value: to}},
-		ProjectionExpression: &attrs, ExpressionAttributeNames: summaryNames,
-		Limit: aws.Int32(int32(max(limit, 1))),
-	}
-	out, err := s.db.Query(ctx, in)
-	if err != nil {
-		return QueuePage{}, fmt.Errorf("reading the jobs held on %s in %s: %w", instanceType, region, err)
-	}
-	var items []keyedJob
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
-		return QueuePage{}, fmt.Errorf("decoding the jobs held on %s in %s: %w", instanceType, region, err)
-	}
-	var page QueuePage
-	for _, it := range items {
-		if after != "" && it.Key == after {
-			continue // BETWEEN includes where it starts
-		}
-		page.Jobs, page.Keys = append(page.Jobs, it.Job), append(page.Keys, dispatchSort(it.Job))
-	}
-	if len(out.LastEvaluatedKey) > 0 && len(items) > 0 {
-		page.Next = items[len(items)-1].Key
-	}
-	return page, nil
+	return s.apartPage(ctx, HeldQueue(region), instanceType+"#", instanceType+"#"+capSort(price)+"#~", after, limit,
+		"the jobs held on "+instanceType+" in "+region)
 }
 
 // BackoffPage reads at most limit of region's jobs whose retry's backoff is over at now, after
 // the backoff key after ("" from the first), soonest over first. Keys are their places in
 // dispatch order, as QueuePage's; Next is the backoff key to go on from.
 func (s *JobStore) BackoffPage(ctx context.Context, region string, now time.Time, after string, limit int) (QueuePage, error) {
-	// '~' sorts after '#': the bound takes every job whose backoff ends at now.
-	to := fmt.Sprintf("%019d#~", now.UnixNano())
-	attrs := summaryAttrs + ", gsi2sk"
-	in := &dynamodb.QueryInput{
-		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
-		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk < :to"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: string(BackoffQueue(region))}, ":to": &types.AttributeValueMemberS{Value: to}},
-		ProjectionExpression: &attrs, ExpressionAttributeNames: summaryNames,
-		Limit: aws.Int32(int32(max(limit, 1))),
-	}
-	if after != "" {
-		in.KeyConditionExpression = aws.String("gsi2pk = :pk AND gsi2sk BETWEEN :after AND :to")
-		in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: after}
-	}
-	out, err := s.db.Query(ctx, in)
-	if err != nil {
-		return QueuePage{}, fmt.Errorf("reading the jobs backing off in %s: %w", region, err)
-	}
-	var items []keyedJob
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
-		return QueuePage{}, fmt.Errorf("decoding the jobs backing off in %s: %w", region, err)
-	}
-	var page QueuePage
-	for _, it := range items {
-		if it.Key == after {
-			continue // BETWEEN includes where it starts
-		}
-		page.Jobs, page.Keys = append(page.Jobs, it.Job), append(page.Keys, dispatchSort(it.Job))
-	}
-	if len(out.LastEvaluatedKey) > 0 && len(items) > 0 {
-		page.Next = items[len(items)-1].Key
-	}
-	return page, nil
+	// Every backoff key starts with a digit; '~' sorts after '#': the bound takes every job whose
+	// backoff ends at now.
+	return s.apartPage(ctx, BackoffQueue(region), "0", fmt.Sprintf("%019d#~", now.UnixNano()), after, limit,
+		"the jobs backing off in "+region)
 }
 
 // LongHeldPage reads at most limit of region's long-running jobs of tenant held at its limit, in
 // dispatch order, after the key after ("" from the first). Keys are their places in dispatch
 // order, as QueuePage's; Next is the key to go on from.
 func (s *JobStore) LongHeldPage(ctx context.Context, region, tenant, after string, limit int) (QueuePage, error) {
-	from, to := tenant+"#", tenant+"#~"
+	return s.apartPage(ctx, LongHeldQueue(region), tenant+"#", tenant+"#~", after, limit,
+		tenant+"'s long-running jobs held in "+region)
+}
+
+// apartPage reads at most limit of the jobs waiting apart in q whose keys lie between from and to
+// (both included), going on from the key after where it is set ("" from from). Keys are their
+// places in dispatch order; Next is q's key to go on from. what names them in an error.
+func (s *JobStore) apartPage(ctx context.Context, q Queue, from, to, after string, limit int, what string) (QueuePage, error) {
 	if after != "" {
 		from = after
 	}
@@ -377,22 +322,22 @@ func (s *JobStore) LongHeldPage(ctx context.Context, region, tenant, after strin
 		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
 		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk BETWEEN :from AND :to"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":   &types.AttributeValueMemberS{Value: string(LongHeldQueue(region))},
+			":pk":   &types.AttributeValueMemberS{Value: string(q)},
 			":from": &types.AttributeValueMemberS{Value: from}, ":to": &types.AttributeValueMemberS{Value: to}},
 		ProjectionExpression: &attrs, ExpressionAttributeNames: summaryNames,
 		Limit: aws.Int32(int32(max(limit, 1))),
 	}
 	out, err := s.db.Query(ctx, in)
 	if err != nil {
-		return QueuePage{}, fmt.Errorf("reading %s's long-running jobs held in %s: %w", tenant, region, err)
+		return QueuePage{}, fmt.Errorf("reading %s: %w", what, err)
 	}
 	var items []keyedJob
 	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
-		return QueuePage{}, fmt.Errorf("decoding %s's long-running jobs held in %s: %w", tenant, region, err)
+		return QueuePage{}, fmt.Errorf("decoding %s: %w", what, err)
 	}
 	var page QueuePage
 	for _, it := range items {
-		if it.Key == after {
+		if after != "" && it.Key == after {
 			continue // BETWEEN includes where it starts
 		}
 		page.Jobs, page.Keys = append(page.Jobs, it.Job), append(page.Keys, dispatchSort(it.Job))
