@@ -73,48 +73,34 @@ func (h *Handler) took(region string, n int) {
 	if n == 0 {
 		return
 	}
-	c := &h.censuses
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.seen[region]
-	if !ok {
-		return
-	}
-	e.c.Jobs = max(e.c.Jobs-n, 0)
-	if e.c.Jobs == 0 {
-		e.c.Oldest = time.Time{}
-	}
-	c.seen[region] = e
+	h.censuses.edit(region, func(c *dynamo.Census) {
+		c.Jobs = max(c.Jobs-n, 0)
+		if c.Jobs == 0 {
+			c.Oldest = time.Time{}
+		}
+	})
 }
 
-// noteTypes adds types to region's last census, so the drains that reuse it until the next count
-// read the held jobs of a type this drain just held, and keep its price history, rather than wait
-// for that count.
-func (h *Handler) noteTypes(region string, types []string) {
-	if len(types) == 0 {
+// noteHeld adds to region's last census the instance types of the capped jobs this drain judged
+// and the tenants it just held at their long-running limit, so the drains that reuse it until the
+// next count read those held jobs (and keep those types' price history) rather than wait for that
+// count.
+func (h *Handler) noteHeld(region string, types, tenants []string) {
+	if len(types) == 0 && len(tenants) == 0 {
 		return
 	}
-	c := &h.censuses
+	h.censuses.edit(region, func(c *dynamo.Census) {
+		c.Types = addTypes(c.Types, types...)
+		c.LongHeld = addTypes(c.LongHeld, tenants...)
+	})
+}
+
+// edit changes region's census in place, if this process keeps one.
+func (c *censusCache) edit(region string, change func(*dynamo.Census)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.seen[region]; ok {
-		e.c.Types = addTypes(e.c.Types, types...)
-		c.seen[region] = e
-	}
-}
-
-// noteLongHeld adds tenants to those region's last census found with long-running jobs held at
-// their limit, as noteTypes adds types: the drains before the next count read them once a job of
-// theirs ends.
-func (h *Handler) noteLongHeld(region string, tenants []string) {
-	if len(tenants) == 0 {
-		return
-	}
-	c := &h.censuses
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.seen[region]; ok {
-		e.c.LongHeld = addTypes(e.c.LongHeld, tenants...)
+		change(&e.c)
 		c.seen[region] = e
 	}
 }
