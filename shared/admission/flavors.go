@@ -83,6 +83,10 @@ type Need struct {
 // Restricted marks a Need.Within that restricts; flavors are bits 0 to MaxFlavors-1.
 const Restricted uint64 = 1 << 63
 
+// May says whether the need may run on flavor f (the f-th of the region's): it names no set of
+// flavors, or f is in it.
+func (n Need) May(f int) bool { return n.Within&Restricted == 0 || n.Within&(1<<f) != 0 }
+
 // MaxFlavors is how many flavors a region may have: one bit each of a Need.Within.
 const MaxFlavors = 63
 

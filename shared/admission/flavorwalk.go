@@ -99,10 +99,7 @@ func (s *flavorState) place(order []word, l layout) {
 }
 
 // may says whether job k may run on flavor f, of those flavors gives it.
-func (s *flavorState) may(k, f int) bool {
-	w := s.needs[k].Within
-	return w&Restricted == 0 || w&(1<<f) != 0
-}
+func (s *flavorState) may(k, f int) bool { return s.needs[k].May(f) }
 
 // admit places job k on flavor f, its demand d taken as tenant t's.
 func (s *flavorState) admit(k, t, f int, d Vec) {

@@ -291,9 +291,9 @@ func (r Region) FlavorOf(j jobs.Job) int {
 			return f
 		}
 	}
-	w := r.Within(j.NodeSelector)
+	allowed := admission.Need{Within: r.Within(j.NodeSelector)}
 	for f := range r.Flavors {
-		if w == 0 || w&(1<<f) != 0 {
+		if allowed.May(f) {
 			return f
 		}
 	}
@@ -415,7 +415,7 @@ func (r Region) Free(active []jobs.Job) []admission.Vec {
 // Fits says whether need fits the room free leaves on a flavor it may run on.
 func (r Region) Fits(free []admission.Vec, need admission.Need) bool {
 	for f := range r.Flavors {
-		if need.Within&admission.Restricted != 0 && need.Within&(1<<f) == 0 {
+		if !need.May(f) {
 			continue
 		}
 		fits := true
@@ -480,7 +480,7 @@ func (r Region) Impossible(region string, need admission.Need) error {
 	}
 	var names []string
 	for f, fl := range r.Flavors {
-		if need.Within&admission.Restricted == 0 || need.Within&(1<<f) != 0 {
+		if need.May(f) {
 			names = append(names, fl.Name)
 		}
 	}
@@ -499,7 +499,7 @@ func (r Region) Impossible(region string, need admission.Need) error {
 		}
 		most := int64(0)
 		for f, fl := range r.Flavors {
-			if need.Within&admission.Restricted == 0 || need.Within&(1<<f) != 0 {
+			if need.May(f) {
 				most = max(most, fl.Capacity[i])
 			}
 		}
