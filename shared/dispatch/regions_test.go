@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
 )
@@ -172,9 +173,18 @@ func (r rig) left(t *testing.T) (queued, active []jobs.Job) {
 	}
 	queued = roaming
 	for reg := range r.dispatch.Regions {
-		q, err := r.store.Queued(ctx, reg)
-		if err != nil {
-			t.Fatalf("Queued(%s): %v", reg, err)
+		var q []jobs.Job
+		for _, part := range dynamo.WaitingQueues(reg) {
+			for after := ""; ; {
+				page, err := r.store.QueuePage(ctx, part, after, 100)
+				if err != nil {
+					t.Fatalf("QueuePage(%s): %v", part, err)
+				}
+				q = append(q, page.Jobs...)
+				if after = page.Next; after == "" {
+					break
+				}
+			}
 		}
 		a, err := r.store.Active(ctx, reg)
 		if err != nil {

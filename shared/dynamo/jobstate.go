@@ -23,21 +23,6 @@ var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created
 
 var summaryNames = map[string]string{"#ns": "namespace", "#region": "region", "#status": "status"}
 
-// Queued reads every queued job of region, its batch jobs' queue, its long-running jobs' and its held ones,
-// each in dispatch order, without manifests: the whole candidate set, page after page. A drain
-// reads only as far as it needs (QueuePage).
-func (s *JobStore) Queued(ctx context.Context, region string) ([]jobs.Job, error) {
-	var out []jobs.Job
-	for _, q := range WaitingQueues(region) {
-		js, err := s.byQueueKey(ctx, string(q), summaryAttrs)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, js...)
-	}
-	return out, nil
-}
-
 // Active reads every job of region that holds capacity: dispatching, pending or running.
 func (s *JobStore) Active(ctx context.Context, region string) ([]jobs.Job, error) {
 	return s.byActive(ctx, region, "", summaryAttrs)
