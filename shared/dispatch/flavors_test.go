@@ -186,3 +186,46 @@ func TestDrainSharesFlavorsByQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestFlavorCountedIsFlavorRun: a hostile tenant's job says nothing of flavors in its node
+// selector but requires on-demand nodes through node affinity, hoping to be counted on the spot
+// flavor, where there is room, and run on on-demand nodes. It is counted on spot, and its pods
+// select spot's labels on top of what they asked: they can run on spot's nodes or nowhere, never
+// on a flavor it is not counted against.
+func TestFlavorCountedIsFlavorRun(t *testing.T) {
+	r := newRig(t, 10)
+	set, err := flavors.Parse(spotAndOnDemand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.dispatch.Flavors = set
+	now := r.clock.now()
+	m := r.manifest("sneak")
+	m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["affinity"] = map[string]any{
+		"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+			"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{
+				"key": "karpenter.sh/capacity-type", "operator": "In", "values": []any{"on-demand"}}}}}}}}
+	j := jobs.New("job-sneak", "hostile", r.ns, region, 50, nil, []map[string]any{m}, now)
+	j.Demand = map[string]string{"cpu": "1", "pods": "1"}
+	if _, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.dispatch.Drain(context.Background(), region); err != nil {
+		t.Fatal(err)
+	}
+	got := r.job(t, j.ID)
+	if got.Status != jobs.StatusPending || got.Flavor != "spot" {
+		t.Fatalf("the job = %s on %q, want pending on spot, the flavor with room", got.Status, got.Flavor)
+	}
+	kc, err := r.clusters.Client(context.Background(), region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kj, err := kc.BatchV1().Jobs(r.ns).Get(context.Background(), "sneak", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel := kj.Spec.Template.Spec.NodeSelector["karpenter.sh/capacity-type"]; sel != "spot" {
+		t.Errorf("the applied pods select capacity type %q, want spot: the flavor it is counted on", sel)
+	}
+}
