@@ -16,7 +16,8 @@ const (
 	markRecorded = "recorded" // reconcile: a job's status written (job_id, status)
 	markRang     = "rang dispatch"
 	markDraining = "draining"
-	markBusy     = "region already draining"
+	markBusy     = "region already draining; it drains again before it stops"
+	markDrained  = "drained" // dispatch: a drain's round done (admitted, took)
 )
 
 // marks keeps the times of the stack's log lines that mark a step, and passes every line on to
@@ -27,10 +28,18 @@ type marks struct {
 	// at are the times of each mark but markRecorded; recorded that of each job's terminal status.
 	at       map[string][]time.Time
 	recorded map[string]time.Time
+	// rounds are the drains' rounds, each with how long it took and how many jobs it admitted.
+	rounds *[]round
+}
+
+// round is one round of a drain: how long it took and how many jobs it admitted.
+type round struct {
+	took, reading, claiming time.Duration
+	admitted                   int64
 }
 
 func newMarks(next slog.Handler) *marks {
-	return &marks{next: next, mu: &sync.Mutex{}, at: map[string][]time.Time{}, recorded: map[string]time.Time{}}
+	return &marks{next: next, mu: &sync.Mutex{}, at: map[string][]time.Time{}, recorded: map[string]time.Time{}, rounds: &[]round{}}
 }
 
 // Enabled is true at every level: the marks are logged at Debug, which the printer leaves out.
@@ -57,6 +66,24 @@ func (m *marks) Handle(ctx context.Context, r slog.Record) error {
 		}
 	case markRang, markDraining, markBusy:
 		m.add(r.Message, r.Time)
+	case markDrained:
+		var d round
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "took":
+				d.took = a.Value.Duration()
+			case "reading":
+				d.reading = a.Value.Duration()
+			case "claiming":
+				d.claiming = a.Value.Duration()
+			case "admitted":
+				d.admitted = a.Value.Int64()
+			}
+			return true
+		})
+		m.mu.Lock()
+		*m.rounds = append(*m.rounds, d)
+		m.mu.Unlock()
 	}
 	if !m.next.Enabled(ctx, r.Level) {
 		return nil
@@ -71,20 +98,21 @@ func (m *marks) add(name string, at time.Time) {
 }
 
 func (m *marks) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &marks{next: m.next.WithAttrs(attrs), mu: m.mu, at: m.at, recorded: m.recorded}
+	return &marks{next: m.next.WithAttrs(attrs), mu: m.mu, at: m.at, recorded: m.recorded, rounds: m.rounds}
 }
 
 func (m *marks) WithGroup(name string) slog.Handler {
-	return &marks{next: m.next.WithGroup(name), mu: m.mu, at: m.at, recorded: m.recorded}
+	return &marks{next: m.next.WithGroup(name), mu: m.mu, at: m.at, recorded: m.recorded, rounds: m.rounds}
 }
 
-// times answers a copy of each mark's times, sorted, and of each job's end's record.
-func (m *marks) times() (map[string][]time.Time, map[string]time.Time) {
+// times answers a copy of each mark's times, sorted, of each job's end's record, and of the
+// drains' rounds.
+func (m *marks) times() (map[string][]time.Time, map[string]time.Time, []round) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make(map[string][]time.Time, len(m.at))
 	for k, v := range m.at {
 		out[k] = slices.SortedFunc(slices.Values(v), time.Time.Compare)
 	}
-	return out, maps.Clone(m.recorded)
+	return out, maps.Clone(m.recorded), slices.Clone(*m.rounds)
 }

@@ -657,7 +657,7 @@ func parseBool(s string) (bool, error) {
 // BeatInterval is how often AWS runs the reconcile schedule: template.yaml's rate(1 minute).
 const BeatInterval = time.Minute
 
-// WatchFor is how long a beat every interval watches by default: all but a twentieth of the
-// interval (57 s of a minute), so it has let its lease go, and the Lambda its one reserved slot,
+// WatchFor is how long a beat every interval watches by default: all but a sixtieth of the
+// interval (59 s of a minute), so it has let its lease go, and the Lambda its one reserved slot,
 // before the next beat starts; the next beat's pass records what ended in between.
-func WatchFor(interval time.Duration) time.Duration { return interval - interval/20 }
+func WatchFor(interval time.Duration) time.Duration { return interval - interval/60 }

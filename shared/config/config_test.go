@@ -286,10 +286,10 @@ func TestParseWatch(t *testing.T) {
 		v    string
 		want time.Duration
 	}{
-		{"", 57 * time.Second},
+		{"", 59 * time.Second},
 		{"0", 0},
 		{"30", 30 * time.Second},
-		{"59", 59 * time.Second},
+		{"58", 58 * time.Second},
 	} {
 		m := full()
 		m[EnvWatchSeconds] = tt.v
@@ -305,7 +305,7 @@ func TestParseWatch(t *testing.T) {
 			t.Errorf("Parse(%s=%q) = %v, want an error naming %s", EnvWatchSeconds, v, err, EnvWatchSeconds)
 		}
 	}
-	if got := WatchFor(5 * time.Second); got != 4750*time.Millisecond {
-		t.Errorf("WatchFor(5s) = %v, want 4.75s", got)
+	if got := WatchFor(6 * time.Second); got != 5900*time.Millisecond {
+		t.Errorf("WatchFor(6s) = %v, want 5.9s", got)
 	}
 }

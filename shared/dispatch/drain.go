@@ -36,11 +36,15 @@ const (
 	// gateRefresh is how often a waiting job's spot observation is written back, so
 	// GET /api/v1/jobs/{id} shows why it waits without a write per job per drain.
 	gateRefresh = time.Minute
-	// dispatchers is how many admitted jobs a drain dispatches at once. One dispatch waits on
-	// three DynamoDB calls and a create, about 20 ms on the stand-ins (bench_test.go) and more
-	// against AWS, so one at a time a drain makes under 50 jobs/s; eight reach the client's own
-	// 50 QPS (shared/kube) with room for AWS's slower calls, and hold at most eight requests open.
+	// dispatchers is how many admitted jobs a drain claims at once: a claim is one conditional
+	// update, about 20 ms on the stand-ins and more against AWS.
 	dispatchers = 8
+	// appliers is how many claimed jobs a drain applies at once, beside its next rounds. An apply
+	// is a create and a conditional write with its event, each 20 ms on quiet stand-ins and
+	// 200 ms on busy ones (bench/ends at capacity 100): eight at once held a drain to 20 jobs a
+	// second there. Thirty-two stay under the client's own 50 QPS (shared/kube) at the creates'
+	// rate the drains reach.
+	appliers = 32
 )
 
 // Drain dispatches what region's capacity and spot prices allow now, in priority order, and
@@ -65,9 +69,11 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 		return err
 	}
 	began := h.now()
+	a := h.newApplying(ctx, region)
 	var errs []error
 	for round := 1; ; round++ {
-		errs = append(errs, h.drainHeld(ctx, region))
+		errs = append(errs, h.drainHeld(ctx, region, a))
+		a.raise() // a crash in an apply ends the drain here, its lease held, as one in a round does
 		if round == maxDrainRounds || h.now().Sub(began) > drainRoundsFor || ctx.Err() != nil {
 			break // the beat's sweep wakes the region for whatever a knock left
 		}
@@ -76,21 +82,23 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 			h.Log.WarnContext(ctx, "releasing drain lease", "region", region, "err", err)
 		}
 		if !again {
-			return errors.Join(errs...)
+			return errors.Join(append(errs, a.wait())...)
 		}
-		// Knocked: hold the lease a drain longer and read afresh.
+		// Knocked: hold the lease a drain longer and read afresh, while the last round's applies go on.
 		if ok, err := h.Leases.Acquire(ctx, name, owner, h.now(), h.now().Add(drainLease)); err != nil || !ok {
-			return errors.Join(append(errs, err)...)
+			return errors.Join(append(errs, err, a.wait())...)
 		}
 	}
 	if err := h.Leases.Release(context.WithoutCancel(ctx), name, owner); err != nil {
 		h.Log.WarnContext(ctx, "releasing drain lease", "region", region, "err", err)
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, a.wait())...)
 }
 
-// drainHeld is one drain of region, whose lease the caller holds.
-func (h *Handler) drainHeld(ctx context.Context, region string) error {
+// drainHeld is one round of a drain of region, whose lease the caller holds: it claims what it
+// admits and leaves their applies to a, which runs them beside the rounds after it.
+func (h *Handler) drainHeld(ctx context.Context, region string, a *applying) error {
+	began := time.Now()
 	// The active jobs first: what they hold says how far the queues need reading.
 	active, err := h.Store.Active(ctx, region)
 	if err != nil {
@@ -117,19 +125,17 @@ func (h *Handler) drainHeld(ctx context.Context, region string) error {
 	// once a step: the held jobs' prices are what their owners watch.
 	h.keepWaitingPrices(ctx, region, census.Types)
 	decision := p.decision
-	errs = append(errs, h.dispatchAll(ctx, region, decision.Admit, p.onDemand, p.rm.choices)...)
+	read := time.Since(began)
+	errs = append(errs, h.claimAll(ctx, region, decision.Admit, p.onDemand, p.rm.choices, a)...)
+	claimed := time.Since(began) - read
 	waiting := slices.Concat(decision.Waiting, p.backoff)
 	errs = append(errs, h.recordWaits(ctx, p.queued, waiting, p.observed))
 	h.noteHeld(region, jobs.SpotTypes(p.queued), longHeldTenants(p.queued, waiting))
 	h.gauge(ctx, region, census, p, len(active)+len(decision.Admit), waiting)
 	h.took(region, len(decision.Admit))
 	errs = append(errs, h.settleRoaming(ctx, region, p.rm, p.full, p.roomLeft, census.Jobs, decision))
-	if h.Webhooks != nil && len(decision.Admit) > 0 {
-		// A lost ring costs a beat: the sweep rings for any event left undelivered.
-		if err := h.Webhooks.RingDrain(ctx); err != nil {
-			h.Log.WarnContext(ctx, "ringing the webhook queue", "region", region, "error", err)
-		}
-	}
+	h.Log.DebugContext(ctx, "drained", "region", region, "admitted", len(decision.Admit), "waiting", len(waiting),
+		"took", time.Since(began), "reading", read, "claiming", claimed)
 	return errors.Join(errs...)
 }
 
@@ -319,6 +325,16 @@ func (h *Handler) observe(ctx context.Context, region string, queued []jobs.Job)
 // The job's pods select the node labels of the flavor admission placed it on (p.Flavor), which
 // its claim records; one adopted (p.Flavor "") goes where its first claim meant it to.
 func (h *Handler) dispatch(ctx context.Context, region string, p admission.Placed, onDemand bool, choice *jobs.RegionChoice) error {
+	j, token, err := h.claim(ctx, region, p, choice)
+	if err != nil || token == "" {
+		return err
+	}
+	return h.apply(ctx, region, j, token, onDemand)
+}
+
+// claim claims admitted job p for region (in the region choice made for a roaming job), and
+// answers it whole with its claim's token; no token when another drain holds it or it has moved on.
+func (h *Handler) claim(ctx context.Context, region string, p admission.Placed, choice *jobs.RegionChoice) (jobs.Job, string, error) {
 	token := ids.New("claim-", h.now())
 	var j jobs.Job
 	var err error
@@ -328,14 +344,20 @@ func (h *Handler) dispatch(ctx context.Context, region string, p admission.Place
 		j, err = h.Store.ClaimOn(ctx, p.ID, region, p.Flavor, token, h.now(), h.now().Add(claimLease))
 	}
 	if errors.Is(err, records.ErrStale) {
-		return nil
+		return j, "", nil
 	}
 	if err != nil {
-		return err
+		return j, "", err
 	}
 	if h.afterClaim != nil {
 		h.afterClaim(j)
 	}
+	return j, token, nil
+}
+
+// apply applies job j, which the claim token holds for region, and records it pending (or why it
+// was not applied).
+func (h *Handler) apply(ctx context.Context, region string, j jobs.Job, token string, onDemand bool) error {
 	dc, err := h.Clusters.Dynamic(ctx, region)
 	if err != nil {
 		return fmt.Errorf("reaching %s's cluster: %w", region, err)
@@ -456,11 +478,12 @@ func (h *Handler) ended(ctx context.Context, id string) (bool, error) {
 	return err == nil && j.Status.Terminal(), err
 }
 
-// dispatchAll dispatches ids, dispatchers at a time, starting them in the order given, and answers
-// each one's error in that order. A panic in one dispatch (a fault hook's crash, say) stops the
-// rest from starting and is raised again here once those under way have finished, so it ends the
-// drain on the drain's own goroutine, as it did when jobs were dispatched one at a time.
-func (h *Handler) dispatchAll(ctx context.Context, region string, ids []admission.Placed, onDemand map[string]bool, choices map[string]jobs.RegionChoice) []error {
+// claimAll claims ids, dispatchers at a time, starting them in the order given, hands each
+// claimed job to a to apply, and answers each claim's error in that order. A panic in one claim
+// (a fault hook's crash, say) stops the rest from starting and is raised again here once those
+// under way, and the applies a holds, have finished, so it ends the drain on the drain's own
+// goroutine, as it did when jobs were dispatched one at a time.
+func (h *Handler) claimAll(ctx context.Context, region string, ids []admission.Placed, onDemand map[string]bool, choices map[string]jobs.RegionChoice, a *applying) []error {
 	errs := make([]error, len(ids))
 	next, stop := make(chan int), make(chan struct{})
 	var (
@@ -485,7 +508,10 @@ func (h *Handler) dispatchAll(ctx context.Context, region string, ids []admissio
 				if c, ok := choices[ids[i].ID]; ok {
 					choice = &c
 				}
-				errs[i] = h.dispatch(ctx, region, ids[i], onDemand[ids[i].ID], choice)
+				j, token, err := h.claim(ctx, region, ids[i], choice)
+				if errs[i] = err; token != "" {
+					a.start(j, token, onDemand[ids[i].ID])
+				}
 			}
 		})
 	}
@@ -500,9 +526,114 @@ feed:
 	close(next)
 	wg.Wait()
 	if crash != nil {
+		a.halt()
 		panic(crash)
 	}
 	return errs
+}
+
+// applying is a drain's applies of the jobs its rounds claimed, appliers at once, which go on
+// beside the rounds after the one that claimed them: a claimed job counts as active, so the next
+// round's room is right without waiting for the cluster. The drain waits for them before it
+// returns. Once they are all done, it rings the webhook queue for their job.dispatched events.
+type applying struct {
+	h      *Handler
+	ctx    context.Context
+	region string
+	slots  chan struct{}
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	errs     []error
+	crash    any
+	halted   bool
+	inFlight int
+	unrung   bool // an apply done since the webhook queue was last rung
+}
+
+func (h *Handler) newApplying(ctx context.Context, region string) *applying {
+	return &applying{h: h, ctx: ctx, region: region, slots: make(chan struct{}, appliers)}
+}
+
+// start applies claimed job j, with token, once one of the slots is free. A panic in it (a fault
+// hook's crash) halts the applies not yet started, and raise raises it again.
+func (a *applying) start(j jobs.Job, token string, onDemand bool) {
+	a.slots <- struct{}{}
+	a.mu.Lock()
+	if a.halted {
+		a.mu.Unlock()
+		<-a.slots
+		return
+	}
+	a.inFlight++
+	a.mu.Unlock()
+	a.wg.Go(func() {
+		defer func() { <-a.slots }()
+		defer func() {
+			p := recover()
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.inFlight--
+			if p != nil {
+				a.crash, a.halted = p, true
+			}
+		}()
+		err := a.h.apply(a.ctx, a.region, j, token, onDemand)
+		a.mu.Lock()
+		a.errs = append(a.errs, err)
+		a.unrung = true
+		ring := a.inFlight == 1 && !a.halted
+		if ring {
+			a.unrung = false
+		}
+		a.mu.Unlock()
+		if ring {
+			a.ringWebhooks()
+		}
+	})
+}
+
+// ringWebhooks rings the webhook queue for the job.dispatched events of the applies done.
+func (a *applying) ringWebhooks() {
+	if a.h.Webhooks == nil {
+		return
+	}
+	// A lost ring costs a beat: the sweep rings for any event left undelivered.
+	if err := a.h.Webhooks.RingDrain(a.ctx); err != nil {
+		a.h.Log.WarnContext(a.ctx, "ringing the webhook queue", "region", a.region, "error", err)
+	}
+}
+
+// halt starts no more applies and waits for those under way.
+func (a *applying) halt() {
+	a.mu.Lock()
+	a.halted = true
+	a.mu.Unlock()
+	a.wg.Wait()
+}
+
+// raise raises again, once every apply under way is done, the panic one of them ended in.
+func (a *applying) raise() {
+	a.mu.Lock()
+	crash := a.crash
+	a.mu.Unlock()
+	if crash != nil {
+		a.halt()
+		panic(crash)
+	}
+}
+
+// wait waits for every apply, raises a panic one ended in, and answers their errors.
+func (a *applying) wait() error {
+	a.wg.Wait()
+	a.raise()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.unrung {
+		a.unrung = false
+		a.ringWebhooks()
+	}
+	return errors.Join(a.errs...)
 }
 
 // recordWaits writes each waiting job's reason where it changed, and a capped job's spot

@@ -138,6 +138,10 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	if c.Claim != "" {
 		cond += " AND " + e.name("claim") + "." + e.name("token") + " = " + e.value(":claim", c.Claim)
 	}
+	if c.Detailed {
+		// Only once, and only while the end's details are due.
+		cond += " AND attribute_exists(" + e.name("details_due") + ")"
+	}
 	if c.Region != "" {
 		// Only a job still without a region, and only into one it allows.
 		e.setTo("region", c.Region)
@@ -229,6 +233,12 @@ func (e *expression) fields(c jobs.Change) {
 	}
 	if c.PodsReady != nil {
 		e.setTo("pods_ready", *c.PodsReady)
+	}
+	switch {
+	case c.Detailed:
+		e.drop("details_due")
+	case c.DetailsDue:
+		e.setTo("details_due", true)
 	}
 	if c.DispatchAttempts != 0 {
 		e.setTo("dispatch_attempts", c.DispatchAttempts)

@@ -69,6 +69,10 @@ const stateAttrs = "id, #ns, #region, #status, claim, podless, kind, attempt"
 // read by States from the table, not from gsi2, whose projection holds none of them.
 const readyAttrs = ", ready_timeout, ready_timeouts, pods_ready, demand, status_history"
 
+// dueAttrs mark an end whose details the beat is still to add (jobs.Job.DetailsDue), which
+// States reads with the rest: only an ended job has it, and no index projects it.
+const dueAttrs = ", details_due"
+
 // ActiveStates reads region's active jobs with only their id, namespace, region, status, claim,
 // podless flag, kind and attempt. Read the whole job (Job) to change one.
 func (s *JobStore) ActiveStates(ctx context.Context, region string) ([]jobs.Job, error) {
@@ -89,7 +93,36 @@ func (s *JobStore) Unlisted(ctx context.Context, region string) ([]jobs.Job, err
 func (s *JobStore) States(ctx context.Context, ids []string) ([]jobs.Job, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	return inChunks(ids, statesPerRead, func(chunk []string) ([]jobs.Job, error) {
-		return s.readJobs(ctx, chunk, stateAttrs+readyAttrs, summaryNames)
+		return s.readJobs(ctx, chunk, stateAttrs+readyAttrs+dueAttrs, summaryNames)
+	})
+}
+
+// Records reads the whole records of ids, as Job does, with consistent reads: a hundred a
+// BatchGetItem, a few calls at once, so that the ends a watch sees together cost one read. An id
+// without a record (or whose record expired) is left out.
+func (s *JobStore) Records(ctx context.Context, ids []string) ([]jobs.Job, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	return inChunks(ids, statesPerRead, func(chunk []string) ([]jobs.Job, error) {
+		keys := make([]map[string]types.AttributeValue, len(chunk))
+		for i, id := range chunk {
+			keys[i] = keyOf(jobKey(id))
+		}
+		items, err := batchGet[jobItem](ctx, s.db, s.tables.Jobs, keys, types.KeysAndAttributes{ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return nil, fmt.Errorf("reading %d jobs: %w", len(chunk), err)
+		}
+		out := make([]jobs.Job, 0, len(items))
+		for _, it := range items {
+			if expired(it.Expires, s.now()) {
+				continue
+			}
+			j, err := unpackJob(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, j)
+		}
+		return out, nil
 	})
 }
 

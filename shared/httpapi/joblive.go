@@ -175,11 +175,11 @@ func checkLogContainer(p corev1.Pod, opts *corev1.PodLogOptions) error {
 	return Invalid("fix the listed query parameters", FieldProblem{"previous", fmt.Sprintf("container %q of pod %s has not restarted, so it has no previous run", opts.Container, p.Name)})
 }
 
-// liveBatchJobs are the active job's batch Jobs in its cluster now (a CronJob's runs among them),
-// as jobobjects.ClusterJobs shows them. None for a job that is not active (its record keeps them
+// liveBatchJobs are the live job's batch Jobs in its cluster now (a CronJob's runs among them),
+// as jobobjects.ClusterJobs shows them. None for a job that is not live (its record keeps them
 // from its end); a failed read is the fixed text clusterProblem gives, the cause logged.
 func (a *api) liveBatchJobs(ctx context.Context, j jobs.Job) ([]jobs.ClusterJob, string) {
-	if !j.Status.Active() || a.clusters == nil {
+	if !live(j) || a.clusters == nil {
 		return nil, ""
 	}
 	kc, err := a.clusters.Client(ctx, j.Region)
@@ -247,9 +247,14 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// livePlacement answers where an active job's pods are now; the record's placement otherwise.
+// live reports whether job j's objects are what the API shows of it rather than its record: it is
+// active, or it has ended and the details of its end are not kept on the record yet (they follow
+// the end within a moment, read from those objects).
+func live(j jobs.Job) bool { return j.Status.Active() || j.DetailsDue }
+
+// livePlacement answers where a live job's pods are now; the record's placement otherwise.
 func (a *api) livePlacement(ctx context.Context, j jobs.Job) map[string]any {
-	if !j.Status.Active() || a.clusters == nil {
+	if !live(j) || a.clusters == nil {
 		return j.Placement
 	}
 	kc, pods, err := a.livePods(ctx, j)

@@ -150,7 +150,7 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 	v := jobView{Job: j, Workloads: jobs.Workloads(j.Manifests)}
 	v.ClusterJobs, v.ClusterJobsError = a.liveBatchJobs(r.Context(), j)
 	v.Serving, v.ServingError = a.liveServing(r.Context(), j) // a long-running job's (servinglive.go)
-	if !j.Status.Active() {
+	if !live(j) {
 		v.ClusterJobs = j.ClusterJobs
 	}
 	return writeJSON(w, http.StatusOK, v)

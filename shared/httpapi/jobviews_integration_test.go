@@ -179,4 +179,43 @@ func TestLiveJobViews(t *testing.T) {
 	if pl.Nodes[0]["name"] != p.NodeName || hw["cpu"] == nil || hw["memory"] == nil || fmt.Sprint(pl.Nodes[0]["pods"]) != "[map[name:views phase:Running]]" {
 		t.Errorf("placement's node = %v; want %s with its hardware and the pod on it", pl.Nodes[0], p.NodeName)
 	}
+
+	// Its end recorded, and the end's details not kept yet: its objects are still what is shown.
+	cur, err := store.Job(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []jobs.Status{jobs.StatusPending, jobs.StatusRunning, jobs.StatusSucceeded} {
+		next, c, err := jobs.Move(cur, to, "", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.Status == jobs.StatusDispatching {
+			c.Claim = "drainer"
+		}
+		c.DetailsDue = to.Terminal()
+		if err := store.Apply(ctx, cur, c); err != nil {
+			t.Fatalf("moving the job to %s: %v", to, err)
+		}
+		cur = next
+	}
+	view.ClusterJobs = nil
+	get("/api/v1/jobs/"+j.ID, &view)
+	if len(view.ClusterJobs) != 1 || view.Placement.PodPhase != "Running" {
+		t.Errorf("ended with its details due: cluster_jobs %v, placement %+v; want its Job and its pod as the cluster shows them", view.ClusterJobs, view.Placement)
+	}
+	// Its details kept: the record's, whatever the cluster holds.
+	kept := jobs.Change{From: jobs.StatusSucceeded, To: jobs.StatusSucceeded, At: time.Now(), Detailed: true,
+		Placement: map[string]any{"pod_phase": "Succeeded"}, ClusterJobs: []jobs.ClusterJob{}}
+	if err := store.Apply(ctx, cur, kept); err != nil {
+		t.Fatalf("keeping the end's details: %v", err)
+	}
+	if err := store.Apply(ctx, cur, kept); err == nil {
+		t.Error("the end's details were kept twice; want the second write refused, as they are no longer due")
+	}
+	view.ClusterJobs = nil
+	get("/api/v1/jobs/"+j.ID, &view)
+	if len(view.ClusterJobs) != 0 || view.Placement.PodPhase != "Succeeded" {
+		t.Errorf("ended with its details kept: cluster_jobs %v, placement %+v; want the record's (none, Succeeded)", view.ClusterJobs, view.Placement)
+	}
 }

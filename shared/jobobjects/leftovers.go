@@ -60,6 +60,22 @@ func keptAfterEnd(o Object, s jobs.Status) bool {
 	return (o.Finished || s == jobs.StatusSucceeded) && o.Resource.Group == "batch" && o.Resource.Resource == "jobs"
 }
 
+// KeptWhole reports whether the end of job j in status s deletes none of its objects, so that
+// they need not be read: it succeeded, and each of its manifests is a batch Job, which
+// keptAfterEnd keeps for its TTL.
+func KeptWhole(j jobs.Job, s jobs.Status) bool {
+	if s != jobs.StatusSucceeded || len(j.Manifests) == 0 {
+		return false
+	}
+	for _, m := range j.Manifests {
+		gvk := (&unstructured.Unstructured{Object: m}).GroupVersionKind()
+		if gvk.Group != "batch" || resources[gvk] != "jobs" {
+			return false
+		}
+	}
+	return true
+}
+
 // AtEnd are the objects of seen, job id's manifests' objects as read by name, that id's end in
 // status s deletes: those carrying its id but the batch Jobs keptAfterEnd keeps. Deleting a
 // CronJob deletes the Jobs it made, and so stops its runs.

@@ -99,3 +99,32 @@ func TestSwept(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptWhole: only a job that succeeded and applied nothing but batch Jobs keeps all it
+// applied, so only its end may skip reading them; a ConfigMap beside, another kind, or a
+// failure means reading what is there.
+func TestKeptWhole(t *testing.T) {
+	manifest := func(apiVersion, kind string) map[string]any {
+		return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": "x"}}
+	}
+	batchJob, cm, cron := manifest("batch/v1", "Job"), manifest("v1", "ConfigMap"), manifest("batch/v1", "CronJob")
+	tests := []struct {
+		name      string
+		manifests []map[string]any
+		s         jobs.Status
+		want      bool
+	}{
+		{"one Job, succeeded", []map[string]any{batchJob}, jobs.StatusSucceeded, true},
+		{"two Jobs, succeeded", []map[string]any{batchJob, batchJob}, jobs.StatusSucceeded, true},
+		{"a Job and a ConfigMap, succeeded", []map[string]any{batchJob, cm}, jobs.StatusSucceeded, false},
+		{"a CronJob, succeeded", []map[string]any{cron}, jobs.StatusSucceeded, false},
+		{"one Job, failed", []map[string]any{batchJob}, jobs.StatusFailed, false},
+		{"one Job, cancelled", []map[string]any{batchJob}, jobs.StatusCancelled, false},
+		{"nothing applied", nil, jobs.StatusSucceeded, false},
+	}
+	for _, tt := range tests {
+		if got := KeptWhole(jobs.Job{ID: "job-1", Manifests: tt.manifests}, tt.s); got != tt.want {
+			t.Errorf("KeptWhole(%s) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -113,6 +113,10 @@ type Job struct {
 	// ClusterJobs are the job's batch Jobs as the cluster last showed them, kept when it ends so
 	// they outlive the Jobs' TTL; while it is active the API shows them live instead.
 	ClusterJobs []ClusterJob `json:"cluster_jobs,omitempty" dynamodbav:"cluster_jobs,omitempty"`
+	// DetailsDue marks an end recorded before its details (placement, last lines, exits, cost,
+	// Jobs' status): the end is written first, so that its room counts at once, and the details
+	// are read and added after; the beat that finds it set adds them. Internal.
+	DetailsDue bool `json:"-" dynamodbav:"details_due,omitempty"`
 	// Retry is the job's retry policy; nil retries nothing (retry.go).
 	Retry *Retry `json:"retry,omitempty" dynamodbav:"retry,omitempty"`
 	// Attempt is which attempt of the job this is, from 1 (stored from the first retry on);

@@ -115,6 +115,10 @@ type Change struct {
 	Retried *Retried
 	// PodsReady, when set, records an attempt's pods all scheduled (AllScheduled).
 	PodsReady *PodsReady
+	// DetailsDue, on a move to an end, marks the end's details still to be added (Job.DetailsDue);
+	// Detailed is the change that adds them to an ended job (From and To its status), which holds
+	// only while they are due, and clears the mark.
+	DetailsDue, Detailed bool
 }
 
 // Moves reports whether the change moves the job to another status.

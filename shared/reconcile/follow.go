@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,6 +27,7 @@ type Jobs interface {
 	ActiveStates(ctx context.Context, region string) ([]jobs.Job, error)
 	Unlisted(ctx context.Context, region string) ([]jobs.Job, error)
 	States(ctx context.Context, ids []string) ([]jobs.Job, error)
+	Records(ctx context.Context, ids []string) ([]jobs.Job, error)
 	Job(ctx context.Context, id string) (jobs.Job, error)
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 }
@@ -52,22 +54,23 @@ const (
 // remembers, and records each one's steps: a beat where nothing changed reads no other record.
 // A followed job whose objects have been gone from the LISTs for goneGrace is recorded failed
 // (memory.go). It answers the records it read beside the LISTs, claims among them, for the sweep,
-// and the LISTs, which a watch resumes from (watch.go).
-func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, owned, error) {
+// the LISTs, which a watch resumes from (watch.go), and whether it rang dispatch for the ends it
+// recorded.
+func (h *Handler) follow(ctx context.Context, region string) (read []jobs.Job, l owned, rang bool, err error) {
 	if h.Clusters == nil {
 		read, err := h.statesWithoutCluster(ctx, region, errors.New("no cluster access configured"))
-		return read, owned{}, err
+		return read, owned{}, false, err
 	}
 	kc, err := h.Clusters.Client(ctx, region)
 	if err != nil {
 		read, err := h.statesWithoutCluster(ctx, region, err)
-		return read, owned{}, err
+		return read, owned{}, false, err
 	}
 
 	last := h.recall(region)
 	l, unlisted, err := h.look(ctx, kc, region, last)
 	if err != nil {
-		return unlisted, owned{}, err
+		return unlisted, owned{}, false, err
 	}
 	now := h.now()
 	next := last.next(region, l, unlisted, now)
@@ -80,38 +83,89 @@ func (h *Handler) follow(ctx context.Context, region string) ([]jobs.Job, owned,
 	}
 	changed, err := h.Jobs.States(ctx, unread)
 	if err != nil {
-		return unlisted, l, fmt.Errorf("reading %s's changed jobs: %w", region, err)
+		return unlisted, l, false, fmt.Errorf("reading %s's changed jobs: %w", region, err)
 	}
 
-	read := slices.Concat(unlisted, changed)
-	l.ending = h.readEnding(ctx, kc, region, read, l)
-	var errs []error
-	for _, j := range read {
-		if since, ok := overdue[j.ID]; ok {
-			if err := h.vanish(ctx, region, j); err != nil {
-				errs = append(errs, err)
-				next.gone[j.ID] = since // again next beat
-			}
-			continue
-		}
-		s, keep, err := h.settle(ctx, kc, region, j, l)
-		errs = append(errs, err)
-		if !l.has(j.ID) {
-			continue
-		}
-		if keep {
-			next.recorded[j.ID] = s
-		} else {
-			delete(next.recorded, j.ID)
-		}
-	}
+	l.ending = h.readEnding(ctx, kc, region, slices.Concat(unlisted, changed), l)
+	errs, rang := h.settleAll(ctx, kc, region, slices.Concat(unlisted, changed), l, overdue, next)
 	awaiting, err := h.awaitingPods(ctx, region, unlisted, changed, next, l)
 	errs = append(errs, err)
 	next.awaiting, err = h.judgeReady(ctx, kc, region, awaiting, next)
 	errs = append(errs, err)
 	h.remember(region, next)
 	l.ending = nil // the pass's, not the watch's: ends seen later read their own
-	return unlisted, l, errors.Join(errs...)
+	return unlisted, l, rang, errors.Join(errs...)
+}
+
+// settleAll follows the jobs read, FollowDepth at once, as settle does, and records each overdue
+// one's end (vanish); it keeps what to remember of each in next. The ends come first: dispatch is
+// rung once they are all written (rang), and their details are added after, a few at a time.
+func (h *Handler) settleAll(ctx context.Context, kc kubernetes.Interface, region string, read []jobs.Job, l owned, overdue map[string]time.Time, next memory) (errs []error, rang bool) {
+	type result struct {
+		s         jobs.Status
+		keep      bool
+		err       error
+		later     []ending
+		vanishing bool
+	}
+	out := make([]result, len(read))
+	eachAtOnce(len(read), h.followDepth(), func(i int) {
+		j, r := read[i], &out[i]
+		if _, ok := overdue[j.ID]; ok {
+			r.vanishing, r.err = true, h.vanish(ctx, region, j)
+			return
+		}
+		r.s, r.keep, r.err = h.settle(ctx, kc, region, j, l, &r.later)
+	})
+	if rang = slices.ContainsFunc(out, func(r result) bool { return len(r.later) > 0 }); rang {
+		h.ring(ctx, region) // the ends' room, before their details
+	}
+	eachAtOnce(len(read), detailDepth, func(i int) {
+		r := &out[i]
+		for _, e := range r.later {
+			if err := h.finish(ctx, kc, e); err != nil {
+				r.err, r.keep = errors.Join(r.err, err), false
+			}
+		}
+	})
+	for i, j := range read {
+		r := out[i]
+		errs = append(errs, r.err)
+		switch {
+		case r.vanishing:
+			if r.err != nil {
+				next.gone[j.ID] = overdue[j.ID] // again next beat
+			}
+		case !l.has(j.ID):
+		case r.keep:
+			next.recorded[j.ID] = r.s
+		default:
+			delete(next.recorded, j.ID)
+		}
+	}
+	return errs, rang
+}
+
+// eachAtOnce calls f(i) for each i below n, at most limit at once, and returns when all have.
+func eachAtOnce(n, limit int, f func(i int)) {
+	slots := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			f(i)
+		})
+	}
+	wg.Wait()
+}
+
+// followDepth is FollowDepth, or DefaultFollowDepth when it is not set.
+func (h *Handler) followDepth() int {
+	if h.FollowDepth > 0 {
+		return h.FollowDepth
+	}
+	return DefaultFollowDepth
 }
 
 // look LISTs region's Jobs and pods and, at the same time, reads the records no LIST shows or,
@@ -173,18 +227,22 @@ func toRead(l owned, unlisted []jobs.Job, last, next memory, now time.Time) (unr
 // settle follows job j, whose record this beat read, and answers what to remember of it: the
 // status its record is left in ("" for another region's job, which a cluster shared between
 // regions, as in dev, lists to both), or keep false to read it again next beat (dispatch's to
-// finish, or it moved under us).
-func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region string, j jobs.Job, l owned) (s jobs.Status, keep bool, err error) {
+// finish, or it moved under us). An end it records leaves its details to later (record); an end
+// whose details were left due by a beat that stopped before adding them gets them now.
+func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region string, j jobs.Job, l owned, later *[]ending) (s jobs.Status, keep bool, err error) {
 	switch {
 	case j.Region != region:
 		return "", true, nil
 	case j.Status == jobs.StatusQueued || j.Status == jobs.StatusDispatching:
 		return "", false, nil
+	case !following(j.Status) && j.DetailsDue && kc != nil:
+		err := h.finishDue(ctx, kc, j, seen{pods: ofAttempt(l.pods[j.ID], j.AttemptOf())})
+		return j.Status, err == nil, err
 	case !following(j.Status):
 		return j.Status, true, nil
 	}
 	if j.LongRunning() {
-		s, err = h.record(ctx, kc, j, FollowLongRunning(j.Status, l.serving[j.ID]), seen{})
+		s, err = h.record(ctx, kc, j, FollowLongRunning(j.Status, l.serving[j.ID]), seen{}, nil)
 		return s, s != "", err
 	}
 	if _, done, err := h.retryInterrupted(ctx, kc, j, l); done {
@@ -194,15 +252,20 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 	pods := ofAttempt(l.pods[j.ID], j.AttemptOf())
 	steps := Follow(j.Status, j.Podless, kjobs, pods)
 	have := seen{pods: pods}
-	if ending, ok := l.ending[j.ID]; ok && len(pods) == 0 {
-		// Its end's pods and Jobs, as the pass read them for every job it saw end.
-		have = seen{pods: ending, kjobs: inNamespace(l.jobs[j.ID], j.Namespace)}
-	} else if fromPods(kjobs) && j.Namespace != "" {
-		// Its end seen from its pod, before the Job controller says so: its Jobs are kept as
-		// the pod shows them, not as a read a moment before the controller's sync would.
+	if len(l.jobs[j.ID]) > 0 && j.Namespace != "" {
+		// Its Jobs as listed or watched, which are what a read at its end would answer; an end
+		// seen from its pod, before the Job controller says so, keeps them as the pod shows them,
+		// not as a read a moment before the controller's sync would.
 		have.kjobs = EndedByPods(inNamespace(l.jobs[j.ID], j.Namespace), l.ran[j.ID])
 	}
-	s, err = h.record(ctx, kc, j, steps, have)
+	if ending, ok := l.ending[j.ID]; ok && len(pods) == 0 {
+		// Its end's pods, as the pass read them for every job it saw end.
+		have.pods = ending
+	} else if len(pods) == 0 && l.sawEvery(j.ID) {
+		// Its Jobs' pods, every one of which the watch saw made.
+		have.pods = l.ran[j.ID]
+	}
+	s, err = h.record(ctx, kc, j, steps, have, later)
 	return s, s != "" && s != jobs.StatusQueued, err
 }
 
@@ -262,25 +325,24 @@ func (h *Handler) vanish(ctx context.Context, region string, j jobs.Job) error {
 	if j.Region != region || !following(j.Status) {
 		return nil // cancelled, say: cancelling deletes the objects too
 	}
-	_, err := h.record(ctx, nil, j, []Step{{To: jobs.StatusFailed, Reason: vanishedReason}}, seen{})
+	_, err := h.record(ctx, nil, j, []Step{{To: jobs.StatusFailed, Reason: vanishedReason}}, seen{}, nil)
 	return err
 }
 
 // record writes steps, in order, for the job whose state this beat read, each with its event,
 // and answers the status its record is left in: "" when that is not known (it moved under us,
-// or a step failed). A terminal step keeps the placement, the last log lines and the failed
-// containers of pods, and then has what the job applied deleted (leave).
-func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state jobs.Job, steps []Step, have seen) (jobs.Status, error) {
+// or a step failed). An end is written first with its details due (jobs.Change.DetailsDue), so
+// that the room it frees counts at once; its details (the placement, the last log lines, the
+// failed containers and the cost of its pods) are read and added after, by finish, and then what
+// the job applied is deleted (leave). With later nil they are added before record returns;
+// otherwise record leaves them on later, for its caller to add once it has rung dispatch.
+func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state jobs.Job, steps []Step, have seen, later *[]ending) (jobs.Status, error) {
 	if len(steps) == 0 {
 		return state.Status, nil
 	}
-	// Only a job that changes is read whole, for its event's data.
-	j, err := h.Jobs.Job(ctx, state.ID)
-	if err != nil {
-		return "", err
-	}
-	if j.Status != state.Status {
-		return "", nil // moved since the state was read; the next beat sees it afresh
+	j, err := h.whole(ctx, state)
+	if err != nil || j.Status != state.Status {
+		return "", err // moved since the state was read; the next beat sees it afresh
 	}
 	for _, st := range steps {
 		if st.To == jobs.StatusFailed && kc != nil && !st.NoRetry {
@@ -292,9 +354,8 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		if err != nil {
 			return "", err
 		}
-		if st.To.Terminal() && kc != nil {
-			have.pods = h.keepEnd(ctx, kc, j, have, &c)
-		}
+		// An end whose objects can be read has its details added after it.
+		c.DetailsDue = st.To.Terminal() && kc != nil
 		if err := h.Jobs.Apply(ctx, j, c); err != nil {
 			if errors.Is(err, records.ErrStale) {
 				return "", nil // another beat recorded it, or the job was cancelled
@@ -305,12 +366,75 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		if st.To == jobs.StatusRunning {
 			h.started(ctx, j)
 		}
-		if st.To.Terminal() {
-			h.leave(ctx, j, st.To) // its end is kept on its record: what it applied may go
+		next.DetailsDue = c.DetailsDue
+		switch e := (ending{job: next, at: c.At, have: have}); {
+		case !c.DetailsDue:
+			if st.To.Terminal() {
+				h.leave(ctx, j, st.To) // its end is kept on its record: what it applied may go
+			}
+		case later != nil:
+			*later = append(*later, e)
+		default:
+			if err := h.finish(ctx, kc, e); err != nil {
+				return "", err // its details are added by the next beat that reads it
+			}
 		}
 		j = next
 	}
 	return j.Status, nil
+}
+
+// whole is job state's whole record: state itself when it was read whole, else read afresh.
+// States' projection leaves the tenant out, which every whole record has.
+func (h *Handler) whole(ctx context.Context, state jobs.Job) (jobs.Job, error) {
+	if state.Tenant != "" {
+		return state, nil
+	}
+	return h.Jobs.Job(ctx, state.ID)
+}
+
+// ending is a job's end recorded with its details due, which finish adds: the job as the end
+// left it, when it ended, and what the beat already holds of its objects.
+type ending struct {
+	job  jobs.Job
+	at   time.Time
+	have seen
+}
+
+// finish adds to an ended job the details of its end, reading what e.have does not hold, in
+// one conditional write that holds only while they are due, and then deletes what the job
+// applied (leave). Details another beat added meanwhile are left as they are. On an error the
+// details stay due, and the objects in place, for the next beat that reads the job.
+func (h *Handler) finish(ctx context.Context, kc kubernetes.Interface, e ending) error {
+	c := jobs.Change{From: e.job.Status, To: e.job.Status, At: e.at, Detailed: true}
+	h.keepEnd(ctx, kc, e.job, e.have, &c)
+	if err := h.Jobs.Apply(ctx, e.job, c); err != nil && !errors.Is(err, records.ErrStale) {
+		return fmt.Errorf("adding the details of job %s's end: %w", e.job.ID, err)
+	}
+	h.Log.DebugContext(ctx, "detailed", "job_id", e.job.ID, "status", e.job.Status)
+	h.leave(ctx, e.job, e.job.Status)
+	return nil
+}
+
+// finishDue adds the details of ended job j's end that a beat left due and did not add (it
+// stopped between the two writes, or the second failed), from have and what it reads.
+func (h *Handler) finishDue(ctx context.Context, kc kubernetes.Interface, j jobs.Job, have seen) error {
+	whole, err := h.whole(ctx, j)
+	if err != nil {
+		return err
+	}
+	return h.finish(ctx, kc, ending{job: whole, at: endedAt(whole), have: have})
+}
+
+// endedAt is when ended job j ended: its history's last entry in its status.
+func endedAt(j jobs.Job) time.Time {
+	at := j.UpdatedAt
+	for _, t := range j.StatusHistory {
+		if t.Status == j.Status {
+			at = t.At
+		}
+	}
+	return at
 }
 
 // keepEnd sets on c, the change that ends job j, its batch Jobs' last status and what its pods
@@ -329,7 +453,7 @@ func (h *Handler) keepEnd(ctx context.Context, kc kubernetes.Interface, j jobs.J
 	if len(pods) == 0 {
 		return pods
 	}
-	nodes, _ := jobobjects.Nodes(ctx, kc.CoreV1().RESTClient(), pods) // a node not read is left out of the placement
+	nodes := h.nodes.of(ctx, kc, j.Region, pods, h.now()) // a node not read is left out of the placement
 	c.Placement, c.LogTail = jobobjects.Placement(pods, nodes), jobobjects.LogTail(ctx, kc.CoreV1().RESTClient(), pods, logTailLines)
 	c.Exits = jobobjects.Exits(pods)
 	runs, costNodes := jobobjects.CostInputs(pods, nodes, c.At)
@@ -381,10 +505,31 @@ type owned struct {
 	// nil outside the pass.
 	ending map[string][]corev1.Pod
 	view   nodeView
+	// since is when the watch that keeps these objects current began (zero outside a watch): the
+	// Jobs' pods made after it are all in ran.
+	since time.Time
 	// jobsVersion, podsVersion and watchedVersion are the resourceVersions the Jobs', the pods'
 	// and the watched pods' LISTs were read at, which a watch resumes from; "" when a LIST failed.
 	jobsVersion, podsVersion, watchedVersion string
 }
+
+// sawEvery reports whether a watch saw every pod job id's Jobs made: the Jobs were made after it
+// began (since, with clockSkew to spare between this machine and the API server's), so their
+// pods were too.
+func (o owned) sawEvery(id string) bool {
+	if o.since.IsZero() || len(o.jobs[id]) == 0 || len(o.ran[id]) == 0 {
+		return false
+	}
+	for _, kj := range o.jobs[id] {
+		if !kj.CreationTimestamp.After(o.since.Add(clockSkew)) {
+			return false
+		}
+	}
+	return true
+}
+
+// clockSkew is how far this machine's clock and an API server's may be apart.
+const clockSkew = 2 * time.Second
 
 // has reports whether job id has a Job, a pod, a Deployment or a StatefulSet.
 func (o owned) has(id string) bool {

@@ -97,6 +97,9 @@ type Handler struct {
 	// Bell, when set, wakes the webhook function after the watch records a job's start or end, so
 	// its event goes out now rather than at the next beat's sweep; delivery.Queue is the real one.
 	Bell WebhookBell
+	// FollowDepth is how many watched jobs of a region are followed at once (watchfollow.go);
+	// 0 is DefaultFollowDepth.
+	FollowDepth int
 	// Tenants and SweptKinds, both set, sweep each region's cluster once a sweepEvery for objects
 	// left behind (leftovers.go): of SweptKinds (jobobjects.Kinds: every kind Tidegate can
 	// apply, whatever the policy allows), in the Tenants' namespaces.
@@ -109,6 +112,9 @@ type Handler struct {
 	mu     sync.Mutex
 	memory map[string]memory    // by region: what the last beat saw
 	swept  map[string]time.Time // by region: when its last sweep started
+
+	// nodes are the nodes ended jobs' pods ran on, as read lately (nodes.go).
+	nodes nodeCache
 
 	// clearing are the deletes of what ended jobs left, which HandleBeat waits for (leftovers.go);
 	// clearSlots bounds how many run at once.
@@ -143,18 +149,17 @@ func (h *Handler) HandleBeat(ctx context.Context, ev events.EventBridgeEvent) er
 		kept()
 		_ = h.Leases.Release(context.WithoutCancel(ctx), "reconcile", owner)
 	}()
-	listed, err := h.pass(ctx, ev)
-	if h.Watch > 0 {
-		h.watchAll(ctx, start, listed)
-	}
+	w := h.openWindow(ctx, start)
+	err = h.pass(ctx, ev, w.watch)
+	w.wait()
 	h.clearing.Wait() // what the ended jobs left, deleted while the beat went on
 	return err
 }
 
 // pass is the beat's work proper: it follows the regions' jobs, runs the host plan, keeps the
-// isolation objects and sweeps. It answers what it LISTed of each region, by the index of
-// h.Regions, for the watch.
-func (h *Handler) pass(ctx context.Context, ev events.EventBridgeEvent) ([]owned, error) {
+// isolation objects and sweeps. As soon as it has followed a region, it hands what it LISTed
+// there to followed, which watches the region from it while the rest of the pass goes on.
+func (h *Handler) pass(ctx context.Context, ev events.EventBridgeEvent, followed func(region string, l owned)) error {
 	defer h.timed(ctx, h.now(), ev.Time)
 	// Hosting runs beside the jobs: the two touch different pods and records.
 	hosted := make(chan error, 1)
@@ -177,10 +182,13 @@ func (h *Handler) pass(ctx context.Context, ev events.EventBridgeEvent) ([]owned
 	}()
 	// The regions are followed at once: each has its own cluster and its own records.
 	errs := make([]error, len(h.Regions), len(h.Regions)+2)
-	listed := make([]owned, len(h.Regions))
 	var wg sync.WaitGroup
 	for i, r := range h.Regions {
-		wg.Go(func() { listed[i], errs[i] = h.region(ctx, r) })
+		wg.Go(func() {
+			var l owned
+			l, errs[i] = h.region(ctx, r)
+			followed(r, l)
+		})
 	}
 	wg.Wait()
 	errs = append(errs, <-hosted)
@@ -188,7 +196,7 @@ func (h *Handler) pass(ctx context.Context, ev events.EventBridgeEvent) ([]owned
 	if h.Webhooks != nil {
 		errs = append(errs, h.Webhooks.Sweep(ctx))
 	}
-	return listed, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // started records job j's time from submission to the beat seeing it run.
@@ -236,11 +244,13 @@ func (h *Handler) region(ctx context.Context, region string) (owned, error) {
 		defer close(swept)
 		h.sweepLeft(ctx, region)
 	}()
-	read, l, err := h.follow(ctx, region)
+	began := time.Now()
+	read, l, rang, err := h.follow(ctx, region)
+	h.Log.InfoContext(ctx, "followed", "region", region, "took", time.Since(began), "listed", len(l.jobs)+len(l.pods)+len(l.serving), "rang", rang)
 	a := <-asked
 	<-swept
-	if a.err != nil {
-		return l, errors.Join(err, a.err)
+	if a.err != nil || rang {
+		return l, errors.Join(err, a.err) // rung for the ends already, if it has queued jobs or not
 	}
 	return l, errors.Join(err, h.sweep(ctx, region, read, a.queued))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/jobobjects"
@@ -39,12 +40,15 @@ const (
 	// endDeleteWait bounds one ended job's deletes: a few objects, each a GET and a DELETE that
 	// take the API server milliseconds; what is not deleted by then is the sweep's.
 	endDeleteWait = 20 * time.Second
+	// detailsWait is how long after a job's end the sweep leaves its objects alone while its
+	// details are still due: a beat adds them within milliseconds, or the next beat does.
+	detailsWait = 5 * time.Minute
 )
 
 // leave deletes in the background what job j, whose end in status ended was just recorded, left in its cluster
 // (jobobjects.AtEnd). HandleBeat waits for it before it returns.
 func (h *Handler) leave(ctx context.Context, j jobs.Job, ended jobs.Status) {
-	if h.Clusters == nil || len(j.Manifests) == 0 {
+	if h.Clusters == nil || len(j.Manifests) == 0 || jobobjects.KeptWhole(j, ended) {
 		return
 	}
 	h.clearOnce.Do(func() { h.clearSlots = make(chan struct{}, endDeletes) })
@@ -153,9 +157,14 @@ func (h *Handler) sweepRegion(ctx context.Context, region string) error {
 		return errors.Join(append(errs, fmt.Errorf("reading the states of %d jobs with objects in %s: %w", len(ids), region, err))...)
 	}
 	states := make(map[string]jobs.Status, len(read))
+	due := map[string]bool{}
 	for _, j := range read {
 		states[j.ID] = j.Status
+		// An end whose details are still to be added keeps its objects a while for the beat
+		// that adds them (record), which reads its pods.
+		due[j.ID] = j.DetailsDue && h.now().Sub(endedAt(j)) < detailsWait
 	}
+	listed = slices.DeleteFunc(listed, func(o jobobjects.Object) bool { return due[o.Job] })
 	deleted, err := jobobjects.DeleteEach(ctx, dc, jobobjects.Swept(listed, states, managed))
 	errs = append(errs, err)
 	h.countSwept(ctx, region, deleted)

@@ -73,7 +73,7 @@ func (h *Handler) judgeReady(ctx context.Context, kc kubernetes.Interface, regio
 			errs = append(errs, h.requeueNotReady(ctx, kc, j, r, ps))
 			delete(next.recorded, j.ID) // queued again: read afresh until its next attempt runs
 		case jobs.ReadyFail:
-			s, err := h.record(ctx, kc, j, []Step{{To: jobs.StatusFailed, Reason: jobs.ReasonPodsNeverReady + ": " + r.Detail, NoRetry: true}}, seen{pods: ps})
+			s, err := h.record(ctx, kc, j, []Step{{To: jobs.StatusFailed, Reason: jobs.ReasonPodsNeverReady + ": " + r.Detail, NoRetry: true}}, seen{pods: ps}, nil)
 			errs = append(errs, err)
 			if s == "" {
 				delete(next.recorded, j.ID)

@@ -19,9 +19,14 @@ func labelledJob(ns, name, id string, active int32) *batchv1.Job {
 	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{jobs.IDKey: id}}, Status: batchv1.JobStatus{Active: active}}
 }
 
+// takeInto is a follower holding o, as a watch's is before its first event.
+func takeInto(o owned) *follower {
+	return &follower{w: o, mark: map[string]mark{}, wake: make(chan struct{}, 1)}
+}
+
 // TestTakeKeepsObjectsCurrent: the events waiting are taken together into the objects the watch
 // follows jobs with: a Job replaced by its newer self, added, deleted; a pod added; an object
-// without a job id or a bookmark changes nothing. Each job moved is named once, in order.
+// without a job id or a bookmark changes nothing. Each job moved is due once, in order.
 func TestTakeKeepsObjectsCurrent(t *testing.T) {
 	o := owned{
 		jobs: map[string][]batchv1.Job{"a": {*labelledJob("ns", "a", "a", 1)}, "b": {*labelledJob("ns", "b", "b", 1)}},
@@ -38,18 +43,16 @@ func TestTakeKeepsObjectsCurrent(t *testing.T) {
 	watchedEvents <- kwatch.Event{Type: kwatch.Modified, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a-x", Labels: map[string]string{jobs.IDKey: "a"}}}}
 	ranEvents <- kwatch.Event{Type: kwatch.Modified, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c-y", Labels: map[string]string{jobs.IDKey: "c"}}}}
 
-	var moved []string
+	f := takeInto(o)
 	for len(jobEvents)+len(podEvents)+len(watchedEvents)+len(ranEvents) > 0 {
-		ids, err := o.take(context.Background(), [watches]<-chan kwatch.Event{jobEvents, podEvents, watchedEvents, ranEvents})
-		if err != nil {
+		if err := f.take(context.Background(), [watches]<-chan kwatch.Event{jobEvents, podEvents, watchedEvents, ranEvents}); err != nil {
 			t.Fatalf("take: %v", err)
 		}
-		for _, id := range ids {
-			if !slices.Contains(moved, id) {
-				moved = append(moved, id)
-			}
-		}
 	}
+	if len(f.wake) != 1 {
+		t.Error("taking events left the follower asleep")
+	}
+	moved := slices.Clone(f.due)
 	slices.Sort(moved)
 	if want := []string{"a", "b", "c", "d"}; !slices.Equal(moved, want) {
 		t.Errorf("take named jobs %v, want %v", moved, want)
@@ -70,7 +73,7 @@ func TestTakeKeepsObjectsCurrent(t *testing.T) {
 }
 
 // TestTakeReportsADroppedWatch: a watch whose channel closes, or which sends an error (410
-// Expired), is dropped, and the events taken before it are still answered.
+// Expired), is dropped, and the jobs the events before it moved are still due.
 func TestTakeReportsADroppedWatch(t *testing.T) {
 	expired := &apierrors.NewResourceExpired("too old resource version").ErrStatus
 	for name, last := range map[string]*kwatch.Event{
@@ -85,9 +88,10 @@ func TestTakeReportsADroppedWatch(t *testing.T) {
 		} else {
 			jobEvents <- *last
 		}
-		ids, err := o.take(context.Background(), [watches]<-chan kwatch.Event{jobEvents, podEvents, watchedEvents, ranEvents})
-		if !errors.Is(err, errDropped) || !slices.Equal(ids, []string{"a"}) {
-			t.Errorf("%s: take = %v, %v; want [a] and errDropped", name, ids, err)
+		f := takeInto(o)
+		err := f.take(context.Background(), [watches]<-chan kwatch.Event{jobEvents, podEvents, watchedEvents, ranEvents})
+		if !errors.Is(err, errDropped) || !slices.Equal(f.due, []string{"a"}) {
+			t.Errorf("%s: take = %v with %v due; want errDropped with [a]", name, err, f.due)
 		}
 		if last != nil && !apierrors.IsResourceExpired(err) {
 			t.Errorf("%s: take's error %v does not say the resourceVersion expired", name, err)

@@ -31,36 +31,58 @@ const (
 	// resumePause is the least time between the fresh passes that resume dropped watches, so a
 	// cluster that refuses every watch is LISTed once a second, not in a loop.
 	resumePause = time.Second
-	// watchBatch bounds the events taken together before their jobs are followed: enough that a
-	// burst of ends rings dispatch once, few enough that the first end is not kept waiting.
+	// watchBatch bounds the events taken at once into what the watch holds, under its lock.
 	watchBatch = 100
-	// followers is how many watched jobs are followed at once. Recording an end reads the record,
-	// the Job, its pods, their nodes and log tails, some ten requests that take a second on a
-	// busy machine: one at a time, ten ends a second would queue up behind each other.
-	followers = 8
 )
 
 // errDropped is a watch that ended before the beat's window did: closed by the API server, cut
 // off, or answered with an error (410 Gone for a resourceVersion compacted away).
 var errDropped = errors.New("the watch was dropped")
 
-// watchAll watches every region at once until Watch after start, or shortly before ctx's own
-// deadline, from what the pass LISTed of each (listed, by the index of h.Regions).
-func (h *Handler) watchAll(ctx context.Context, start time.Time, listed []owned) {
+// window is a beat's watch of its regions, until Watch after the beat's start or shortly before
+// its invocation's deadline; each region's is begun as soon as the pass has followed it. A nil
+// window watches nothing.
+type window struct {
+	h      *Handler
+	ctx    context.Context // what was begun when the window ends is finished under it
+	window context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// openWindow is the watch of a beat that started at start, nil when the handler does not watch
+// or no time is left for it.
+func (h *Handler) openWindow(ctx context.Context, start time.Time) *window {
+	if h.Watch <= 0 {
+		return nil
+	}
 	until := start.Add(h.Watch)
 	if d, ok := ctx.Deadline(); ok && d.Add(-watchStop).Before(until) {
 		until = d.Add(-watchStop)
 	}
 	if !time.Now().Before(until) {
+		return nil
+	}
+	w := &window{h: h, ctx: ctx}
+	w.window, w.cancel = context.WithDeadline(ctx, until)
+	return w
+}
+
+// watch watches region from l, what the pass LISTed of it, until the window ends.
+func (w *window) watch(region string, l owned) {
+	if w == nil {
 		return
 	}
-	window, cancel := context.WithDeadline(ctx, until)
-	defer cancel()
-	var wg sync.WaitGroup
-	for i, r := range h.Regions {
-		wg.Go(func() { h.watchRegion(ctx, window, r, listed[i]) })
+	w.wg.Go(func() { w.h.watchRegion(w.ctx, w.window, region, l) })
+}
+
+// wait waits for every region's watch to end with the window.
+func (w *window) wait() {
+	if w == nil {
+		return
 	}
-	wg.Wait()
+	w.wg.Wait()
+	w.cancel()
 }
 
 // watchRegion watches region's Jobs and bare pods from l's LISTs until window ends, recording each
@@ -141,16 +163,25 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 	// the events. Nodes are not watched: a pod's DisruptionTarget is seen as it comes, a node's
 	// taint or loss by the next pass.
 	w := owned{jobs: l.jobs, pods: l.pods, watched: l.watched, ran: map[string][]corev1.Pod{},
-		view: newNodeView(nil, h.CapacityLabel, h.recall(region).spot, h.now())}
+		view: newNodeView(nil, h.CapacityLabel, h.recall(region).spot, h.now()), since: time.Now()}
 	if w.watched == nil {
 		w.watched = map[string][]corev1.Pod{}
 	}
+	f := h.newFollower(ctx, kc, region, w)
+	stop := make(chan struct{})
+	running := make(chan struct{})
+	go func() {
+		defer close(running)
+		f.run(stop)
+	}()
+	defer func() {
+		// What was taken is followed to its end, under ctx, before a pass may begin.
+		close(stop)
+		<-running
+		f.wait()
+	}()
 	for {
-		moved, err := w.take(window, events)
-		if len(moved) > 0 {
-			h.followMoved(ctx, kc, region, w, moved)
-		}
-		if err != nil || window.Err() != nil {
+		if err := f.take(window, events); err != nil || window.Err() != nil {
 			return err
 		}
 	}
@@ -167,56 +198,6 @@ const (
 	ofJobPods
 	watches
 )
-
-// take waits for the next event of any watch and takes it, with any others already waiting (up
-// to watchBatch), into o. It answers the ids of the jobs whose objects they changed, in the order
-// first seen, and errDropped (wrapped) when a watch ended or sent an error.
-func (o owned) take(ctx context.Context, events [watches]<-chan kwatch.Event) ([]string, error) {
-	var ids []string
-	seen := map[string]bool{}
-	for n := 0; n < watchBatch; n++ {
-		var ev kwatch.Event
-		var open bool
-		var of int
-		if n == 0 {
-			select {
-			case <-ctx.Done():
-				return nil, nil
-			case ev, open = <-events[ofJobs]:
-			case ev, open = <-events[ofPods]:
-				of = ofPods
-			case ev, open = <-events[ofWatched]:
-				of = ofWatched
-			case ev, open = <-events[ofJobPods]:
-				of = ofJobPods
-			}
-		} else {
-			select {
-			case ev, open = <-events[ofJobs]:
-			case ev, open = <-events[ofPods]:
-				of = ofPods
-			case ev, open = <-events[ofWatched]:
-				of = ofWatched
-			case ev, open = <-events[ofJobPods]:
-				of = ofJobPods
-			default:
-				return ids, nil
-			}
-		}
-		if !open {
-			return ids, errDropped
-		}
-		id, err := o.apply(ev, of)
-		if err != nil {
-			return ids, err
-		}
-		if id != "" && !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
-}
 
 // apply brings o up to date with one event of the watch of (ofJobs for a Job's), answering the id
 // of the job whose object it is ("" for a bookmark, or an object without one).
@@ -260,90 +241,6 @@ func replace[T any](objs []T, obj T, deleted bool, key func(T) string) []T {
 		out = append(out, obj)
 	}
 	return out
-}
-
-// followMoved follows, as the pass would, each job of ids whose objects show a step past the
-// status remembered of it, reading its record first, followers at a time. Dispatch is rung as soon
-// as the first of them has ended, so its room is used while the others are recorded, and once more
-// after them if more ended since; the webhook function is rung once if any moved. The events wait
-// meanwhile, so w is only read; while the jobs are slow to follow, the next batch grows.
-func (h *Handler) followMoved(ctx context.Context, kc kubernetes.Interface, region string, w owned, ids []string) {
-	var mu sync.Mutex
-	endsSinceRing, moved := 0, false
-	rung := false
-	slots := make(chan struct{}, followers)
-	var wg sync.WaitGroup
-	for _, id := range ids {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			from, to, err := h.followWatched(ctx, kc, region, w, id)
-			if err != nil {
-				h.Log.WarnContext(ctx, "following a watched job; the next pass tries again", "job_id", id, "error", err)
-			}
-			if to == "" || to == from {
-				return
-			}
-			mu.Lock()
-			moved = true
-			first := to.Terminal() && !rung
-			if to.Terminal() {
-				endsSinceRing++
-			}
-			if first {
-				rung, endsSinceRing = true, 0
-			}
-			mu.Unlock()
-			if first {
-				h.ring(ctx, region)
-			}
-		})
-	}
-	wg.Wait()
-	if endsSinceRing > 0 {
-		h.ring(ctx, region)
-	}
-	if moved && h.Bell != nil {
-		if err := h.Bell.RingDrain(ctx); err != nil {
-			h.Log.WarnContext(ctx, "ringing the webhook queue after a step; the next beat's sweep rings again", "error", err)
-		}
-	}
-}
-
-// ring rings dispatch for region, whose room a watched job's end has freed.
-func (h *Handler) ring(ctx context.Context, region string) {
-	if h.Ringer == nil {
-		return
-	}
-	if err := h.Ringer.Ring(ctx, region); err != nil {
-		h.Log.WarnContext(ctx, "ringing dispatch after an end; the next beat's sweep rings again", "region", region, "error", err)
-		return
-	}
-	h.Log.DebugContext(ctx, "rang dispatch", "region", region)
-}
-
-// followWatched follows job id of region, whose objects w holds, through settle, the pass's own
-// path, when they show a step past the status remembered of it; it answers the status its record
-// was read in and the status it is left in ("" for either when it was not read, or is not known).
-// A job whose pods show an interruption is read too, as the pass reads it (flagged), for its
-// retry. A long-running job is left to the pass, which lists its Deployments and StatefulSets.
-func (h *Handler) followWatched(ctx context.Context, kc kubernetes.Interface, region string, w owned, id string) (from, to jobs.Status, err error) {
-	s, known := h.recalled(region, id)
-	_, interrupted := Interruption(w.podsOf(id), w.view, anyAttempt)
-	if known && (!following(s) || !w.moved(id, s) && !interrupted) || !w.has(id) && !interrupted {
-		return "", "", nil
-	}
-	read, err := h.Jobs.States(ctx, []string{id})
-	if err != nil || len(read) == 0 {
-		return "", "", err // no record: not a job of this deployment, or not yet
-	}
-	j := read[0]
-	if j.LongRunning() {
-		return "", "", nil
-	}
-	to, keep, err := h.settle(ctx, kc, region, j, w)
-	h.note(region, id, to, keep)
-	return j.Status, to, err
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -57,6 +57,9 @@ type Options struct {
 	// WrapAPI, when set, wraps the API's handler: tests hold every exchange to the contract
 	// (shared/dev/contract) through it.
 	WrapAPI func(http.Handler) http.Handler
+	// FollowDepth, when set, is how many watched jobs of a region the beat follows at once
+	// (reconcile.Handler.FollowDepth), for bench/ends to find the depth where ends keep up.
+	FollowDepth int
 	// Meter, when set, counts the functions' AWS calls and times their invocations (`make bench`).
 	Meter Meter
 	// Ready, when set, is told the stack's state once it serves: `tidegate dev` saves the CLI's

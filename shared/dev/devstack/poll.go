@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -22,14 +23,28 @@ type sqsHandler interface {
 const (
 	pollWait  = 20
 	pollBatch = 10
+	// dispatchInvocations are the dispatch function's invocations at once: its drains of a region
+	// overlap as in AWS, where a ring during a drain knocks on its lease and the drain runs again.
+	// The webhook function's stay one at a time.
+	dispatchInvocations = 4
 	// pollBackoff spaces out retries when the queue itself errors, so a stopped stand-in is not hammered.
 	pollBackoff = time.Second
 )
 
-// pollQueue feeds queueURL's messages to h until ctx ends, deleting what h did not report as failed;
-// failed messages come back after their visibility timeout, as in AWS.
-func pollQueue(ctx context.Context, log *slog.Logger, q *sqs.Client, queueURL, queueARN string, h sqsHandler) {
+// pollQueue feeds queueURL's messages to h until ctx ends, up to invocations batches at once, as
+// Lambda's event source mapping runs several invocations of a function at once, deleting what h
+// did not report as failed; failed messages come back after their visibility timeout, as in AWS.
+// It returns once the batches under way are done.
+func pollQueue(ctx context.Context, log *slog.Logger, q *sqs.Client, queueURL, queueARN string, h sqsHandler, invocations int) {
+	slots := make(chan struct{}, max(invocations, 1))
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
 		out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    &queueURL,
 			MaxNumberOfMessages:         pollBatch,
@@ -37,6 +52,7 @@ func pollQueue(ctx context.Context, log *slog.Logger, q *sqs.Client, queueURL, q
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		})
 		if err != nil {
+			<-slots
 			if ctx.Err() == nil {
 				log.Error("polling queue", "queue", queueURL, "err", err)
 				sleep(ctx, pollBackoff)
@@ -44,16 +60,19 @@ func pollQueue(ctx context.Context, log *slog.Logger, q *sqs.Client, queueURL, q
 			continue
 		}
 		if len(out.Messages) == 0 {
+			<-slots
 			continue
 		}
-		ev := toEvent(out.Messages, queueARN)
-		resp, err := h.HandleSQS(ctx, ev)
-		if err != nil {
-			// A whole-batch error leaves every message to come back, as Lambda does.
-			log.Error("sqs handler failed", "queue", queueURL, "err", err)
-			continue
-		}
-		deleteDone(ctx, log, q, queueURL, out.Messages, resp)
+		wg.Go(func() {
+			defer func() { <-slots }()
+			resp, err := h.HandleSQS(ctx, toEvent(out.Messages, queueARN))
+			if err != nil {
+				// A whole-batch error leaves every message to come back, as Lambda does.
+				log.Error("sqs handler failed", "queue", queueURL, "err", err)
+				return
+			}
+			deleteDone(ctx, log, q, queueURL, out.Messages, resp)
+		})
 	}
 }
 

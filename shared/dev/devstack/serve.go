@@ -86,6 +86,7 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 	if err != nil {
 		return err
 	}
+	beater.FollowDepth = opt.FollowDepth
 	d, err := dispatchhandler.New(f.cfg, f.clients, f.clusters, spot, log)
 	if err != nil {
 		return err
@@ -98,10 +99,10 @@ func (f functions) start(ctx context.Context, ws *workers, opt Options, api, pri
 	ws.wg.Go(func() {
 		// A point a beat: the console's price chart moves as fast as prices set by hand.
 		d.PriceStep = max(opt.Beat.Round(time.Second), time.Second)
-		pollQueue(ctx, log, f.clients.SQS, f.queues.dispatch.url, f.queues.dispatch.arn, meteredSQS(opt.Meter, "dispatch", d))
+		pollQueue(ctx, log, f.clients.SQS, f.queues.dispatch.url, f.queues.dispatch.arn, meteredSQS(opt.Meter, "dispatch", d), dispatchInvocations)
 	})
 	ws.wg.Go(func() {
-		pollQueue(ctx, log, f.clients.SQS, f.queues.webhook.url, f.queues.webhook.arn, meteredSQS(opt.Meter, "webhook", webhookhandler.New(f.cfg, f.clients, log)))
+		pollQueue(ctx, log, f.clients.SQS, f.queues.webhook.url, f.queues.webhook.arn, meteredSQS(opt.Meter, "webhook", webhookhandler.New(f.cfg, f.clients, log)), 1)
 	})
 	ws.wg.Go(func() {
 		beat(ctx, log, opt.Beat, meteredBeat(opt.Meter, beater.HandleBeat))

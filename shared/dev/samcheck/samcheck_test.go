@@ -190,7 +190,7 @@ func TestCheckReports(t *testing.T) {
 		{
 			name:   "beat's timeout below its watch",
 			mutate: func(doc map[string]any) { props(doc, "ReconcileFunction")["Timeout"] = 55 },
-			want:   Problem{RuleSchedule, "ReconcileFunction", "Timeout is 55 s; make it at least 59 s"},
+			want:   Problem{RuleSchedule, "ReconcileFunction", "Timeout is 55 s; make it at least 61 s"},
 		},
 		{
 			name:   "beat removed",

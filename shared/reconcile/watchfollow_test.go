@@ -1,0 +1,93 @@
+package reconcile
+
+import (
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestCoalescerRingsOnceMoreForABurst: asks that come while a ring is under way are one more
+// ring after it, however many they are; an ask when none is under way rings at once.
+func TestCoalescerRingsOnceMoreForABurst(t *testing.T) {
+	var runs atomic.Int32
+	first, release := make(chan struct{}), make(chan struct{})
+	c := &coalescer{do: func() {
+		if runs.Add(1) == 1 {
+			close(first)
+			<-release
+		}
+	}}
+	c.ask()
+	<-first // the first ring is under way
+	for range 10 {
+		c.ask()
+	}
+	close(release)
+	c.wait()
+	if n := runs.Load(); n != 2 {
+		t.Errorf("a ring and ten asks during it rang %d times, want 2", n)
+	}
+	c.ask()
+	c.wait()
+	if n := runs.Load(); n != 3 {
+		t.Errorf("an ask after the burst rang %d times in all, want 3", n)
+	}
+}
+
+// TestFollowerTakesEachJobOnce: a job moved twice before it is taken is due once; the jobs due
+// are taken together, with a copy of their own objects only; a job moved while it is followed
+// is due again when it is done, and not before; one done and unmoved is forgotten.
+func TestFollowerTakesEachJobOnce(t *testing.T) {
+	pod := func(id string) []corev1.Pod { return []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: id}}} }
+	f := takeInto(owned{pods: map[string][]corev1.Pod{"a": pod("a"), "b": pod("b"), "c": pod("c")}})
+	f.makeDue("a")
+	f.makeDue("b")
+	f.makeDue("a")
+	if !slices.Equal(f.due, []string{"a", "b"}) {
+		t.Fatalf("due %v, want [a b]", f.due)
+	}
+	ids, w := f.takeDue()
+	if !slices.Equal(ids, []string{"a", "b"}) || len(f.due) != 0 {
+		t.Fatalf("took %v leaving %v due; want [a b] and none", ids, f.due)
+	}
+	if len(w.pods) != 2 || len(w.pods["a"]) != 1 || w.has("c") {
+		t.Errorf("the copy taken holds %v; want a's and b's pods only", w.pods)
+	}
+	f.makeDue("a") // moved while followed
+	if len(f.due) != 0 {
+		t.Errorf("a job moved while followed is due at once (%v); want it due when done", f.due)
+	}
+	f.done("a")
+	f.done("b")
+	if !slices.Equal(f.due, []string{"a"}) || len(f.wake) != 1 {
+		t.Errorf("after both were done, due %v (woken %v); want [a], woken", f.due, len(f.wake) == 1)
+	}
+	if _, kept := f.mark["b"]; kept {
+		t.Error("b, done and unmoved, is still marked")
+	}
+	f.makeDue("b")
+	if !slices.Equal(f.due, []string{"a", "b"}) {
+		t.Errorf("due %v, want [a b]", f.due)
+	}
+}
+
+// TestCoalescerKeepsItsGap: an ask just after a run, within the gap, runs once the gap since
+// that run's start has passed, not at once.
+func TestCoalescerKeepsItsGap(t *testing.T) {
+	var starts []time.Time
+	c := &coalescer{do: func() { starts = append(starts, time.Now()) }, gap: 80 * time.Millisecond}
+	c.ask()
+	time.Sleep(10 * time.Millisecond)
+	c.ask()
+	c.wait()
+	if len(starts) != 2 {
+		t.Fatalf("two asks ran %d times, want 2", len(starts))
+	}
+	if apart := starts[1].Sub(starts[0]); apart < c.gap {
+		t.Errorf("the second run came %s after the first; want at least the gap, %s", apart, c.gap)
+	}
+}
