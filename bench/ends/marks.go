@@ -35,7 +35,7 @@ type marks struct {
 // round is one round of a drain: how long it took and how many jobs it admitted.
 type round struct {
 	took, reading, claiming time.Duration
-	admitted                   int64
+	admitted                int64
 }
 
 func newMarks(next slog.Handler) *marks {
