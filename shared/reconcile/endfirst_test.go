@@ -206,3 +206,50 @@ func TestWatchTakesEndsTogether(t *testing.T) {
 		}
 	}
 }
+
+// slowPass is the real job store whose reads of the records no LIST shows, which a warm beat's
+// pass makes first, take delay.
+type slowPass struct {
+	*dynamo.JobStore
+	delay time.Duration
+}
+
+func (s *slowPass) Unlisted(ctx context.Context, region string) ([]jobs.Job, error) {
+	time.Sleep(s.delay)
+	return s.JobStore.Unlisted(ctx, region)
+}
+
+// TestNextBeatResumesTheWatch: a job that ends between two beats of one process is recorded by
+// the second beat's watch, resumed where the first's left off, while the second beat's pass is
+// still reading; once, with one event.
+func TestNextBeatResumesTheWatch(t *testing.T) {
+	ctx := context.Background()
+	r := newFollowRig(t)
+	for i := range 2 {
+		if err := setupJob(ctx, r.store, r.kc, r.ns, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slow := &slowPass{JobStore: r.store}
+	h := r.instance(slow, &ringCounter{}, time.Now)
+	h.Watch = 2 * time.Second
+	if err := h.HandleBeat(ctx, events.EventBridgeEvent{ID: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	complete(t, r.kc, r.ns, benchName(0)) // between the two beats
+
+	slow.delay = 4 * time.Second
+	began := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- h.HandleBeat(ctx, events.EventBridgeEvent{ID: "second"}) }()
+	waitStatus(t, r.store, r.id(0), jobs.StatusSucceeded, began, 3*time.Second)
+	if err := <-done; err != nil {
+		t.Fatalf("the second beat: %v", err)
+	}
+	if n := completedEvents(t, r.db, r.tables, r.id(0)); n != 1 {
+		t.Errorf("%s has %d job.completed events, want 1", r.id(0), n)
+	}
+	if got := status(t, r.store, r.id(1)); got != jobs.StatusRunning {
+		t.Errorf("%s, whose Job still runs, is %s; want running", r.id(1), got)
+	}
+}

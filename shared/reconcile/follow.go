@@ -510,7 +510,9 @@ type owned struct {
 	since time.Time
 	// jobsVersion, podsVersion and watchedVersion are the resourceVersions the Jobs', the pods'
 	// and the watched pods' LISTs were read at, which a watch resumes from; "" when a LIST failed.
-	jobsVersion, podsVersion, watchedVersion string
+	// jobPodsVersion is the Jobs' pods' watch's, where a beat's watch left off; "" after a pass,
+	// whose watch of them starts from podsVersion.
+	jobsVersion, podsVersion, watchedVersion, jobPodsVersion string
 }
 
 // sawEvery reports whether a watch saw every pod job id's Jobs made: the Jobs were made after it

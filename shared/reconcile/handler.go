@@ -111,6 +111,7 @@ type Handler struct {
 
 	mu     sync.Mutex
 	memory map[string]memory    // by region: what the last beat saw
+	kept   map[string]kept      // by region: where the last beat's watch left off (watch.go)
 	swept  map[string]time.Time // by region: when its last sweep started
 
 	// nodes are the nodes ended jobs' pods ran on, as read lately (nodes.go).

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,9 @@ type window struct {
 	window context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	watching map[string]bool
 }
 
 // openWindow is the watch of a beat that started at start, nil when the handler does not watch
@@ -63,16 +67,30 @@ func (h *Handler) openWindow(ctx context.Context, start time.Time) *window {
 	if !time.Now().Before(until) {
 		return nil
 	}
-	w := &window{h: h, ctx: ctx}
+	w := &window{h: h, ctx: ctx, watching: map[string]bool{}}
 	w.window, w.cancel = context.WithDeadline(ctx, until)
+	// Where the last beat of this process left off, each region is watched at once, beside the
+	// pass: what happened between the two beats comes as the events since, not after the pass.
+	for _, r := range h.Regions {
+		if l, ok := h.resumeFrom(r); ok {
+			w.watch(r, l)
+		}
+	}
 	return w
 }
 
-// watch watches region from l, what the pass LISTed of it, until the window ends.
+// watch watches region from l, what the pass LISTed of it or where the last beat's watch left
+// off, until the window ends; a region watched already is left to that watch.
 func (w *window) watch(region string, l owned) {
 	if w == nil {
 		return
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watching[region] {
+		return
+	}
+	w.watching[region] = true
 	w.wg.Go(func() { w.h.watchRegion(w.ctx, w.window, region, l) })
 }
 
@@ -130,7 +148,8 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 	window, cancel := context.WithCancel(window)
 	defer cancel()
 	opts := func(selector, version string) metav1.ListOptions {
-		o := metav1.ListOptions{LabelSelector: selector, ResourceVersion: version}
+		// Bookmarks keep a quiet stream's resourceVersion current, for the next beat's resume.
+		o := metav1.ListOptions{LabelSelector: selector, ResourceVersion: version, AllowWatchBookmarks: true}
 		if d, ok := window.Deadline(); ok {
 			secs := int64(time.Until(d)/time.Second) + 1
 			o.TimeoutSeconds = &secs
@@ -148,7 +167,7 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 		ofJobs:    {"Jobs", jobs.IDKey, l.jobsVersion, jobsWatch},
 		ofPods:    {"pods", unownedPods, l.podsVersion, podsWatch},
 		ofWatched: {"retried jobs' pods", watchedPods, l.watchedVersion, podsWatch},
-		ofJobPods: {"Jobs' pods", jobPods, l.podsVersion, podsWatch},
+		ofJobPods: {"Jobs' pods", jobPods, cmp.Or(l.jobPodsVersion, l.podsVersion), podsWatch},
 	}
 	var events [watches]<-chan kwatch.Event
 	for i, s := range streams {
@@ -162,29 +181,34 @@ func (h *Handler) watchFrom(ctx, window context.Context, wc, kc kubernetes.Inter
 	// What the watch follows a job with: its Jobs, bare pods and its Jobs' pods, kept current by
 	// the events. Nodes are not watched: a pod's DisruptionTarget is seen as it comes, a node's
 	// taint or loss by the next pass.
-	w := owned{jobs: l.jobs, pods: l.pods, watched: l.watched, ran: map[string][]corev1.Pod{},
-		view: newNodeView(nil, h.CapacityLabel, h.recall(region).spot, h.now()), since: time.Now()}
+	w := owned{jobs: l.jobs, pods: l.pods, watched: l.watched, ran: l.ran,
+		view: newNodeView(nil, h.CapacityLabel, h.recall(region).spot, h.now()), since: l.since}
 	if w.watched == nil {
 		w.watched = map[string][]corev1.Pod{}
 	}
+	if w.ran == nil || w.since.IsZero() {
+		// A watch from a pass's LISTs: the Jobs' pods made from now on are all seen.
+		w.ran, w.since = map[string][]corev1.Pod{}, time.Now()
+	}
 	f := h.newFollower(ctx, kc, region, w)
+	for i, s := range streams {
+		f.versions[i] = s.version
+	}
 	stop := make(chan struct{})
 	running := make(chan struct{})
 	go func() {
 		defer close(running)
 		f.run(stop)
 	}()
-	defer func() {
-		// What was taken is followed to its end, under ctx, before a pass may begin.
-		close(stop)
-		<-running
-		f.wait()
-	}()
-	for {
-		if err := f.take(window, events); err != nil || window.Err() != nil {
-			return err
-		}
+	err := f.takeUntil(window, events)
+	// What was taken is followed to its end, under ctx, before a pass may begin.
+	close(stop)
+	<-running
+	f.wait()
+	if err == nil {
+		h.keepForResume(region, f.resumable())
 	}
+	return err
 }
 
 // jobPods selects the pods the Job controller made for a job's Jobs, whose end EndedByPods reads.
@@ -198,6 +222,37 @@ const (
 	ofJobPods
 	watches
 )
+
+// keptFor is how long after a window ends the next beat may resume its watch from where it left
+// off: the API server keeps a few minutes of events (a resourceVersion older than those is 410
+// Gone, and the watch is resumed from a fresh pass instead).
+const keptFor = 2 * time.Minute
+
+// kept is where a region's watch left off: what it held, at the resourceVersions it had seen.
+type kept struct {
+	l  owned
+	at time.Time
+}
+
+// keepForResume keeps l, where region's watch left off, for the next beat of this process.
+func (h *Handler) keepForResume(region string, l owned) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.kept == nil {
+		h.kept = map[string]kept{}
+	}
+	h.kept[region] = kept{l: l, at: time.Now()}
+}
+
+// resumeFrom is where region's last watch in this process left off, if it ended lately; it is
+// taken, so that only one watch resumes from it.
+func (h *Handler) resumeFrom(region string) (owned, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k, ok := h.kept[region]
+	delete(h.kept, region)
+	return k.l, ok && time.Since(k.at) < keptFor
+}
 
 // apply brings o up to date with one event of the watch of (ofJobs for a Job's), answering the id
 // of the job whose object it is ("" for a bookmark, or an object without one).

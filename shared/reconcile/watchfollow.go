@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
@@ -46,11 +47,14 @@ type follower struct {
 	// webhook queue.
 	rings, bells *coalescer
 
-	mu   sync.Mutex
-	w    owned // the region's objects, kept current by the events
-	due  []string
-	mark map[string]mark
-	wake chan struct{}
+	mu sync.Mutex
+	w  owned // the region's objects, kept current by the events
+	// versions are the resourceVersions each watch has shown last, which the next beat's watch
+	// resumes from.
+	versions [watches]string
+	due      []string
+	mark     map[string]mark
+	wake     chan struct{}
 
 	// reading is held from a batch's take until each of its jobs has a slot; slots are the
 	// jobs followed at once; details the ends whose details are added at once.
@@ -75,8 +79,27 @@ func (h *Handler) newFollower(ctx context.Context, kc kubernetes.Interface, regi
 		reading: make(chan struct{}, 1), slots: make(chan struct{}, depth), details: make(chan struct{}, detailDepth),
 	}
 	f.rings = &coalescer{do: func() { h.ring(ctx, region) }, gap: ringGap}
-	f.bells = &coalescer{do: func() { h.ringWebhooks(ctx) }, gap: ringGap}
+	f.bells = &coalescer{do: func() { h.ringWebhooks(ctx) }, gap: bellGap}
 	return f
+}
+
+// takeUntil takes the events as they come until ctx ends (nil) or a watch drops.
+func (f *follower) takeUntil(ctx context.Context, events [watches]<-chan kwatch.Event) error {
+	for {
+		if err := f.take(ctx, events); err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// resumable is what the follower holds, at the resourceVersions its watches showed last: where
+// the next beat's watch may resume.
+func (f *follower) resumable() owned {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.w
+	l.jobsVersion, l.podsVersion, l.watchedVersion, l.jobPodsVersion = f.versions[ofJobs], f.versions[ofPods], f.versions[ofWatched], f.versions[ofJobPods]
+	return l
 }
 
 // take waits for the next event of any watch and applies it, with any others already waiting
@@ -98,6 +121,9 @@ func (f *follower) take(ctx context.Context, events [watches]<-chan kwatch.Event
 		id, err := f.w.apply(ev, of)
 		if err != nil {
 			return err
+		}
+		if m, ok := ev.Object.(metav1.Object); ok && m.GetResourceVersion() != "" {
+			f.versions[of] = m.GetResourceVersion()
 		}
 		if id != "" {
 			f.makeDue(id)
@@ -297,15 +323,19 @@ func (f *follower) followOne(j jobs.Job, w owned) {
 }
 
 // worthReading reports whether job id of region, whose objects w holds, is to be read: its
-// objects show a step past the status remembered of it, or it is not remembered, or its pods
-// show an interruption (read as the pass reads it, flagged, for its retry).
+// objects show a step past the status remembered of it (past pending, for a job not remembered:
+// one dispatch has just applied has nothing to record until it runs), or its pods show an
+// interruption (read as the pass reads it, flagged, for its retry).
 func (h *Handler) worthReading(region string, w owned, id string) bool {
 	s, known := h.recalled(region, id)
 	_, interrupted := Interruption(w.podsOf(id), w.view, anyAttempt)
 	if interrupted {
 		return true
 	}
-	return w.has(id) && (!known || following(s) && w.moved(id, s))
+	if !known {
+		s = jobs.StatusPending
+	}
+	return w.has(id) && following(s) && w.moved(id, s)
 }
 
 // only is a copy of what o holds of the jobs ids: the followers' own, which the events do not
@@ -352,11 +382,17 @@ func (h *Handler) ringWebhooks(ctx context.Context) {
 	}
 }
 
-// ringGap is the least time between two rings of dispatch (or of the webhook queue) by one
-// watch: the first end of a burst rings at once, and the ends within ringGap after it ring once
-// more, together. Each ring is an invocation of the function it rings, which finds the one before
-// it still draining and knocks on its lease; a ring an end would be a knock an end.
-const ringGap = 100 * time.Millisecond
+// ringGap and bellGap are the least times between two rings of dispatch, and of the webhook
+// queue, by one watch: the first end of a burst rings at once, and the ends within the gap after
+// it ring once more, together. Each ring is an invocation of the function it rings, which reads
+// the region's lease, active jobs and queue (about ten calls), or knocks on the lease of the
+// drain under way: a ring an end would cost more than the end itself (bench/calls). Dispatch's
+// gap is short, since a slot waits for it (bench/ends); the webhook queue's events wait a second
+// at most.
+const (
+	ringGap = 250 * time.Millisecond
+	bellGap = time.Second
+)
 
 // coalescer runs do at most once at a time, and at most once a gap: asked while it runs, or
 // within gap of its start, it runs once more after, so the asks of a burst cost one run or two,
