@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"maps"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -91,11 +92,14 @@ func (m memory) overdue(now time.Time) map[string]time.Time {
 	return out
 }
 
-// recall is what the last beat remembered of region; remember replaces it.
+// recall is a copy of what the last beat remembered of region, which a watch of the region
+// may go on noting in while the pass reads the copy; remember replaces it.
 func (h *Handler) recall(region string) memory {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.memory[region]
+	m := h.memory[region]
+	return memory{recorded: maps.Clone(m.recorded), gone: maps.Clone(m.gone), spot: maps.Clone(m.spot),
+		awaiting: maps.Clone(m.awaiting), settled: maps.Clone(m.settled)}
 }
 
 func (h *Handler) remember(region string, m memory) {
