@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -86,9 +87,14 @@ func floor(ctx context.Context, kubeconfig string, n, capacity int, run time.Dur
 			}
 		})
 	}
-	defer cancel() // before the Wait: a creator waiting for room stops
 	defer wg.Wait()
+	defer cancel() // runs before the Wait: a creator waiting for room stops
+	return awaitEnds(ctx, pods.ResultChan(), errs, slots, n, capacity, start)
+}
 
+// awaitEnds follows the floor's pods until n have ended, giving each end's room back to slots,
+// and answers how long that took from start and how long each slot stood empty.
+func awaitEnds(ctx context.Context, events <-chan kwatch.Event, errs <-chan error, slots chan<- struct{}, n, capacity int, start time.Time) (floorRun, error) {
 	var ends, starts []time.Time
 	ended, running := map[string]bool{}, map[string]bool{}
 	for len(ends) < n {
@@ -97,7 +103,7 @@ func floor(ctx context.Context, kubeconfig string, n, capacity int, run time.Dur
 			return floorRun{}, err
 		case <-ctx.Done():
 			return floorRun{}, ctx.Err()
-		case ev, ok := <-pods.ResultChan():
+		case ev, ok := <-events:
 			if !ok {
 				return floorRun{}, fmt.Errorf("the floor's watch of its pods ended after %d of %d ends", len(ends), n)
 			}

@@ -106,15 +106,9 @@ func measure(n, capacity, depth int, withFloor bool, run, beat, timeout time.Dur
 	defer stop()
 	m := measured{n: n, capacity: capacity, run: run, beat: beat, load: loadAverage()}
 	if withFloor {
-		progress("the floor: %d Jobs of %s kept %d at once by a loop of creates, no Tidegate", n, run, capacity)
-		before := cpuTimes()
-		f, err := floor(ctx, st.Kubeconfig, n, capacity, run)
-		if err != nil {
+		if m.floor, err = measureFloor(ctx, st.Kubeconfig, n, capacity, run); err != nil {
 			return m, err
 		}
-		f.cpu = cpuSince(before, cpuTimes())
-		m.floor = &f
-		progress("the floor took %s (%.2f jobs/s)", f.took.Round(10*time.Millisecond), float64(n)/f.took.Seconds())
 	}
 	log := newMarks(stackPrinter())
 	stack, err := devstack.Start(ctx, devstack.Options{
@@ -176,6 +170,19 @@ func measure(n, capacity, depth int, withFloor bool, run, beat, timeout time.Dur
 	m.took, m.lifetime = last.Sub(start), lives/time.Duration(len(ids))
 	m.steps, m.idle, m.busy, m.rounds = breakdown(seen, ended, log, capacity)
 	return m, nil
+}
+
+// measureFloor runs the floor (floor.go) on the sandbox at kubeconfig, with the CPU it took.
+func measureFloor(ctx context.Context, kubeconfig string, n, capacity int, run time.Duration) (*floorRun, error) {
+	progress("the floor: %d Jobs of %s kept %d at once by a loop of creates, no Tidegate", n, run, capacity)
+	before := cpuTimes()
+	f, err := floor(ctx, kubeconfig, n, capacity, run)
+	if err != nil {
+		return nil, err
+	}
+	f.cpu = cpuSince(before, cpuTimes())
+	progress("the floor took %s (%.2f jobs/s)", f.took.Round(10*time.Millisecond), float64(n)/f.took.Seconds())
+	return &f, nil
 }
 
 // runLabel marks the run's jobs, so that listing them finds no other run's.
