@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -29,7 +30,7 @@ const (
 	// DefaultFollowDepth is how many watched jobs are followed at once, from their records' read
 	// to their end's write, in each region: set from bench/ends (BENCHMARKS.md, "A job's end to its
 	// record").
-	DefaultFollowDepth = 32
+	DefaultFollowDepth = 64
 	// detailDepth is how many ends' details are read and added at once in each region: each
 	// reads a node and a log tail a pod, and the spot price, then writes once.
 	detailDepth = 16
@@ -60,6 +61,8 @@ type follower struct {
 	// jobs followed at once; details the ends whose details are added at once.
 	reading, slots, details chan struct{}
 	wg                      sync.WaitGroup
+	// stopping is set once the window has ended: what fails then is left to the next pass.
+	stopping atomic.Bool
 }
 
 // mark is where a job stands with the follower.
@@ -189,15 +192,17 @@ func (f *follower) poke() {
 	}
 }
 
-// run takes the due jobs, a batch at a time, until stop is closed; then it takes what is due one
-// last time and returns, leaving wait to see them through.
+// run takes the due jobs, a batch at a time, until stop is closed; then it goes on until no job
+// is due or followed (one its events moved while it was followed is due again when it is done),
+// so that none whose events were taken is left to the next pass, and returns.
 func (f *follower) run(stop <-chan struct{}) {
+	stopping := false
 	for {
-		stopping := false
 		select {
 		case <-f.wake:
 		case <-stop:
-			stopping = true
+			stop, stopping = nil, true
+			f.stopping.Store(true)
 		}
 		for {
 			select {
@@ -212,10 +217,17 @@ func (f *follower) run(stop <-chan struct{}) {
 			}
 			f.wg.Go(func() { f.follow(ids, w) })
 		}
-		if stopping {
+		if stopping && f.idle() {
 			return
 		}
 	}
+}
+
+// idle reports whether no job is due or followed.
+func (f *follower) idle() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.mark) == 0
 }
 
 // takeDue takes the jobs due, up to readBatch, marks them busy and answers a copy of their
@@ -232,14 +244,16 @@ func (f *follower) takeDue() ([]string, owned) {
 	return ids, f.w.only(ids)
 }
 
-// done is the end of following job id: due again if its objects moved meanwhile.
-func (f *follower) done(id string) {
+// done is the end of following job id: due again if its objects moved meanwhile, or if again
+// (its read or its record failed, which a moment may mend: otherwise it would wait for the next
+// pass, a minute on).
+func (f *follower) done(id string, again bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.mark[id] == isBusyDue {
+	defer f.poke() // run, stopping, waits for the last job to be done
+	if f.mark[id] == isBusyDue || again {
 		f.mark[id] = isDue
 		f.due = append(f.due, id)
-		f.poke()
 		return
 	}
 	delete(f.mark, id)
@@ -262,14 +276,17 @@ func (f *follower) follow(ids []string, w owned) {
 		if f.h.worthReading(f.region, w, id) {
 			read = append(read, id)
 		} else {
-			f.done(id)
+			f.done(id, false)
 		}
 	}
 	var recs []jobs.Job
 	if len(read) > 0 {
 		var err error
 		if recs, err = f.h.Jobs.Records(f.ctx, read); err != nil {
-			f.h.Log.WarnContext(f.ctx, "reading watched jobs; the next pass tries again", "region", f.region, "jobs", len(read), "error", err)
+			f.h.Log.WarnContext(f.ctx, "reading watched jobs; trying again in a moment", "region", f.region, "jobs", len(read), "error", err)
+			<-f.reading
+			f.retry(read)
+			return
 		}
 	}
 	byID := make(map[string]jobs.Job, len(recs))
@@ -282,7 +299,7 @@ func (f *follower) follow(ids []string, w owned) {
 		if !ok || j.LongRunning() {
 			// No record (not a job of this deployment, or not yet), or a job the pass follows:
 			// it lists their Deployments and StatefulSets.
-			f.done(id)
+			f.done(id, false)
 			continue
 		}
 		f.slots <- struct{}{}
@@ -300,7 +317,7 @@ func (f *follower) followOne(j jobs.Job, w owned) {
 	var later []ending
 	to, keep, err := h.settle(f.ctx, f.kc, f.region, j, w, &later)
 	if err != nil {
-		h.Log.WarnContext(f.ctx, "following a watched job; the next pass tries again", "job_id", j.ID, "error", err)
+		h.Log.WarnContext(f.ctx, "following a watched job; trying again in a moment", "job_id", j.ID, "error", err)
 	}
 	moved := to != "" && to != j.Status
 	<-f.slots
@@ -319,8 +336,25 @@ func (f *follower) followOne(j jobs.Job, w owned) {
 		<-f.details
 	}
 	h.note(f.region, j.ID, to, keep)
-	f.done(j.ID)
+	if err != nil {
+		f.retry([]string{j.ID})
+		return
+	}
+	f.done(j.ID, false)
 }
+
+// retry makes ids due again after retryPause, unless the window or the invocation ends first
+// (the next pass follows them then).
+func (f *follower) retry(ids []string) {
+	sleep(f.ctx, retryPause)
+	again := f.ctx.Err() == nil && !f.stopping.Load()
+	for _, id := range ids {
+		f.done(id, again)
+	}
+}
+
+// retryPause is how long a watched job whose read or record failed waits to be followed again.
+const retryPause = time.Second
 
 // worthReading reports whether job id of region, whose objects w holds, is to be read: its
 // objects show a step past the status remembered of it (past pending, for a job not remembered:

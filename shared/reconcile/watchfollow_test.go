@@ -61,8 +61,8 @@ func TestFollowerTakesEachJobOnce(t *testing.T) {
 	if len(f.due) != 0 {
 		t.Errorf("a job moved while followed is due at once (%v); want it due when done", f.due)
 	}
-	f.done("a")
-	f.done("b")
+	f.done("a", false)
+	f.done("b", false)
 	if !slices.Equal(f.due, []string{"a"}) || len(f.wake) != 1 {
 		t.Errorf("after both were done, due %v (woken %v); want [a], woken", f.due, len(f.wake) == 1)
 	}
@@ -72,6 +72,18 @@ func TestFollowerTakesEachJobOnce(t *testing.T) {
 	f.makeDue("b")
 	if !slices.Equal(f.due, []string{"a", "b"}) {
 		t.Errorf("due %v, want [a b]", f.due)
+	}
+	// One whose read failed is due again, though nothing moved it.
+	f.takeDue()
+	f.done("a", true)
+	f.done("b", false)
+	if !slices.Equal(f.due, []string{"a"}) || f.idle() {
+		t.Errorf("after a's read failed: due %v, idle %v; want [a] due again", f.due, f.idle())
+	}
+	f.takeDue()
+	f.done("a", false)
+	if !f.idle() {
+		t.Errorf("with every job done, the follower is not idle: %v", f.mark)
 	}
 }
 
