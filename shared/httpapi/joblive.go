@@ -252,6 +252,20 @@ func orEmpty(s []string) []string {
 // the end within a moment, read from those objects).
 func live(j jobs.Job) bool { return j.Status.Active() || j.DetailsDue }
 
+// liveExits answers, for an ended job whose end's details are not kept yet, the containers of its
+// pods that ended in error, as its record will keep them a moment later; the record's otherwise.
+// A failed read answers the record's (none yet): the exits are details, never the job's status.
+func (a *api) liveExits(ctx context.Context, j jobs.Job) []jobs.Exit {
+	if !j.DetailsDue || a.clusters == nil {
+		return j.Exits
+	}
+	_, pods, err := a.livePods(ctx, j)
+	if err != nil {
+		return j.Exits
+	}
+	return jobobjects.Exits(pods)
+}
+
 // livePlacement answers where a live job's pods are now; the record's placement otherwise.
 func (a *api) livePlacement(ctx context.Context, j jobs.Job) map[string]any {
 	if !live(j) || a.clusters == nil {

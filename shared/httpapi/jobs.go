@@ -141,6 +141,7 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	j.Placement = a.livePlacement(r.Context(), j)
+	j.Exits = a.liveExits(r.Context(), j)
 	if j.Status == jobs.StatusQueued {
 		// Counted now: no drain writes every waiting job's place as the queue moves.
 		if j.QueuePosition, err = a.jobs.QueuePosition(r.Context(), j); err != nil {

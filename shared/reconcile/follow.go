@@ -261,8 +261,10 @@ func (h *Handler) settle(ctx context.Context, kc kubernetes.Interface, region st
 	if ending, ok := l.ending[j.ID]; ok && len(pods) == 0 {
 		// Its end's pods, as the pass read them for every job it saw end.
 		have.pods = ending
-	} else if len(pods) == 0 && l.sawEvery(j.ID) {
-		// Its Jobs' pods, every one of which the watch saw made.
+	} else if len(pods) == 0 && l.sawEvery(j.ID) && allEnded(l.ran[j.ID]) {
+		// Its Jobs' pods, every one of which the watch saw made and saw end: the pods' watch is
+		// a stream of its own, which may show a pod's end after the Job's, and a pod not yet
+		// seen ended would keep no exit code.
 		have.pods = l.ran[j.ID]
 	}
 	s, err = h.record(ctx, kc, j, steps, have, later)
@@ -524,6 +526,16 @@ func (o owned) sawEvery(id string) bool {
 	}
 	for _, kj := range o.jobs[id] {
 		if !kj.CreationTimestamp.After(o.since.Add(clockSkew)) {
+			return false
+		}
+	}
+	return true
+}
+
+// allEnded reports whether every pod of pods has ended, Succeeded or Failed.
+func allEnded(pods []corev1.Pod) bool {
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 			return false
 		}
 	}

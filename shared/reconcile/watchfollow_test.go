@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -101,5 +102,30 @@ func TestCoalescerKeepsItsGap(t *testing.T) {
 	}
 	if apart := starts[1].Sub(starts[0]); apart < c.gap {
 		t.Errorf("the second run came %s after the first; want at least the gap, %s", apart, c.gap)
+	}
+}
+
+// TestSawEveryPodOnlyWhenEnded: the Jobs' pods a watch holds stand for a read of them at the end
+// only when the watch saw every one made and every one ended: the pods' own stream may show a
+// pod's end after the Job's, and a pod still running there would keep no exit code.
+func TestSawEveryPodOnlyWhenEnded(t *testing.T) {
+	since := time.Now()
+	made := metav1.NewTime(since.Add(clockSkew + time.Second))
+	kj := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "a", CreationTimestamp: made}}
+	pod := func(phase corev1.PodPhase) []corev1.Pod {
+		return []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "a-x"}, Status: corev1.PodStatus{Phase: phase}}}
+	}
+	o := owned{jobs: map[string][]batchv1.Job{"a": {kj}}, ran: map[string][]corev1.Pod{"a": pod(corev1.PodFailed)}, since: since}
+	if !o.sawEvery("a") || !allEnded(o.ran["a"]) {
+		t.Error("a Job made after the watch began, its one pod seen failed: want its pods taken as read")
+	}
+	o.ran["a"] = pod(corev1.PodRunning)
+	if allEnded(o.ran["a"]) {
+		t.Error("a pod still running counts as ended")
+	}
+	early := owned{jobs: map[string][]batchv1.Job{"a": {{ObjectMeta: metav1.ObjectMeta{Name: "a", CreationTimestamp: metav1.NewTime(since)}}}},
+		ran: map[string][]corev1.Pod{"a": pod(corev1.PodFailed)}, since: since}
+	if early.sawEvery("a") {
+		t.Error("a Job made before the watch began (within the clock's skew): want its pods read")
 	}
 }
