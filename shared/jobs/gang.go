@@ -130,9 +130,12 @@ func (j Job) ReadyTimeoutOf() time.Duration {
 }
 
 // dispatchedAt is when job j's current attempt was applied: its last move to pending.
-func (j Job) dispatchedAt() (time.Time, bool) {
+func (j Job) dispatchedAt() (time.Time, bool) { return j.LastAt(StatusPending) }
+
+// LastAt is when job j last moved to status s, from its history; false if it never did.
+func (j Job) LastAt(s Status) (time.Time, bool) {
 	for _, t := range slices.Backward(j.StatusHistory) {
-		if t.Status == StatusPending {
+		if t.Status == s {
 			return t.At, true
 		}
 	}

@@ -121,9 +121,8 @@ func (h *Handler) settleAll(ctx context.Context, kc kubernetes.Interface, region
 		h.ring(ctx, region) // the ends' room, before their details
 	}
 	eachAtOnce(len(read), detailDepth, func(i int) {
-		r := &out[i]
-		for _, e := range r.later {
-			if err := h.finish(ctx, kc, e); err != nil {
+		if r := &out[i]; len(r.later) > 0 {
+			if err := h.finishAll(ctx, kc, r.later); err != nil {
 				r.err, r.keep = errors.Join(r.err, err), false
 			}
 		}
@@ -418,6 +417,15 @@ func (h *Handler) finish(ctx context.Context, kc kubernetes.Interface, e ending)
 	return nil
 }
 
+// finishAll adds the details of each end of later (finish), answering what failed.
+func (h *Handler) finishAll(ctx context.Context, kc kubernetes.Interface, later []ending) error {
+	var errs []error
+	for _, e := range later {
+		errs = append(errs, h.finish(ctx, kc, e))
+	}
+	return errors.Join(errs...)
+}
+
 // finishDue adds the details of ended job j's end that a beat left due and did not add (it
 // stopped between the two writes, or the second failed), from have and what it reads.
 func (h *Handler) finishDue(ctx context.Context, kc kubernetes.Interface, j jobs.Job, have seen) error {
@@ -428,15 +436,12 @@ func (h *Handler) finishDue(ctx context.Context, kc kubernetes.Interface, j jobs
 	return h.finish(ctx, kc, ending{job: whole, at: endedAt(whole), have: have})
 }
 
-// endedAt is when ended job j ended: its history's last entry in its status.
+// endedAt is when ended job j ended: its history's last move to its status, or its last update.
 func endedAt(j jobs.Job) time.Time {
-	at := j.UpdatedAt
-	for _, t := range j.StatusHistory {
-		if t.Status == j.Status {
-			at = t.At
-		}
+	if at, ok := j.LastAt(j.Status); ok {
+		return at
 	}
-	return at
+	return j.UpdatedAt
 }
 
 // keepEnd sets on c, the change that ends job j, its batch Jobs' last status and what its pods

@@ -328,9 +328,9 @@ func (f *follower) followOne(j jobs.Job, w owned) {
 	if moved {
 		f.bells.ask()
 	}
-	for _, e := range later {
+	if len(later) > 0 {
 		f.details <- struct{}{}
-		if err := h.finish(f.ctx, f.kc, e); err != nil {
+		if err := h.finishAll(f.ctx, f.kc, later); err != nil {
 			h.Log.WarnContext(f.ctx, "adding an end's details; the next pass adds them", "job_id", j.ID, "error", err)
 			keep = false
 		}
