@@ -64,6 +64,9 @@ type FlavorCapacity struct {
 	// flavor admits nothing at all.
 	MaxLongRunning   int
 	LongRunningInUse map[string]int
+
+	// Reclaim has the region's running jobs, for taking borrowed room back (reclaim.go).
+	Reclaim Reclaim
 }
 
 func (c FlavorCapacity) quotas() bool { return c.Quotas != nil || c.DefaultQuota != nil }
@@ -118,6 +121,9 @@ type FlavorWait struct {
 type FlavorDecision struct {
 	Admit   []Placed     // in dispatch order
 	Waiting []FlavorWait // every other candidate, in dispatch order
+	// Evict are the running jobs to evict to make room for waiting ones (reclaim.go), in the
+	// waiting jobs' dispatch order.
+	Evict []Eviction
 }
 
 // DecideFlavors says which candidates to dispatch now, on which flavor, and why each other one
@@ -149,7 +155,8 @@ func DecideFlavors(candidates []Candidate, needs []Need, c FlavorCapacity, price
 		s.fairOrder(order, l)
 	}
 	s.place(order, l)
-	return s.decision(order, l, candidates)
+	evict := s.reclaim(order, l, candidates)
+	return s.decision(order, l, candidates, evict)
 }
 
 // unlimited stands for a limit that is not set.
@@ -162,11 +169,12 @@ type flavorState struct {
 	r, f        int
 	quotas      bool
 	needs       []Need
-	of          []int32 // each candidate's tenant
-	named       []int32 // the flavor each candidate names, from 1; 0 for any, -1 for none of these
-	free        []int64 // capacity less use, then less what the walk admits
-	kept        []int64 // room kept for jobs within their nominal quota
-	use         []int64 // by tenant
+	of          []int32          // each candidate's tenant
+	ids         map[string]int32 // each tenant's number, by name
+	named       []int32          // the flavor each candidate names, from 1; 0 for any, -1 for none of these
+	free        []int64          // capacity less use, then less what the walk admits
+	kept        []int64          // room kept for jobs within their nominal quota
+	use         []int64          // by tenant
 	nominal     []int64
 	borrowLimit []int64
 	lendLimit   []int64
@@ -175,6 +183,7 @@ type flavorState struct {
 	weight      []int64 // by tenant and resource: what its standing is a share of
 	// placed is each candidate's flavor once admitted (from 1), or its verdict once judged.
 	placed []int32
+	keptOn []int32 // the flavor kept for each kept job, when reclaiming
 	short  []int32 // the resource a waiting job lacks, from 1
 	why    []why
 	long   slotless // the long-running jobs' limit per tenant
@@ -206,9 +215,13 @@ func newFlavorState(c FlavorCapacity, candidates []Candidate, needs []Need) *fla
 		}
 	}
 	s.long = slotlessOf(Capacity{MaxActive: F, MaxSlotless: c.MaxLongRunning, SlotlessInUse: c.LongRunningInUse}, candidates)
+	if len(c.Reclaim.Running) > 0 {
+		s.keptOn = make([]int32, len(candidates))
+	}
 	var ids map[string]int32
 	var names []string
 	s.of, ids, names = numberTenants(candidates)
+	s.ids = ids
 	for name := range c.InUse {
 		if _, ok := ids[name]; !ok {
 			ids[name], names = int32(len(names)), append(names, name)

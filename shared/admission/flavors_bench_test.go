@@ -1,8 +1,10 @@
 package admission
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // Admission in resources is held to today's admission of the same queue under quotas (≤ 1.5×)
@@ -85,4 +87,59 @@ func BenchmarkFlavorsSameWork100k(b *testing.B) {
 	}
 	ratio := fastestRatio(b, func() { DecideFlavors(q, needs, c, benchPrices) }, func() { Decide(q, floor, benchPrices) })
 	b.ReportMetric(ratio, "x-decide")
+}
+
+// BenchmarkReclaim100k holds DecideFlavors with reclaim to the same decision without it (≤ 1.3×):
+// benchQuotaQueue's 100,000 jobs in a region of three flavors filled by 10,000 running jobs, one
+// pod each: half the 50 tenants run 100, within their nominal quotas, the others 300, a third of
+// them borrowed; the budget is a minute's evictions. The floor is the same decision, the same use,
+// with no running jobs listed.
+func BenchmarkReclaim100k(b *testing.B) {
+	q := benchQuotaQueue(100_000)
+	needs, c := benchNeeds(q), benchReclaimCapacity()
+	floor := c
+	floor.Reclaim = Reclaim{}
+	if d := DecideFlavors(q, needs, c, benchPrices); len(d.Evict) != c.Reclaim.Budget {
+		b.Fatalf("the reclaim benchmark's decision evicts %d, not its budget's %d: it would not measure reclaim", len(d.Evict), c.Reclaim.Budget)
+	}
+	ratio := fastestRatio(b, func() { DecideFlavors(q, needs, c, benchPrices) }, func() { DecideFlavors(q, needs, floor, benchPrices) })
+	b.ReportMetric(ratio, "x-no-reclaim")
+}
+
+// benchReclaimCapacity is BenchmarkReclaim100k's region.
+func benchReclaimCapacity() FlavorCapacity {
+	const perFlavor = 3334 // pods: the 10,000 running fill the region
+	c := FlavorCapacity{Resources: testResources, Quotas: map[string]Quota{}, InUse: map[string][]Vec{},
+		Reclaim: Reclaim{Budget: 10, Now: t0.Add(2 * time.Hour)}}
+	for _, name := range []string{"spot", "on-demand", "a100"} {
+		fl := Flavor{Name: name, Capacity: Vec{10_000_000, 10_000 << 30, 0, perFlavor}}
+		if name == "a100" {
+			fl.Capacity[2] = perFlavor
+		}
+		c.Flavors = append(c.Flavors, fl)
+	}
+	var share Quota
+	for _, fl := range c.Flavors {
+		share = append(share, FlavorQuota{Nominal: Vec{fl.Capacity[0] / 50, fl.Capacity[1] / 50, fl.Capacity[2] / 50, perFlavor / 50}})
+	}
+	c.DefaultQuota = share
+	r := rand.New(rand.NewPCG(10_000, 31))
+	for i, name := range benchTenantNames {
+		use := []Vec{make(Vec, 4), make(Vec, 4), make(Vec, 4)}
+		jobs := 100 + 200*(i%2)
+		for n := range jobs {
+			f := n % 3
+			d := Vec{500, 1 << 30, 0, 1}
+			if f == 2 {
+				d[2] = 1
+			}
+			for k := range d {
+				use[f][k] += d[k]
+			}
+			c.Reclaim.Running = append(c.Reclaim.Running, Running{ID: fmt.Sprintf("%s-run-%03d", name, n), Tenant: name,
+				Flavor: c.Flavors[f].Name, Demand: d, Priority: r.IntN(101), StartedAt: t0.Add(time.Duration(r.IntN(3600)) * time.Second)})
+		}
+		c.InUse[name] = use
+	}
+	return c
 }

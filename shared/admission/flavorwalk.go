@@ -12,10 +12,12 @@ const (
 	whyNoSuch
 	whyQuota
 	whyLongRunning
+	whyPreempting
 )
 
 var whyReasons = [...]Reason{whyFull: ReasonFlavorFull, whyLarger: ReasonLargerThanFlavors,
-	whyNoSuch: ReasonNoSuchFlavor, whyQuota: ReasonTenantQuotaExhausted, whyLongRunning: ReasonSlotlessLimit}
+	whyNoSuch: ReasonNoSuchFlavor, whyQuota: ReasonTenantQuotaExhausted, whyLongRunning: ReasonSlotlessLimit,
+	whyPreempting: ReasonPreempting}
 
 // Marks of flavorState.placed beyond the flavors (which are 1…F).
 const (
@@ -140,6 +142,9 @@ func (s *flavorState) nominalPass(k int) {
 		return
 	}
 	s.placed[k] = placedKept
+	if s.keptOn != nil {
+		s.keptOn[k] = int32(first)
+	}
 	s.why[k], s.short[k] = s.roomReason(k, first)
 	s.take(t, first, d, false)
 	for r := range s.r {
@@ -264,22 +269,33 @@ func (s *flavorState) mayBorrow(t, f int, d Vec) int {
 
 // take counts d of flavor f as tenant t's, and as the flavor's when room is taken (not kept).
 func (s *flavorState) take(t, f int, d Vec, room bool) {
-	base := (t*s.f + f) * s.r
-	for r := range s.r {
-		i, j, n := base+r, f*s.r+r, max(at(d, r), 0)
-		s.lent[j] -= s.lends(i)
-		s.borrowed[j] -= s.borrows(i)
-		s.use[i] += n
-		s.lent[j] += s.lends(i)
-		s.borrowed[j] += s.borrows(i)
-		if room {
-			s.free[f*s.r+r] -= n
+	s.count(t, f, d, 1)
+	if room {
+		for r := range s.r {
+			s.free[f*s.r+r] -= max(at(d, r), 0)
 		}
 	}
 }
 
-// decision lists the admitted and the waiting in order, with positions and reasons.
-func (s *flavorState) decision(order []word, l layout, candidates []Candidate) FlavorDecision {
+// give takes d of flavor f from tenant t's use, as a job evicted gives it back.
+func (s *flavorState) give(t, f int, d Vec) { s.count(t, f, d, -1) }
+
+// count adds sign times d of flavor f to tenant t's use, and what that changes of what the
+// flavor's tenants lend and borrow.
+func (s *flavorState) count(t, f int, d Vec, sign int64) {
+	base := (t*s.f + f) * s.r
+	for r := range s.r {
+		i, j := base+r, f*s.r+r
+		s.lent[j] -= s.lends(i)
+		s.borrowed[j] -= s.borrows(i)
+		s.use[i] += sign * max(at(d, r), 0)
+		s.lent[j] += s.lends(i)
+		s.borrowed[j] += s.borrows(i)
+	}
+}
+
+// decision lists the admitted and the waiting in order, with positions and reasons, and evict.
+func (s *flavorState) decision(order []word, l layout, candidates []Candidate, evict []Eviction) FlavorDecision {
 	admitted := 0
 	for _, p := range s.placed {
 		if p > 0 {
@@ -288,7 +304,7 @@ func (s *flavorState) decision(order []word, l layout, candidates []Candidate) F
 	}
 	// Filled in place, each field once: a row written whole into a slice already made costs no
 	// copy of the row, and the collector's barriers only for the strings.
-	d := FlavorDecision{Admit: make([]Placed, admitted), Waiting: make([]FlavorWait, len(order)-admitted)}
+	d := FlavorDecision{Admit: make([]Placed, admitted), Waiting: make([]FlavorWait, len(order)-admitted), Evict: evict}
 	roomWaited, headPrio := false, 0
 	a, n := 0, 0
 	for _, w := range order {
