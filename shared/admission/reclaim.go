@@ -25,10 +25,12 @@ import (
 //     own jobs of lower priority on a flavor it may run on, when its tenant's quota allows it the
 //     room they free.
 //
-// An evicted job holds its room until its objects are gone (Running.Evicting); that room counts
-// as coming, so a later decision evicts nothing more for the same job, which waits with
-// ReasonPreempting until the room is free and the walk admits it. Nothing here writes: the
+// A job evicted for gives its room back when its eviction is recorded (the caller queues it again,
+// and then stops its pods with their grace period), so the next decision admits the job it was
+// evicted for; until then that one waits with ReasonPreempting. Nothing here writes: the
 // evictions are steps in the decision, each with its reason and the job it makes room for.
+// Evicting a tenant's own jobs of lower priority needs no shield: priorities cannot go back and
+// forth.
 
 // Running is one of the region's active jobs, as reclaim sees it.
 type Running struct {
@@ -40,9 +42,6 @@ type Running struct {
 	Demand    Vec
 	Priority  int
 	StartedAt time.Time
-	// Evicting marks a job whose eviction is under way: it holds its room until its objects are
-	// gone, and that room is coming for the job it was evicted for.
-	Evicting bool
 	// Shield names the tenant whose jobs may not evict this one before ShieldUntil: this job was
 	// admitted by evicting that tenant's jobs.
 	Shield      string
@@ -72,8 +71,8 @@ const (
 	EvictLowerPriority EvictReason = "lower_priority"
 )
 
-// ReasonPreempting: jobs have been evicted to make room for this one, and it waits while they
-// stop (their grace period, then their objects' deletion).
+// ReasonPreempting: jobs have been evicted to make room for this one, which the next decision
+// admits.
 const ReasonPreempting Reason = "waiting_for_preempted_jobs"
 
 // Eviction is one running job DecideFlavors evicts.
@@ -94,8 +93,8 @@ type reclaimer struct {
 	victims [][]int32
 	tenant  []int32
 	taken   []bool
-	// spare is each flavor's free room and the room coming from jobs being evicted, less what the
-	// kept jobs already judged will take of it.
+	// spare is each flavor's free room and the room of the jobs evicted, less what the jobs they
+	// were evicted for take of it.
 	spare []int64
 	// failed are demands already found to need more than can be taken back, by flavor, tenant and
 	// (within a tenant) priority: a job asking as much or more is not tried again.
@@ -123,7 +122,7 @@ func (s *flavorState) reclaim(order []word, l layout, candidates []Candidate) []
 }
 
 func (s *flavorState) newReclaimer(rc Reclaim) *reclaimer {
-	R, F := s.r, s.f
+	F := s.f
 	m := &reclaimer{s: s, rc: rc, victims: make([][]int32, F), tenant: make([]int32, len(rc.Running)),
 		taken: make([]bool, len(rc.Running)), spare: slices.Clone(s.free), failed: map[[3]int32][]Vec{}}
 	flavorIndex := make(map[string]int, F)
@@ -139,13 +138,7 @@ func (s *flavorState) newReclaimer(rc Reclaim) *reclaimer {
 		if known {
 			m.tenant[i] = t
 		}
-		switch {
-		case !onFlavor:
-		case j.Evicting:
-			for r := range R {
-				m.spare[f*R+r] += max(at(j.Demand, r), 0)
-			}
-		case known:
+		if onFlavor && known {
 			m.victims[f] = append(m.victims[f], int32(i))
 		}
 	}

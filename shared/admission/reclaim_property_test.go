@@ -10,7 +10,7 @@ import (
 
 // reclaimSim is a random history of one region run drain by drain: tenants with nominal quotas,
 // jobs arriving with priorities and lengths, decisions taken with reclaim, admissions started,
-// evictions stopped a drain later (their grace) and queued again in their place, as dispatch does.
+// evictions queued again in their place at once, as dispatch records them.
 type reclaimSim struct {
 	r        *rand.Rand
 	c        FlavorCapacity // flavors and quotas; InUse and Reclaim made for each drain
@@ -32,15 +32,13 @@ type reclaimSim struct {
 }
 
 type simJob struct {
-	cand     Candidate
-	need     Need
-	flavor   string
-	length   time.Duration
-	started  time.Time
-	evicting bool
-	stopAt   time.Time // when its grace ends, once evicting
-	shield   string
-	until    time.Time
+	cand    Candidate
+	need    Need
+	flavor  string
+	length  time.Duration
+	started time.Time
+	shield  string
+	until   time.Time
 }
 
 const simDrain = 10 * time.Second
@@ -91,7 +89,7 @@ func (s *reclaimSim) capacity() FlavorCapacity {
 		u[0] = Vec{u[0][0] + j.need.Demand[0], u[0][1] + j.need.Demand[1]}
 		c.InUse[j.cand.Tenant] = u
 		c.Reclaim.Running = append(c.Reclaim.Running, Running{ID: id, Tenant: j.cand.Tenant, Flavor: j.flavor, Demand: j.need.Demand,
-			Priority: j.cand.Priority, StartedAt: j.started, Evicting: j.evicting, Shield: j.shield, ShieldUntil: j.until})
+			Priority: j.cand.Priority, StartedAt: j.started, Shield: j.shield, ShieldUntil: j.until})
 	}
 	return c
 }
@@ -105,17 +103,11 @@ func sortedKeys(m map[string]*simJob) []string {
 	return out
 }
 
-// drain ends what has run its length, requeues what has stopped, decides, and carries the
-// decision out. It answers the decision and the capacity it was taken on.
+// drain ends what has run its length, decides, and carries the decision out. It answers the
+// decision and the capacity it was taken on.
 func (s *reclaimSim) drain() (FlavorDecision, FlavorCapacity) {
 	for _, id := range sortedKeys(s.running) {
-		j := s.running[id]
-		switch {
-		case j.evicting && !s.now.Before(j.stopAt):
-			delete(s.running, id)
-			j.evicting, j.shield = false, ""
-			s.queued[id] = j // in its place: its created time and priority are kept
-		case !j.evicting && !s.now.Before(j.started.Add(j.length)):
+		if j := s.running[id]; !s.now.Before(j.started.Add(j.length)) {
 			delete(s.running, id)
 			s.ended[id] = true
 		}
@@ -129,7 +121,9 @@ func (s *reclaimSim) drain() (FlavorDecision, FlavorCapacity) {
 	d := DecideFlavors(cands, needs, c, nil)
 	for _, e := range d.Evict {
 		v := s.running[e.ID]
-		v.evicting, v.stopAt = true, s.now.Add(simDrain)
+		delete(s.running, e.ID)
+		v.shield = ""
+		s.queued[e.ID] = v // in its place: its created time and priority are kept
 		s.evicted++
 		s.evictOf[e.ID]++
 		s.reasons[e.Reason]++
@@ -153,13 +147,13 @@ func (s *reclaimSim) drain() (FlavorDecision, FlavorCapacity) {
 // within its tenant's nominal quota for another tenant; the job evicted for waits for that room;
 // no job is lost or counted twice; no job admitted by evicting a tenant's jobs is evicted for that
 // tenant before its cool-down ends; and, every job being of one size, a tenant below its nominal
-// quota by a job's worth, with a job queued, sees its use grow within three drains (an eviction,
-// its grace, the admission) when the budget does not bind.
+// quota by a job's worth, with a job queued, sees its use grow within three drains (an eviction, the
+// admission) when the budget does not bind.
 func TestReclaimProperties(t *testing.T) {
 	evictions := map[EvictReason]int{}
 	for seed := range uint64(200) {
 		s := newReclaimSim(seed)
-		short := map[string]int{}   // drains each tenant has been owed room in a row, its use not growing
+		short := map[string]int{}  // drains each tenant has been owed room in a row, its use not growing
 		used := map[string]int64{} // its use when it was last not owed, or grew
 		for step := range 120 {
 			if step < 80 {
@@ -234,8 +228,8 @@ func checkEvictions(t *testing.T, name string, d FlavorDecision, c FlavorCapacit
 		v, ok := running[e.ID]
 		forTenant := s.queued[e.For].cand.Tenant
 		switch {
-		case !ok || v.Evicting:
-			t.Fatalf("%s: evicted %s, which is not running or already stopping", name, e.ID)
+		case !ok:
+			t.Fatalf("%s: evicted %s, which is not running", name, e.ID)
 		case v.Shield == forTenant && c.Reclaim.Now.Before(v.ShieldUntil):
 			t.Errorf("%s: evicted %s for %s, from which it is shielded until %s", name, e.ID, forTenant, v.ShieldUntil)
 		case e.Reason == EvictReclaimed && (v.Tenant == forTenant || use[v.Tenant]-v.Demand[0] < s.c.Quotas[v.Tenant][0].Nominal[0]):
