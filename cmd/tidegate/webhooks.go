@@ -14,7 +14,7 @@ import (
 // webhookEvents are API.md's event types, for completion and help.
 var webhookEvents = []string{
 	"job.queued", "job.dispatched", "job.started", "job.completed", "job.failed", "job.cancelled", "job.retrying",
-	"app.live", "app.failed", "webhook.test",
+	"job.preempted", "app.live", "app.failed", "webhook.test",
 }
 
 func webhooksCmd(s *session) *cobra.Command {

@@ -374,3 +374,30 @@ func addLack(lack []int64, v Vec, sign int64) {
 		lack[r] += sign * max(at(v, r), 0)
 	}
 }
+
+// Borrowing says whether any tenant's active jobs hold more of a flavor than its nominal quota,
+// in any resource: only then may a decision evict for another tenant, so only then need a drain
+// of a full region read its queues for jobs to make room for.
+func (c FlavorCapacity) Borrowing() bool {
+	if !c.quotas() {
+		return false
+	}
+	for name, use := range c.InUse {
+		q, named := c.Quotas[name]
+		if !named {
+			q = c.DefaultQuota
+		}
+		for f, u := range use {
+			var nominal Vec
+			if f < len(q) {
+				nominal = q[f].Nominal
+			}
+			for r := range u {
+				if u[r] > at(nominal, r) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -206,3 +206,22 @@ func TestReclaimWithinTenant(t *testing.T) {
 		t.Errorf("B opted in, A's job waiting: evicted %v; want none", d.Evict)
 	}
 }
+
+// TestBorrowing: a region whose tenants all hold at most their nominal quotas borrows nothing;
+// one holding more of any resource borrows; without quotas nobody does.
+func TestBorrowing(t *testing.T) {
+	if c := gpuRegion(gpuJob("a1", "A", 4, 1), gpuJob("b1", "B", 2, 2)); c.Borrowing() {
+		t.Errorf("A at its nominal, B under: Borrowing() = true")
+	}
+	if c := gpuRegion(aBorrowing()...); !c.Borrowing() {
+		t.Errorf("A over its nominal: Borrowing() = false")
+	}
+	if c := gpuRegion(gpuJob("c1", "C", 1, 1)); !c.Borrowing() {
+		t.Errorf("C with no quota of its own and a job running: Borrowing() = false")
+	}
+	c := gpuRegion(aBorrowing()...)
+	c.Quotas = nil
+	if c.Borrowing() {
+		t.Errorf("no quotas: Borrowing() = true")
+	}
+}

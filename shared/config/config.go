@@ -84,6 +84,12 @@ type Config struct {
 	Watch time.Duration
 	// LongRunning is how Deployments' and StatefulSets' jobs share a region (longrunning.go).
 	LongRunning LongRunningSettings
+	// Preemption is how a region takes borrowed room back (preemption.go).
+	Preemption PreemptionSettings
+	// CheckpointBucket is the S3 bucket under which each job has a prefix of its own for its
+	// checkpoints (TIDEGATE_CHECKPOINT_BUCKET): every pod dispatch applies is told it in
+	// TIDEGATE_CHECKPOINT_URI. "" tells pods none.
+	CheckpointBucket string
 	// MaxQueuedPerTenant is how many of a tenant's jobs may wait in the queues at once, across
 	// regions, unless its record sets its own (TIDEGATE_MAX_QUEUED_PER_TENANT;
 	// DefaultMaxQueuedPerTenant when unset; 0 is no cap). The API holds a submission to it by the
@@ -232,6 +238,10 @@ const (
 	EnvLongRunningHoldsSlot = "TIDEGATE_LONG_RUNNING_HOLDS_SLOT"
 	EnvLongRunningPerTenant = "TIDEGATE_LONG_RUNNING_PER_TENANT"
 	EnvDrainReadBudget      = "TIDEGATE_DRAIN_READ_BUDGET"
+	EnvPreemptionsPerMinute = "TIDEGATE_PREEMPTIONS_PER_MINUTE"
+	EnvPreemptionCooldown   = "TIDEGATE_PREEMPTION_COOLDOWN"
+	EnvPreemptionGraceMax   = "TIDEGATE_PREEMPTION_GRACE_MAX"
+	EnvCheckpointBucket     = "TIDEGATE_CHECKPOINT_BUCKET"
 	EnvMaxQueuedPerTenant   = "TIDEGATE_MAX_QUEUED_PER_TENANT"
 	EnvKubeconfig           = "TIDEGATE_KUBECONFIG"
 	EnvWebhooksAllowPrivate = "TIDEGATE_WEBHOOKS_ALLOW_PRIVATE"
@@ -299,6 +309,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.WebhooksAllowPrivate = r.flag(EnvWebhooksAllowPrivate)
 	c.LogJSON = r.flag(EnvLogJSON)
 	c.KMSKey = r.kmsKey()
+	c.CheckpointBucket = r.get(EnvCheckpointBucket)
 	if err := r.err(); err != nil {
 		return Config{}, err
 	}

@@ -17,6 +17,7 @@ var Tunables = []string{
 	EnvJobRetentionDays, EnvJobTTLSeconds,
 	EnvOnDemandPrices, EnvAppRuntimes, EnvAppUnreadySeconds, EnvReadyTimeoutMax,
 	EnvLongRunningHoldsSlot, EnvLongRunningPerTenant, EnvMaxQueuedPerTenant, EnvDrainReadBudget,
+	EnvPreemptionsPerMinute, EnvPreemptionCooldown, EnvPreemptionGraceMax,
 	EnvPolicyMaxGPUs, EnvPolicyMaxCPU, EnvPolicyMaxMemory, EnvPolicyRegistries,
 	EnvPolicyAllowNodeName, EnvPolicyTolerations, EnvPolicyPriorityClasses, EnvPolicyRuntimeClasses,
 	EnvPolicyServiceAccounts, EnvPolicyAllowServiceAccountToken, EnvPolicyStorageClasses,
@@ -50,6 +51,7 @@ func (r *reader) tunables(c *Config) {
 	c.AppUnreadyLimit = r.unreadyLimit(EnvAppUnreadySeconds)
 	c.ReadyTimeoutMax = r.readyTimeoutMax(EnvReadyTimeoutMax)
 	c.LongRunning = r.longRunning()
+	c.Preemption = r.preemption()
 	c.MaxQueuedPerTenant = r.maxQueued(EnvMaxQueuedPerTenant)
 	c.Policy = r.policy()
 	c.Isolation = r.isolation()

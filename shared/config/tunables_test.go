@@ -22,8 +22,8 @@ func tuned() map[string]string {
 		EnvOnDemandPrices:    "g5.xlarge=1.006",
 		EnvAppRuntimes:       "node22=ghcr.io/acme/node@sha256:" + strings.Repeat("a", 64),
 		EnvAppUnreadySeconds: "120", EnvReadyTimeoutMax: "10m", EnvLongRunningHoldsSlot: "true", EnvLongRunningPerTenant: "2", EnvDrainReadBudget: "250",
-		EnvMaxQueuedPerTenant: "500",
-		EnvPolicyMaxGPUs:      "1", EnvPolicyMaxCPU: "4", EnvPolicyMaxMemory: "16Gi", EnvPolicyRegistries: "ghcr.io/acme/",
+		EnvMaxQueuedPerTenant: "500", EnvPreemptionsPerMinute: "3", EnvPreemptionCooldown: "5m", EnvPreemptionGraceMax: "30s",
+		EnvPolicyMaxGPUs: "1", EnvPolicyMaxCPU: "4", EnvPolicyMaxMemory: "16Gi", EnvPolicyRegistries: "ghcr.io/acme/",
 		EnvPolicyAllowNodeName: "true", EnvPolicyTolerations: "nvidia.com/gpu", EnvPolicyPriorityClasses: "batch",
 		EnvPolicyRuntimeClasses: "gvisor", EnvPolicyServiceAccounts: "builder", EnvPolicyAllowServiceAccountToken: "true",
 		EnvPolicyStorageClasses: "gp3", EnvPolicyMaxEphemeralStorage: "20Gi", EnvPolicyMaxVolumeSize: "100Gi",
@@ -85,7 +85,8 @@ func TestApplyTunablesReadsAsParse(t *testing.T) {
 
 // TestApplyTunablesNamesTheBadOnes: every malformed tunable is reported at once, by its variable.
 func TestApplyTunablesNamesTheBadOnes(t *testing.T) {
-	bad := map[string]string{EnvRateLimit: "fast", EnvPodsPerJob: "0", EnvNodeCIDRs: "10.0.0.1/8", EnvJobTTLSeconds: "60", EnvMaxQueuedPerTenant: "-1"}
+	bad := map[string]string{EnvRateLimit: "fast", EnvPodsPerJob: "0", EnvNodeCIDRs: "10.0.0.1/8", EnvJobTTLSeconds: "60", EnvMaxQueuedPerTenant: "-1",
+		EnvPreemptionsPerMinute: "-2", EnvPreemptionCooldown: "forever", EnvPreemptionGraceMax: "2h"}
 	var c Config
 	err := c.ApplyTunables(env(bad))
 	if err == nil {

@@ -125,6 +125,7 @@ func (h *Handler) drainHeld(ctx context.Context, region string, a *applying) err
 	// once a step: the held jobs' prices are what their owners watch.
 	h.keepWaitingPrices(ctx, region, census.Types)
 	decision := p.decision
+	errs = append(errs, h.evict(ctx, region, decision.Evict, active, p.queued))
 	read := time.Since(began)
 	errs = append(errs, h.claimAll(ctx, region, decision.Admit, p.onDemand, p.rm.choices, a)...)
 	claimed := time.Since(began) - read
@@ -181,6 +182,9 @@ func (h *Handler) capacity(ctx context.Context, region string, queued, active []
 		}
 	}
 	snap.capacity.DefaultQuota = fr.Quota(h.DefaultQuota)
+	if snap.capacity.Reclaim, err = h.reclaimOf(ctx, region, fr, snap.capacity, active); err != nil {
+		return snap, err
+	}
 	return snap, nil
 }
 

@@ -50,6 +50,9 @@ type Store interface {
 	KeepSpotPrice(ctx context.Context, region, instanceType string, step time.Duration, p jobs.PricePoint) error
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Job(ctx context.Context, id string) (jobs.Job, error)
+	// Evictions counts a region's evictions in a minute; CountEvictions adds to them.
+	Evictions(ctx context.Context, region string, at time.Time) (int, error)
+	CountEvictions(ctx context.Context, region string, at time.Time, n int) error
 }
 
 // Tenants reads a tenant's record, for its shares of the regions; dynamo.TenantStore is the real
@@ -132,6 +135,14 @@ type Handler struct {
 	// PriceStep is how far apart the points of each region's spot price history are
 	// (jobs.PriceSlots of them are kept); 0 is jobs.DefaultPriceStep.
 	PriceStep time.Duration
+
+	// PreemptionsPerMinute bounds the jobs a region's drains evict a minute to give tenants
+	// within their nominal quotas the room others borrowed (reclaim.go); 0 evicts none.
+	// PreemptionCooldown is how long a job admitted by evicting a tenant's jobs is safe from that
+	// tenant's; PreemptionGraceMax bounds an evicted pod's grace period.
+	PreemptionsPerMinute int
+	PreemptionCooldown   time.Duration
+	PreemptionGraceMax   time.Duration
 
 	// ReadBudget is how many queued jobs a drain may read past its region's room (0 is
 	// DefaultReadBudget): the jobs further back wait for the next drain, which goes on from where

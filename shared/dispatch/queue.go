@@ -74,7 +74,14 @@ func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Regi
 	budget := cmp.Or(h.ReadBudget, DefaultReadBudget)
 	r := reading{keys: map[string]string{}}
 	var main *source
-	if free > 0 {
+	reclaim := false
+	if free <= 0 {
+		var err error
+		if reclaim, err = h.mayReclaim(ctx, region, fr, active); err != nil {
+			return plan{}, err
+		}
+	}
+	if free > 0 || reclaim {
 		main = &source{q: dynamo.RegionQueue(region)}
 		r.sources = []*source{main, {q: dynamo.LongRunningQueue(region)}, {q: dynamo.RoamingQueue}}
 		if err := h.readHeld(ctx, &r, region, c.Types, free+budget); err != nil {

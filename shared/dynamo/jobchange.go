@@ -230,6 +230,13 @@ func (e *expression) fields(c jobs.Change) {
 		e.setTo("ready_timeouts", r.ReadyTimeouts)
 		e.setTo("not_before", r.NotBefore.UTC())
 		e.setTo("attempts", r.Attempts)
+		if r.Preemptions > 0 {
+			e.setTo("preemptions", r.Preemptions)
+			e.drop("shield")
+		}
+	}
+	if c.Shield != nil {
+		e.setTo("shield", *c.Shield)
 	}
 	if c.PodsReady != nil {
 		e.setTo("pods_ready", *c.PodsReady)

@@ -56,6 +56,8 @@ var QueueIndexAttributes = []string{
 	// What admission counts: a job's demand, the flavors its node selector allows, the flavor an
 	// active one holds.
 	"demand", "node_selector", "flavor",
+	// What reclaim reads of a running job besides: whose jobs may not evict it, and until when.
+	"shield",
 }
 
 // Specs lists the tables with their indexes.

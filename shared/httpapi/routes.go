@@ -42,7 +42,10 @@ type Deps struct {
 	LongRunningHoldsSlot bool
 	// ReadyTimeoutMax is the longest ready_timeout a job may name (config.Config's); 0 is
 	// jobs.DefaultReadyTimeoutMax.
-	ReadyTimeoutMax      time.Duration
+	ReadyTimeoutMax time.Duration
+	// CheckpointBucket is the bucket under which each job submitted has its checkpoint prefix
+	// (jobs.CheckpointURI); "" gives jobs none.
+	CheckpointBucket     string
 	LongRunningPerTenant int
 	// MaxQueuedPerTenant is how many of a tenant's jobs may wait in the queues at once unless its
 	// record sets its own (config.Config's); 0 is no cap: tests of the API alone.
@@ -97,6 +100,7 @@ type api struct {
 	quota      tenancy.Quota                      // Deps.DefaultQuota
 	longRun    longRunning                        // Deps.LongRunning*
 	readyMax   time.Duration                      // Deps.ReadyTimeoutMax
+	checkpoint string                             // Deps.CheckpointBucket
 	maxQueued  int                                // Deps.MaxQueuedPerTenant
 	censuses   censusCache                        // the censuses the caps of queued jobs read
 	iamCaller  IAMCaller
@@ -144,8 +148,8 @@ func newAPI(d Deps) *api {
 		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets), quota: d.DefaultQuota, metrics: d.Metrics,
 		longRun:   longRunning{HoldsSlot: d.LongRunningHoldsSlot, PerTenant: d.LongRunningPerTenant},
 		readyMax:  cmp.Or(d.ReadyTimeoutMax, jobs.DefaultReadyTimeoutMax),
-		maxQueued: d.MaxQueuedPerTenant,
-		mux:       http.NewServeMux(), paths: http.NewServeMux(),
+		maxQueued: d.MaxQueuedPerTenant, checkpoint: d.CheckpointBucket,
+		mux: http.NewServeMux(), paths: http.NewServeMux(),
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)

@@ -253,6 +253,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
 	j.Template, j.RetryOf, j.GPUs, j.Podless, j.Retry = s.template, s.retryOf, s.gpus, s.podless, s.retry
 	j.Regions, j.Demand, j.ReadyTimeout, j.NodeSelector = s.regions, s.demand, s.readyTimeout, s.nodeSelector
+	j.CheckpointURI = jobs.CheckpointURI(a.checkpoint, j.Tenant, j.ID)
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
 		if s.deadline != nil {

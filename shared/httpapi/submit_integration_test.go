@@ -63,6 +63,7 @@ func newStack(t *testing.T) stack {
 		st.apis[i] = served(t, httpapi.Deps{
 			Principals: store, Jobs: dynamo.NewJobStore(db, tables), Templates: dynamo.NewTemplateStore(db, tables.Control),
 			Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1", "us-west-2"},
+			CheckpointBucket: "ckpt",
 		})
 	}
 	return st

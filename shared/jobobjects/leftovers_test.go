@@ -13,7 +13,6 @@ var (
 	jobsResource       = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 	cronJobsResource   = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}
 	configMapsResource = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	podsResource       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 )
 
 func object(r schema.GroupVersionResource, ns, name, job string, edit ...func(*Object)) Object {

@@ -161,7 +161,7 @@ func NotReady(j Job, r ReadyRequeue, kept AttemptRecord, at time.Time) (Job, Cha
 	}
 	ch.Retried = &Retried{
 		Attempt: next.Attempt, SpotRetries: next.SpotRetries, ReadyTimeouts: next.ReadyTimeouts,
-		NotBefore: notBefore, Attempts: next.Attempts,
+		NotBefore: notBefore, Attempts: next.Attempts, Preemptions: next.Preemptions,
 	}
 	return moved, ch, nil
 }

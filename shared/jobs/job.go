@@ -123,6 +123,15 @@ type Job struct {
 	// SpotRetries counts the retries after spot interruptions that did not use up an attempt.
 	Attempt     int `json:"attempt" dynamodbav:"attempt,omitempty"`
 	SpotRetries int `json:"spot_retries,omitempty" dynamodbav:"spot_retries,omitempty"`
+	// Preemptions counts the times its region evicted the job to make room for another
+	// (preempt.go), apart from its attempts; Shield, while it waits or runs after jobs were
+	// evicted for it, keeps their tenant from evicting it in turn. Internal.
+	Preemptions int     `json:"preemptions,omitempty" dynamodbav:"preemptions,omitempty"`
+	Shield      *Shield `json:"-" dynamodbav:"shield,omitempty"`
+	// CheckpointURI is the S3 prefix of the job's own where every attempt may keep and find its
+	// checkpoints (CheckpointURI), its pods' TIDEGATE_CHECKPOINT_URI; "" where the deployment names
+	// no checkpoint bucket.
+	CheckpointURI string `json:"checkpoint_uri,omitempty" dynamodbav:"checkpoint_uri,omitempty"`
 	// ReadyTimeout is how long after dispatch the job's pods may take to be all scheduled (a Go
 	// duration, as submitted; "" is DefaultReadyTimeout); ReadyTimeouts counts the attempts that
 	// took longer, which queue it again without using up its retry policy's attempts (gang.go);

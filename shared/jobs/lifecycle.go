@@ -113,6 +113,8 @@ type Change struct {
 	Attempt int
 	// Retried, when set, is a retry's next attempt (Retrying, NotReady).
 	Retried *Retried
+	// Shield, when set, shields a queued job from a tenant's jobs (Shielded).
+	Shield *Shield
 	// PodsReady, when set, records an attempt's pods all scheduled (AllScheduled).
 	PodsReady *PodsReady
 	// DetailsDue, on a move to an end, marks the end's details still to be added (Job.DetailsDue);

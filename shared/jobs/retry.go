@@ -169,7 +169,7 @@ func Decide(j Job, c Cause, now time.Time) Verdict {
 		return Verdict{Why: "its retry policy does not retry " + c.Code()}
 	}
 	counted := c.Kind != CauseSpotInterrupted || r.CountSpotInterruptions
-	used := j.AttemptOf() - j.SpotRetries - j.ReadyTimeouts // attempts that counted, this one included
+	used := j.AttemptOf() - j.SpotRetries - j.ReadyTimeouts - j.Preemptions // attempts that counted, this one included
 	switch {
 	case !counted && j.SpotRetries >= MaxSpotRetries:
 		return Verdict{Why: fmt.Sprintf("retried after %d spot interruptions, the most a job is", MaxSpotRetries)}
@@ -211,6 +211,7 @@ type Retried struct {
 	ReadyTimeouts int
 	NotBefore     time.Time
 	Attempts      []AttemptRecord
+	Preemptions   int
 }
 
 // Retrying is job j, whose attempt ended with cause c and verdict v (a retry), moved back to the
@@ -238,7 +239,8 @@ func Retrying(j Job, c Cause, v Verdict, kept AttemptRecord, at time.Time) (Job,
 	if err != nil {
 		return j, Change{}, err
 	}
-	ch.Retried = &Retried{Attempt: next.Attempt, SpotRetries: next.SpotRetries, ReadyTimeouts: next.ReadyTimeouts, NotBefore: notBefore, Attempts: next.Attempts}
+	ch.Retried = &Retried{Attempt: next.Attempt, SpotRetries: next.SpotRetries, ReadyTimeouts: next.ReadyTimeouts, NotBefore: notBefore, Attempts: next.Attempts,
+		Preemptions: next.Preemptions}
 	return moved, ch, nil
 }
 

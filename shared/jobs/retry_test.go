@@ -139,3 +139,45 @@ func TestRetryingMovesBackToTheQueue(t *testing.T) {
 		t.Errorf("the last attempt retried: %+v", v)
 	}
 }
+
+// TestPreempted: an eviction queues the job again as a new attempt, counted in Preemptions and
+// not in its retry policy's attempts, with job.preempted and the reason, its shield dropped, and
+// what the attempt left kept.
+func TestPreempted(t *testing.T) {
+	at := time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC)
+	// Attempt 1 ended in a spot interruption, 2 was preempted, 3 runs.
+	j := Job{ID: "job-1", Status: StatusRunning, Attempt: 3, SpotRetries: 1, Preemptions: 1,
+		Retry: &Retry{Attempts: 2, On: []string{RetryPodFailure}}, Shield: &Shield{Tenant: "b", Until: at}}
+	moved, c, err := Preempted(j, "reclaimed", AttemptRecord{LogTail: []string{"step 90"}}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.Status != StatusQueued || moved.Attempt != 4 || moved.Preemptions != 2 || moved.SpotRetries != 1 || moved.Shield != nil {
+		t.Errorf("moved = %s, attempt %d, preemptions %d, spot retries %d, shield %v; want queued, 4, 2, 1, none",
+			moved.Status, moved.Attempt, moved.Preemptions, moved.SpotRetries, moved.Shield)
+	}
+	if c.Event == nil || c.Event.Type != "job.preempted" || c.Reason != "preempted: reclaimed" || c.From != StatusRunning {
+		t.Errorf("change %+v; want running → queued with job.preempted, reason preempted: reclaimed", c)
+	}
+	if r := c.Retried; r == nil || r.Attempt != 4 || r.Preemptions != 2 || len(r.Attempts) != 1 || r.Attempts[0].Attempt != 3 || r.Attempts[0].LogTail[0] != "step 90" {
+		t.Errorf("retried %+v; want attempt 4, preemptions 2, attempt 3 kept with its lines", r)
+	}
+	// Of four attempts only the fourth counts against the policy's two: a pod failure of it is
+	// retried, and one of the attempt after that is not.
+	if v := Decide(moved, Cause{Kind: CausePodFailure}, at); !v.Retry || !v.Counted {
+		t.Errorf("a pod failure after a preemption: %+v; want a counted retry (one of two attempts used)", v)
+	}
+	moved.Attempt++
+	if v := Decide(moved, Cause{Kind: CausePodFailure}, at); v.Retry {
+		t.Errorf("a pod failure of the second counted attempt: %+v; want no retry", v)
+	}
+	if _, _, err := Preempted(Job{ID: "job-2", Status: StatusSucceeded}, "reclaimed", AttemptRecord{}, at); err == nil {
+		t.Errorf("Preempted(a succeeded job) = nil error; want one")
+	}
+	if got := CheckpointURI("s3://ckpt/", "acme", "job-1"); got != "s3://ckpt/acme/job-1/" {
+		t.Errorf("CheckpointURI = %q", got)
+	}
+	if got := CheckpointURI("", "acme", "job-1"); got != "" {
+		t.Errorf("CheckpointURI without a bucket = %q, want none", got)
+	}
+}

@@ -19,13 +19,15 @@ const (
 	JobCancelled  Type = "job.cancelled"
 	// JobRetrying: the job's attempt ended in a way its retry policy retries; it is queued again.
 	JobRetrying Type = "job.retrying"
-	AppLive     Type = "app.live"
-	AppFailed   Type = "app.failed"
-	WebhookTest Type = "webhook.test"
+	// JobPreempted: the job was evicted to make room for another job; it is queued again in its place.
+	JobPreempted Type = "job.preempted"
+	AppLive      Type = "app.live"
+	AppFailed    Type = "app.failed"
+	WebhookTest  Type = "webhook.test"
 )
 
 // Types lists the catalogue, in API.md's order.
-var Types = []Type{JobQueued, JobDispatched, JobStarted, JobCompleted, JobFailed, JobCancelled, JobRetrying, AppLive, AppFailed, WebhookTest}
+var Types = []Type{JobQueued, JobDispatched, JobStarted, JobCompleted, JobFailed, JobCancelled, JobRetrying, JobPreempted, AppLive, AppFailed, WebhookTest}
 
 // Event is one outbox entry. Its ID is what receivers see as webhook-id, stable across retries.
 type Event struct {

@@ -165,6 +165,8 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 	}
 	cfg.JobsTable, cfg.EventsTable, cfg.ControlTable = n.tables.Jobs, n.tables.Events, n.tables.Control
 	cfg.SourcesBucket = n.bucket
+	// Checkpoints go under each tenant's prefix of the same bucket: s3://BUCKET/TENANT/JOB_ID/.
+	cfg.CheckpointBucket = n.bucket
 	cfg.Regions = map[string]string{}
 	for _, r := range DevRegions {
 		cfg.Regions[r] = "sandbox"
@@ -279,7 +281,7 @@ func functionEnv(cfg config.Config) map[string]string {
 	return map[string]string{
 		config.EnvJobsTable: cfg.JobsTable, config.EnvEventsTable: cfg.EventsTable, config.EnvControlTable: cfg.ControlTable,
 		config.EnvDispatchQueueURL: cfg.DispatchQueueURL, config.EnvWebhookQueueURL: cfg.WebhookQueueURL,
-		config.EnvSourcesBucket: cfg.SourcesBucket, config.EnvRegions: strings.Join(regions, ","),
+		config.EnvSourcesBucket: cfg.SourcesBucket, config.EnvCheckpointBucket: cfg.CheckpointBucket, config.EnvRegions: strings.Join(regions, ","),
 		config.EnvHostingRegion: cfg.HostingRegion, config.EnvRegionCapacity: capacityString(cfg.RegionCapacity), config.EnvKubeconfig: cfg.Kubeconfig,
 		config.EnvAppsNamespace: cfg.AppsNamespace, config.EnvStack: cfg.Stack, config.EnvPublicURL: cfg.PublicURL,
 		config.EnvDynamoDBEndpoint: cfg.Endpoints.DynamoDB, config.EnvSQSEndpoint: cfg.Endpoints.SQS,

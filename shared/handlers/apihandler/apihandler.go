@@ -73,6 +73,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		LongRunningHoldsSlot: cfg.LongRunning.HoldsSlot,
 		LongRunningPerTenant: cfg.LongRunning.PerTenant,
 		ReadyTimeoutMax:      cfg.ReadyTimeoutMax,
+		CheckpointBucket:     cfg.CheckpointBucket,
 		MaxQueuedPerTenant:   cfg.MaxQueuedPerTenant,
 		IAMCaller:            iam,
 		Rate:                 cfg.Rate(),

@@ -51,6 +51,10 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		LongRunningPerTenant: cfg.LongRunning.PerTenant,
 		// How far past its room a drain reads its queue; the next goes on from there.
 		ReadBudget: cfg.DrainReadBudget,
+		// Taking borrowed room back: evictions a minute, a preemptor's cool-down, the pods' grace.
+		PreemptionsPerMinute: cfg.Preemption.PerMinute,
+		PreemptionCooldown:   cfg.Preemption.Cooldown,
+		PreemptionGraceMax:   cfg.Preemption.GraceMax,
 	}, nil
 }
 

@@ -1,0 +1,165 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/admission"
+	"github.com/tidegate/tidegate/shared/flavors"
+	"github.com/tidegate/tidegate/shared/jobobjects"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/records"
+)
+
+// A drain's part in taking borrowed room back (admission/reclaim.go): it gives admission the
+// region's running jobs and what is left of the minute's evictions, and carries out the
+// evictions the decision makes. Each is recorded first, the job queued again in its place as a
+// new attempt (jobs.Preempted, job.preempted), so a crash after it loses nothing: what the
+// evicted attempt left is replaced by the next attempt's apply, or taken by the sweep. Then the
+// attempt's pods are stopped with their grace period, and the region rung, so that the next
+// drain admits the job the room was taken back for.
+
+// reclaimOf is what admission needs to take room back in region, whose flavors are fr and whose
+// tenants' use and quotas c has: its running jobs, and how many it may still evict this minute.
+// The zero Reclaim (nothing evicted) when preemption is off, nobody borrows, or the minute's
+// evictions are spent.
+func (h *Handler) reclaimOf(ctx context.Context, region string, fr flavors.Region, c admission.FlavorCapacity, active []jobs.Job) (admission.Reclaim, error) {
+	if h.PreemptionsPerMinute <= 0 || !c.Borrowing() {
+		return admission.Reclaim{}, nil
+	}
+	now := h.now()
+	done, err := h.Store.Evictions(ctx, region, now)
+	if err != nil {
+		return admission.Reclaim{}, err
+	}
+	rc := admission.Reclaim{Budget: h.PreemptionsPerMinute - done, Now: now}
+	if rc.Budget <= 0 {
+		return admission.Reclaim{}, nil
+	}
+	for _, j := range active {
+		if j.Status == jobs.StatusDispatching || j.Podless || len(fr.Flavors) == 0 {
+			continue // being applied, or holding nothing to give back
+		}
+		r := admission.Running{ID: j.ID, Tenant: j.Tenant, Flavor: fr.Flavors[fr.FlavorOf(j)].Name, Demand: fr.Need(j).Demand,
+			Priority: j.Priority, StartedAt: j.UpdatedAt} // a running job's last move is about its start
+		if j.Shield != nil {
+			r.Shield, r.ShieldUntil = j.Shield.Tenant, j.Shield.Until
+		}
+		rc.Running = append(rc.Running, r)
+	}
+	return rc, nil
+}
+
+// mayReclaim says whether a drain of region, full (fr, active), should read its queues anyway:
+// preemption is on, a tenant borrows and the minute's evictions are not spent, so a job within its
+// tenant's nominal quota may be owed room that others hold.
+func (h *Handler) mayReclaim(ctx context.Context, region string, fr flavors.Region, active []jobs.Job) (bool, error) {
+	if h.PreemptionsPerMinute <= 0 || h.Tenants == nil && fr.Quota(h.DefaultQuota) == nil {
+		return false, nil
+	}
+	snap, err := h.capacity(ctx, region, nil, active)
+	if err != nil {
+		return false, err
+	}
+	rc, err := h.reclaimOf(ctx, region, fr, snap.capacity, active)
+	return len(rc.Running) > 0, err
+}
+
+// evict carries out evictions, made by a drain of region whose active jobs are active and whose
+// queued jobs read are queued: as the file's comment says.
+func (h *Handler) evict(ctx context.Context, region string, evictions []admission.Eviction, active, queued []jobs.Job) error {
+	if len(evictions) == 0 {
+		return nil
+	}
+	activeByID, queuedByID := byID(active), byID(queued)
+	now := h.now()
+	var stopped []jobs.Job
+	var errs []error
+	for _, e := range evictions {
+		j, err := h.preempt(ctx, e, activeByID[e.ID], now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if j.ID == "" {
+			continue // it moved meanwhile: ended, cancelled, or already evicted
+		}
+		stopped = append(stopped, j)
+		f, ok := queuedByID[e.For]
+		if !ok {
+			continue
+		}
+		c := jobs.Wait(string(admission.ReasonPreempting), 0, nil, now)
+		if e.Reason == admission.EvictReclaimed && h.PreemptionCooldown > 0 {
+			c = jobs.Shielded(f, j.Tenant, string(admission.ReasonPreempting), now.Add(h.PreemptionCooldown), now)
+		}
+		if err := h.Store.Apply(ctx, f, c); err != nil && !errors.Is(err, records.ErrStale) {
+			errs = append(errs, err)
+		}
+		f.PendingReason = string(admission.ReasonPreempting)
+		queuedByID[e.For] = f
+	}
+	for i, j := range queued {
+		queued[i] = queuedByID[j.ID] // their reasons as written, so recordWaits writes them no more
+	}
+	if len(stopped) == 0 {
+		return errors.Join(errs...)
+	}
+	errs = append(errs, h.Store.CountEvictions(ctx, region, now, len(stopped)))
+	errs = append(errs, h.stop(ctx, region, stopped))
+	if h.Ringer != nil {
+		errs = append(errs, h.Ringer.Ring(ctx, region)) // the jobs evicted for are admitted next
+	}
+	return errors.Join(errs...)
+}
+
+// preempt records eviction e of running job v at now; the job read whole as it was, or no ID when
+// it had moved since the drain read it.
+func (h *Handler) preempt(ctx context.Context, e admission.Eviction, v jobs.Job, now time.Time) (jobs.Job, error) {
+	j, err := h.Store.Job(ctx, e.ID)
+	if errors.Is(err, records.ErrNotFound) {
+		return jobs.Job{}, nil
+	}
+	if err != nil {
+		return jobs.Job{}, fmt.Errorf("reading job %s to evict it: %w", e.ID, err)
+	}
+	if j.Status != v.Status || j.AttemptOf() != v.AttemptOf() || !j.Status.Active() {
+		return jobs.Job{}, nil
+	}
+	_, c, err := jobs.Preempted(j, string(e.Reason), jobs.AttemptRecord{}, now)
+	if err == nil {
+		err = h.Store.Apply(ctx, j, c)
+	}
+	if errors.Is(err, records.ErrStale) {
+		return jobs.Job{}, nil
+	}
+	if err != nil {
+		return jobs.Job{}, fmt.Errorf("evicting job %s: %w", e.ID, err)
+	}
+	h.Log.InfoContext(ctx, "preempted", "job_id", j.ID, "tenant", j.Tenant, "reason", e.Reason, "for", e.For,
+		"flavor", e.Flavor, "attempt", j.AttemptOf(), "preemptions", j.Preemptions+1)
+	return j, nil
+}
+
+// stop stops the evicted attempts of js in region's cluster (jobobjects.StopAttempt).
+func (h *Handler) stop(ctx context.Context, region string, js []jobs.Job) error {
+	dc, err := h.Clusters.Dynamic(ctx, region)
+	if err != nil {
+		return fmt.Errorf("reaching %s to stop %d evicted jobs (their next attempts replace what is left): %w", region, len(js), err)
+	}
+	var errs []error
+	for _, j := range js {
+		errs = append(errs, jobobjects.StopAttempt(ctx, dc, j, j.AttemptOf(), h.PreemptionGraceMax))
+	}
+	return errors.Join(errs...)
+}
+
+func byID(js []jobs.Job) map[string]jobs.Job {
+	out := make(map[string]jobs.Job, len(js))
+	for _, j := range js {
+		out[j.ID] = j
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+package httpapi_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCheckpointPrefixIsTheJobsOwn: a job submitted gets the checkpoint prefix of its own tenant
+// and id, shown on it; a hostile submission naming another tenant's prefix is refused, naming the
+// field, and no job is made.
+func TestCheckpointPrefixIsTheJobsOwn(t *testing.T) {
+	st := newStack(t)
+	status, out := st.do(t, 0, "POST", "/api/v1/manifests", st.member, "application/json",
+		mustJSON(map[string]any{"manifests": []any{restrictedJob(nil)}, "namespace": "team-a"}), nil)
+	if status != 202 {
+		t.Fatalf("POST /api/v1/manifests = %d %v", status, out)
+	}
+	job := out["job"].(map[string]any)
+	if want := "s3://ckpt/ml/" + job["id"].(string) + "/"; job["checkpoint_uri"] != want {
+		t.Errorf("checkpoint_uri = %v, want %s", job["checkpoint_uri"], want)
+	}
+	if _, got := st.do(t, 1, "GET", "/api/v1/jobs/"+job["id"].(string), st.member, "", "", nil); got["checkpoint_uri"] != job["checkpoint_uri"] {
+		t.Errorf("GET the job: checkpoint_uri %v, want %v", got["checkpoint_uri"], job["checkpoint_uri"])
+	}
+	for _, route := range []string{"/api/v1/manifests", "/api/v1/jobs"} {
+		body := map[string]any{"manifests": []any{restrictedJob(nil)}, "namespace": "team-a", "checkpoint_uri": "s3://ckpt/watch/job-theirs/"}
+		if route == "/api/v1/jobs" {
+			body = map[string]any{"manifest": restrictedJob(nil), "namespace": "team-a", "checkpoint_uri": "s3://ckpt/watch/job-theirs/"}
+		}
+		status, out := st.do(t, 0, "POST", route, st.member, "application/json", mustJSON(body), nil)
+		if status != 400 || !strings.Contains(mustJSON(out), "checkpoint_uri") {
+			t.Errorf("POST %s naming another tenant's prefix = %d %v; want 400 naming checkpoint_uri", route, status, out)
+		}
+	}
+	_, list := st.do(t, 1, "GET", "/api/v1/jobs", st.member, "", "", nil)
+	if items, _ := list["items"].([]any); len(items) != 1 {
+		t.Errorf("jobs after the refused submissions: %d, want the first alone", len(items))
+	}
+}
