@@ -162,6 +162,13 @@ var steps = []Step{
 		},
 	},
 	{
+		Name: "reclaim", About: "admission with reclaim (evicting borrowed room) over 100,000 queued and 10,000 running jobs, against the same decision without it (≤ 1.3×)",
+		Command: goTest("-bench Reclaim -benchmem ./shared/admission/"),
+		Rows: []Row{
+			{What: "DecideFlavors with reclaim ÷ without, 100,000 queued and 10,000 running jobs of 50 tenants", Goal: atMost(1.3), Find: Metric{"BenchmarkReclaim100k", "x-no-reclaim"}},
+		},
+	},
+	{
 		Name: "dispatch", About: "dispatch against raw client-go creates of the same Jobs",
 		Command: goTest("-bench 'DispatchVsRaw' -benchtime 1x ./shared/dispatch/"),
 		Rows: []Row{

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,27 @@ func TestCheckpointPrefixIsTheJobsOwn(t *testing.T) {
 	_, list := st.do(t, 1, "GET", "/api/v1/jobs", st.member, "", "", nil)
 	if items, _ := list["items"].([]any); len(items) != 1 {
 		t.Errorf("jobs after the refused submissions: %d, want the first alone", len(items))
+	}
+}
+
+// TestMaxPreemptions: max_preemptions is kept and shown when 0–100, and a 400 naming the field
+// otherwise, on each route that makes one job.
+func TestMaxPreemptions(t *testing.T) {
+	st := newStack(t)
+	for _, n := range []int{-1, 101} {
+		status, out := st.do(t, 0, "POST", "/api/v1/jobs", st.member, "application/json",
+			mustJSON(map[string]any{"manifest": restrictedJob(nil), "namespace": "team-a", "region": "us-east-1", "max_preemptions": n}), nil)
+		if status != 400 || !strings.Contains(mustJSON(out), "max_preemptions") {
+			t.Errorf("max_preemptions %d = %d %v; want 400 naming max_preemptions", n, status, out)
+		}
+	}
+	status, out := st.do(t, 0, "POST", "/api/v1/jobs", st.member, "application/json",
+		mustJSON(map[string]any{"manifest": restrictedJob(nil), "namespace": "team-a", "region": "us-east-1", "max_preemptions": 0}), nil)
+	job, _ := out["job"].(map[string]any)
+	if status != 202 || fmt.Sprint(job["max_preemptions"]) != "0" {
+		t.Fatalf("max_preemptions 0 = %d %v; want 202 showing it", status, out)
+	}
+	if _, got := st.do(t, 1, "GET", "/api/v1/jobs/"+job["id"].(string), st.member, "", "", nil); fmt.Sprint(got["max_preemptions"]) != "0" {
+		t.Errorf("GET the job: max_preemptions %v, want 0", got["max_preemptions"])
 	}
 }

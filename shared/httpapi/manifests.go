@@ -132,6 +132,7 @@ type jobSettings struct {
 	OnDeadline       string            `json:"on_deadline"`
 	Retry            *jobs.Retry       `json:"retry"`
 	ReadyTimeout     string            `json:"ready_timeout"`
+	MaxPreemptions   *int              `json:"max_preemptions"`
 }
 
 // submission starts a job's submission from the settings, the rest to be filled by the route.
@@ -140,7 +141,7 @@ func (js jobSettings) submission(ms []map[string]any, idempotencyKey string, bod
 		manifests: ms, namespace: js.Namespace, region: js.Region, regions: js.Regions, priority: jobs.DefaultPriority, labels: js.Labels,
 		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, spotDeadline: js.SpotDeadline, onDeadline: js.OnDeadline,
 		idempotencyKey: idempotencyKey, body: body, retry: js.Retry, readyTimeout: js.ReadyTimeout,
-		priorityDefaulted: js.Priority == nil,
+		priorityDefaulted: js.Priority == nil, maxPreemptions: js.MaxPreemptions,
 	}
 	if js.Priority != nil {
 		s.priority = *js.Priority

@@ -46,6 +46,7 @@ type submission struct {
 	deadline       *time.Time // spotDeadline read by admit
 	retry          *jobs.Retry
 	readyTimeout   string // as given, then as stored: a Go duration, the default filled in
+	maxPreemptions *int   // how often the job may be evicted before it fails; nil: any
 	template       string
 	retryOf        string
 	idempotencyKey string
@@ -85,6 +86,9 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	bad = append(bad, s.checkDeadline(a.now())...)
 	bad = append(bad, checkRetry(s.retry)...)
 	bad = append(bad, s.checkReadyTimeout(a.readyMax)...)
+	if m := s.maxPreemptions; m != nil && (*m < 0 || *m > jobs.MaxMaxPreemptions) {
+		bad = append(bad, FieldProblem{"max_preemptions", fmt.Sprintf("must be a whole number from 0 to %d: how often the job may be evicted for another before it fails preempted_too_often", jobs.MaxMaxPreemptions)})
+	}
 	if len(bad) > 0 {
 		return Invalid("fix the listed fields", bad...)
 	}
@@ -254,6 +258,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	j.Template, j.RetryOf, j.GPUs, j.Podless, j.Retry = s.template, s.retryOf, s.gpus, s.podless, s.retry
 	j.Regions, j.Demand, j.ReadyTimeout, j.NodeSelector = s.regions, s.demand, s.readyTimeout, s.nodeSelector
 	j.CheckpointURI = jobs.CheckpointURI(a.checkpoint, j.Tenant, j.ID)
+	j.MaxPreemptions = s.maxPreemptions
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
 		if s.deadline != nil {

@@ -126,8 +126,11 @@ type Job struct {
 	// Preemptions counts the times its region evicted the job to make room for another
 	// (preempt.go), apart from its attempts; Shield, while it waits or runs after jobs were
 	// evicted for it, keeps their tenant from evicting it in turn. Internal.
-	Preemptions int     `json:"preemptions,omitempty" dynamodbav:"preemptions,omitempty"`
-	Shield      *Shield `json:"-" dynamodbav:"shield,omitempty"`
+	Preemptions int `json:"preemptions,omitempty" dynamodbav:"preemptions,omitempty"`
+	// MaxPreemptions, when set, is how often the job may be evicted: the eviction after that
+	// fails it preempted_too_often.
+	MaxPreemptions *int    `json:"max_preemptions,omitempty" dynamodbav:"max_preemptions,omitempty"`
+	Shield         *Shield `json:"-" dynamodbav:"shield,omitempty"`
 	// CheckpointURI is the S3 prefix of the job's own where every attempt may keep and find its
 	// checkpoints (CheckpointURI), its pods' TIDEGATE_CHECKPOINT_URI; "" where the deployment names
 	// no checkpoint bucket.

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,13 @@ import (
 // the room) or lower_priority (its own tenant's job of higher priority needed it).
 const ReasonPreempted = "preempted"
 
+// ReasonPreemptedTooOften starts the reason of the move that fails a job evicted more often than
+// its max_preemptions allows.
+const ReasonPreemptedTooOften = "preempted_too_often"
+
+// MaxMaxPreemptions bounds a job's max_preemptions.
+const MaxMaxPreemptions = 100
+
 // Shield keeps a job admitted by evicting a tenant's jobs from being evicted for that tenant's
 // jobs until Until, so two tenants never take the same room back and forth.
 type Shield struct {
@@ -24,8 +32,14 @@ type Shield struct {
 // in its place, since its priority and created time are its own. The move writes job.preempted,
 // keeps what the attempt left (kept), and counts the eviction in Preemptions, not against its
 // retry policy's attempts: the job did nothing wrong. Its next run is a new attempt, so nothing
-// the evicted one reports is recorded.
+// the evicted one reports is recorded. A job evicted as often as its MaxPreemptions allows fails
+// preempted_too_often instead.
 func Preempted(j Job, why string, kept AttemptRecord, at time.Time) (Job, Change, error) {
+	if m := j.MaxPreemptions; m != nil && j.Preemptions >= *m {
+		// A job evicted more often than it allows fails instead: the work it loses each time is
+		// worth more to its owner than waiting for its room.
+		return Move(j, StatusFailed, fmt.Sprintf("%s: evicted (%s) with %d evictions already, its max_preemptions %d", ReasonPreemptedTooOften, why, j.Preemptions, *m), at)
+	}
 	next := j
 	next.Attempt = j.AttemptOf() + 1
 	next.Preemptions = j.Preemptions + 1

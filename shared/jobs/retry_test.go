@@ -181,3 +181,19 @@ func TestPreempted(t *testing.T) {
 		t.Errorf("CheckpointURI without a bucket = %q, want none", got)
 	}
 }
+
+// TestPreemptedTooOften: a job evicted as often as its max_preemptions allows fails
+// preempted_too_often, with job.failed, rather than queue again.
+func TestPreemptedTooOften(t *testing.T) {
+	at := time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC)
+	one := 1
+	j := Job{ID: "job-1", Status: StatusRunning, Attempt: 2, Preemptions: 1, MaxPreemptions: &one}
+	moved, c, err := Preempted(j, "reclaimed", AttemptRecord{}, at)
+	if err != nil || moved.Status != StatusFailed || c.Event == nil || c.Event.Type != "job.failed" || !strings.HasPrefix(c.Reason, ReasonPreemptedTooOften+": ") {
+		t.Errorf("Preempted(evicted once, max 1) = %s, %+v, %v; want failed preempted_too_often with job.failed", moved.Status, c, err)
+	}
+	j.Preemptions = 0
+	if moved, _, err := Preempted(j, "reclaimed", AttemptRecord{}, at); err != nil || moved.Status != StatusQueued {
+		t.Errorf("Preempted(never evicted, max 1) = %s, %v; want queued", moved.Status, err)
+	}
+}
