@@ -101,7 +101,7 @@ func tenantsPutCmd() *cobra.Command {
 	var maxPriority, maxQueued int
 	var quotas, borrowing, lending []string
 	cmd := &cobra.Command{
-		Use:   "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|deployer|member|viewer] [--operator] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--max-queued N] [--quota REGION/FLAVOR=RES:QTY,…] [--borrowing-limit REGION/FLAVOR=RES:QTY,…] [--lending-limit REGION/FLAVOR=RES:QTY,…] [--rate N] [--burst N]",
+		Use:   "put NAME --org ORG --namespace NS [--namespace NS…] [--role admin|deployer|member|viewer] [--operator] [--iam-arn ARN…] [--share-namespace] [--max-priority N] [--max-queued N] [--quota REGION/FLAVOR=RES:QTY,…] [--borrowing-limit REGION/FLAVOR=RES:QTY,…] [--lending-limit REGION/FLAVOR=RES:QTY,…] [--preempt-within lower-priority] [--rate N] [--burst N]",
 		Short: "Create or replace a tenant",
 		Example: "  tidegate admin tenants put ml-team --org acme --namespace ml-train --namespace ml-eval --role member --max-priority 80 \\\n" +
 			"    --quota us-east-1/spot=cpu:64,memory:256Gi --quota us-east-1/on-demand=nvidia.com/gpu:8 --borrowing-limit us-east-1/on-demand=nvidia.com/gpu:0",
@@ -150,6 +150,9 @@ func tenantsPutCmd() *cobra.Command {
 			if t.Operator {
 				operator = ", operator (sees every tenant's costs and queue use)"
 			}
+			if t.PreemptWithin != "" {
+				operator += ", its jobs of higher priority evict its own of lower"
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: org %s, role %s%s, namespaces %s, max priority %d, max queued %s\n", t.Name, t.Org, t.Role, operator, strings.Join(t.Namespaces, ", "), t.PriorityLimit(), queuedCap(t.MaxQueued))
 			return nil
 		},
@@ -157,6 +160,7 @@ func tenantsPutCmd() *cobra.Command {
 	cmd.Flags().StringVar(&t.Org, "org", "", "the org whose apps and secrets the tenant shares (required)")
 	cmd.Flags().StringSliceVar(&t.Namespaces, "namespace", nil, "a namespace the tenant may use; repeat or comma-separate (required)")
 	cmd.Flags().StringVar(&role, "role", string(tenancy.RoleMember), "admin (also webhooks, secrets, keys), deployer (also the org's apps and their logs), member (jobs, templates) or viewer (reads)")
+	cmd.Flags().StringVar(&t.PreemptWithin, "preempt-within", "", "lower-priority: when a region has no room for one of the tenant's jobs, evict the tenant's own running jobs of lower priority for it (their pods get SIGTERM and their grace); empty: never")
 	cmd.Flags().BoolVar(&t.Operator, "operator", false, "the deployment's operator: its keys and IAM callers see every tenant's costs and queue use (a tenant's admin sees only its own)")
 	cmd.Flags().StringSliceVar(&iamARNs, "iam-arn", nil, "an IAM role or user ARN (or an account root) whose callers act for the tenant through API Gateway; a session ARN is refused")
 	cmd.Flags().BoolVar(&shareNamespace, "share-namespace", false, "let the tenant hold namespaces another tenant already holds (each then sees the other's jobs there)")

@@ -112,6 +112,7 @@ func TestTenantsPutLimits(t *testing.T) {
 		{[]string{"--quota", "us-east-1/spot=cpu:lots"}, `cpu "lots" is not a quantity`},
 		{[]string{"--quota", "us-east-1=4", "--quota", "us-east-1/spot=cpu:4"}, "give it one form"},
 		{[]string{"--borrowing-limit", "us-east-1=4"}, "is not REGION/FLAVOR=RESOURCE:QUANTITY"},
+		{[]string{"--preempt-within", "any"}, "must be lower-priority"},
 	} {
 		args := append([]string{"tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns"}, tt.args...)
 		if _, err := admin(t, args...); err == nil || !strings.Contains(err.Error(), tt.say) {
@@ -145,5 +146,11 @@ func TestTenantsPutLimits(t *testing.T) {
 	}}}
 	if err != nil || !cmp.Equal(got.Quotas, want) {
 		t.Errorf("tenant put with quotas per flavor = %+v, %v; want quotas %v", got.Quotas, err, want)
+	}
+	if out, err := admin(t, "tenants", "put", "lim", "--org", "acme", "--namespace", "lim-ns", "--preempt-within", "lower-priority"); err != nil || !strings.Contains(out, "evict its own of lower") {
+		t.Fatalf("tenants put lim --preempt-within lower-priority = %v\n%s; want it to say so", err, out)
+	}
+	if got, err := store.Tenant(context.Background(), "lim"); err != nil || got.PreemptWithin != tenancy.PreemptLowerPriority {
+		t.Errorf("tenant put with --preempt-within lower-priority = %+v, %v", got, err)
 	}
 }

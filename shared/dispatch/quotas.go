@@ -27,6 +27,7 @@ type quotaCache struct {
 
 type quotaEntry struct {
 	quotas map[string]tenancy.Quota // nil for a tenant without a record (deleted since)
+	within bool                     // its jobs may evict its own of lower priority
 	at     time.Time
 }
 
@@ -63,7 +64,7 @@ func (h *Handler) quotasOf(ctx context.Context, names []string) (map[string]map[
 			case err != nil:
 				errs[i] = fmt.Errorf("reading tenant %s's quotas: %w", name, err)
 			default:
-				read[i] = quotaEntry{quotas: t.Quotas, at: now}
+				read[i] = quotaEntry{quotas: t.Quotas, within: t.PreemptWithin == tenancy.PreemptLowerPriority, at: now}
 			}
 		}()
 	}
@@ -81,4 +82,22 @@ func (h *Handler) quotasOf(ctx context.Context, names []string) (map[string]map[
 		out[name] = read[i].quotas
 	}
 	return out, nil
+}
+
+// withinTenants are those of names, as the cache last read them, whose jobs may evict their own of
+// lower priority; quotasOf reads them first.
+func (h *Handler) withinTenants(names []string) map[string]bool {
+	c := &h.quotas
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out map[string]bool
+	for _, name := range names {
+		if c.seen[name].within {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[name] = true
+		}
+	}
+	return out
 }

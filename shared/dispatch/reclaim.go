@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
@@ -26,7 +27,7 @@ import (
 // The zero Reclaim (nothing evicted) when preemption is off, nobody borrows, or the minute's
 // evictions are spent.
 func (h *Handler) reclaimOf(ctx context.Context, region string, fr flavors.Region, c admission.FlavorCapacity, active []jobs.Job) (admission.Reclaim, error) {
-	if h.PreemptionsPerMinute <= 0 || !c.Borrowing() {
+	if h.PreemptionsPerMinute <= 0 || !c.Borrowing() && !h.anyWithin(active) {
 		return admission.Reclaim{}, nil
 	}
 	now := h.now()
@@ -34,7 +35,7 @@ func (h *Handler) reclaimOf(ctx context.Context, region string, fr flavors.Regio
 	if err != nil {
 		return admission.Reclaim{}, err
 	}
-	rc := admission.Reclaim{Budget: h.PreemptionsPerMinute - done, Now: now}
+	rc := admission.Reclaim{Budget: h.PreemptionsPerMinute - done, Now: now, WithinTenant: h.withinTenants(tenantsOf(active))}
 	if rc.Budget <= 0 {
 		return admission.Reclaim{}, nil
 	}
@@ -160,6 +161,22 @@ func byID(js []jobs.Job) map[string]jobs.Job {
 	out := make(map[string]jobs.Job, len(js))
 	for _, j := range js {
 		out[j.ID] = j
+	}
+	return out
+}
+
+// anyWithin says whether a tenant of active lets its jobs evict its own of lower priority.
+func (h *Handler) anyWithin(active []jobs.Job) bool {
+	return len(h.withinTenants(tenantsOf(active))) > 0
+}
+
+// tenantsOf are the tenants of js, once each.
+func tenantsOf(js []jobs.Job) []string {
+	var out []string
+	for _, j := range js {
+		if !slices.Contains(out, j.Tenant) {
+			out = append(out, j.Tenant)
+		}
 	}
 	return out
 }

@@ -54,12 +54,17 @@ func reclaimRig(t *testing.T, nominalA, nominalB string) rig {
 // hour and asks 5 minutes to stop.
 func (r rig) submitGPUs(t *testing.T, tenant, name string) string {
 	t.Helper()
+	return r.submitGPUsAt(t, tenant, name, jobs.DefaultPriority)
+}
+
+func (r rig) submitGPUsAt(t *testing.T, tenant, name string, priority int) string {
+	t.Helper()
 	m := r.manifest(name)
 	tmpl := m["spec"].(map[string]any)["template"].(map[string]any)
 	tmpl["metadata"] = map[string]any{"annotations": map[string]any{sandbox.CompleteDelayAnnotation: "1h"}}
 	tmpl["spec"].(map[string]any)["terminationGracePeriodSeconds"] = int64(300)
 	now := r.clock.now()
-	j := jobs.New("job-"+name, tenant, r.ns, region, jobs.DefaultPriority, nil, []map[string]any{m}, now)
+	j := jobs.New("job-"+name, tenant, r.ns, region, priority, nil, []map[string]any{m}, now)
 	j.Demand = map[string]string{"nvidia.com/gpu": "2", "pods": "1"}
 	j.CheckpointURI = jobs.CheckpointURI("ckpt", tenant, j.ID)
 	if _, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now); err != nil {
@@ -227,6 +232,61 @@ func TestReclaimLeavesEqualStanding(t *testing.T) {
 	}
 	if n, err := r.store.Evictions(context.Background(), region, r.clock.now()); err != nil || n != 0 {
 		t.Errorf("evictions this minute = %d, %v; want 0", n, err)
+	}
+}
+
+// TestPreemptWithinTenant: A fills the region with jobs of priority 10; its urgent job of
+// priority 90 waits for room until the operator lets A's jobs evict its own of lower priority
+// (`--preempt-within lower-priority`): then one of A's is evicted for it (lower_priority), and
+// B's jobs, of no tenant that opted in, are never evicted for A's priorities.
+func TestPreemptWithinTenant(t *testing.T) {
+	r := reclaimRig(t, "4", "4")
+	var low []string
+	for i := range 3 {
+		low = append(low, r.submitGPUsAt(t, "a", fmt.Sprintf("a-low%d", i), 10))
+	}
+	b := r.submitGPUsAt(t, "b", "b-low", 10)
+	drain := func() {
+		t.Helper()
+		if err := r.dispatch.Drain(context.Background(), region); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain()
+	urgent := r.submitGPUsAt(t, "a", "a-urgent", 90)
+	drain()
+	if j := r.job(t, urgent); j.Status != jobs.StatusQueued || j.PendingReason == string(admission.ReasonPreempting) {
+		t.Fatalf("A not opted in: urgent is %s (%s); want it waiting for room", j.Status, j.PendingReason)
+	}
+	tenants := dynamo.NewTenantStore(r.db, r.tables.Control)
+	a, err := tenants.Tenant(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.PreemptWithin = tenancy.PreemptLowerPriority
+	if err := tenants.PutTenant(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.skip(quotaTTL) // the drains' cache of tenants expires
+	drain()
+	evicted := 0
+	for _, id := range low {
+		if j := r.job(t, id); j.Preemptions == 1 {
+			evicted++
+			if j.Attempts[0].Reason != "preempted: lower_priority" {
+				t.Errorf("%s evicted with %q; want preempted: lower_priority", id, j.Attempts[0].Reason)
+			}
+		}
+	}
+	if evicted != 1 {
+		t.Errorf("A opted in: %d of its low jobs evicted; want 1", evicted)
+	}
+	if j := r.job(t, b); !j.Status.Active() || j.Preemptions != 0 {
+		t.Errorf("B's job: %s, preempted %d times; want it running, untouched", j.Status, j.Preemptions)
+	}
+	drain()
+	if j := r.job(t, urgent); !j.Status.Active() {
+		t.Errorf("urgent after its room was freed: %s (%s); want it dispatched", j.Status, j.PendingReason)
 	}
 }
 

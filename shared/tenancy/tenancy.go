@@ -74,7 +74,14 @@ type Tenant struct {
 	// of the queues. A tenant's admin manages its own tenant only, and sees only its own figures:
 	// the role a team needs for its webhooks and secrets must not show it the other teams.
 	Operator bool `json:"operator,omitempty" dynamodbav:"operator,omitempty"`
+	// PreemptWithin, PreemptLowerPriority, lets the tenant's waiting jobs evict its own running
+	// jobs of lower priority when their region has no room for them; "" never does. The
+	// operator's to set, as quotas are: evicting costs the tenant's own work.
+	PreemptWithin string `json:"preempt_within,omitempty" dynamodbav:"preempt_within,omitempty"`
 }
+
+// PreemptLowerPriority is Tenant.PreemptWithin's one setting.
+const PreemptLowerPriority = "lower-priority"
 
 // dnsLabel is RFC 1123's label: what Kubernetes accepts as a namespace name.
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
@@ -101,6 +108,9 @@ func (t Tenant) Validate() error {
 	}
 	errs = append(errs, t.rateProblems()...)
 	errs = append(errs, t.limitProblems()...)
+	if t.PreemptWithin != "" && t.PreemptWithin != PreemptLowerPriority {
+		errs = append(errs, fmt.Errorf("preempt-within %q must be %s or nothing", t.PreemptWithin, PreemptLowerPriority))
+	}
 	return errors.Join(errs...)
 }
 
