@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/tidegate/tidegate/shared/dev/sandbox"
 	"github.com/tidegate/tidegate/shared/jobobjects"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
@@ -244,5 +245,50 @@ func (v *verdict) add(id string, lost, dup []string) {
 		v.lost = append(v.lost, id+": "+strings.Join(append(lost, dup...), "; "))
 	case len(dup) > 0:
 		v.duplicated = append(v.duplicated, id+": "+strings.Join(dup, "; "))
+	}
+}
+
+// TestOOMKilledRetriedWithMoreMemory: a job whose first attempt is OOMKilled, under a retry rule
+// raising memory by 1.5×, runs its second attempt with 1.5× the memory request and limit, and its
+// record says so; the rule that fails exit 3 before it is not what matched.
+func TestOOMKilledRetriedWithMoreMemory(t *testing.T) {
+	r := newRig(t, 10)
+	retry := &jobs.Retry{Attempts: 2, Rules: []jobs.RetryRule{
+		{On: []string{"exit:3"}, Action: jobs.RuleFail},
+		{On: []string{jobs.RuleOOMKilled}, Action: jobs.RuleRetry, MemoryFactor: 1.5},
+	}}
+	j, err := r.createRetried("job-oom", "oom", retry, func(m map[string]any) {
+		podAnnotated(sandbox.OOMKillAnnotation, "true")(m)
+		pod := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		pod["containers"].([]any)[0].(map[string]any)["resources"] = map[string]any{
+			"requests": map[string]any{"memory": "1Gi"}, "limits": map[string]any{"memory": "2Gi"}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := clientset(t)
+	var second *corev1.Pod
+	r.run(t, []string{j.ID}, func(m map[string]jobs.Job) bool {
+		if m[j.ID].AttemptOf() < 2 {
+			return false
+		}
+		pods, err := kc.CoreV1().Pods(r.ns).List(context.Background(), metav1.ListOptions{LabelSelector: jobs.IDKey + "=" + j.ID})
+		if err != nil {
+			return false
+		}
+		for i := range pods.Items {
+			if jobobjects.AttemptOf(pods.Items[i].Annotations) == 2 {
+				second = &pods.Items[i]
+			}
+		}
+		return second != nil
+	})
+	got := r.job(t, j.ID)
+	if got.MemoryFactor != 1.5 || !strings.HasPrefix(got.Attempts[0].Reason, "exit:137") {
+		t.Errorf("after the OOMKilled attempt: memory factor %v, attempts %+v; want 1.5 after exit:137 (OOMKilled)", got.MemoryFactor, got.Attempts)
+	}
+	res := second.Spec.Containers[0].Resources
+	if req, lim := res.Requests.Memory().String(), res.Limits.Memory().String(); req != "1536Mi" || lim != "3Gi" {
+		t.Errorf("attempt 2's container asks memory %s, limited to %s; want 1536Mi and 3Gi (1.5× 1Gi and 2Gi)", req, lim)
 	}
 }

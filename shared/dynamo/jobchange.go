@@ -230,6 +230,9 @@ func (e *expression) fields(c jobs.Change) {
 		e.setTo("ready_timeouts", r.ReadyTimeouts)
 		e.setTo("not_before", r.NotBefore.UTC())
 		e.setTo("attempts", r.Attempts)
+		if r.MemoryFactor > 1 {
+			e.setTo("memory_factor", r.MemoryFactor)
+		}
 		if r.Preemptions > 0 {
 			e.setTo("preemptions", r.Preemptions)
 			e.drop("shield")

@@ -58,6 +58,8 @@ var QueueIndexAttributes = []string{
 	"demand", "node_selector", "flavor",
 	// What reclaim reads of a running job besides: whose jobs may not evict it, and until when.
 	"shield",
+	// What its retry rules raised its memory by, which its demand counts.
+	"memory_factor",
 }
 
 // Specs lists the tables with their indexes.

@@ -206,7 +206,7 @@ func Units(name, v string) (int64, error) {
 
 // Need is what job j asks of r: its demand as a Vec, and the flavors its node selector agrees
 // with. A job without a recorded demand (one submitted before demand was kept) asks one pod and
-// its GPUs; a podless one nothing. A resource the job asks that no flavor lists is counted
+// its GPUs; a podless one nothing. Its memory counts raised by its MemoryFactor. A resource the job asks that no flavor lists is counted
 // where the flavors are strict (none has it, so the job is larger than every flavor) and left
 // out where they are not.
 func (r Region) Need(j jobs.Job) admission.Need {
@@ -222,6 +222,9 @@ func (r Region) Need(j jobs.Job) admission.Need {
 		u, err := Units(name, v)
 		if err != nil {
 			u = 0 // the policy counted it at submission; a record is not refused here
+		}
+		if name == string(corev1.ResourceMemory) && j.MemoryFactor > 1 {
+			u = int64(float64(u) * j.MemoryFactor) // its retry rules raised it (jobs.RetryRule)
 		}
 		i, ok := r.index[name]
 		switch {

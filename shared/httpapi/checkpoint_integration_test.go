@@ -60,3 +60,24 @@ func TestMaxPreemptions(t *testing.T) {
 		t.Errorf("GET the job: max_preemptions %v, want 0", got["max_preemptions"])
 	}
 }
+
+// TestRetryRulesSubmitted: a retry policy of rules is kept and shown; a malformed rule is a 400
+// naming its field.
+func TestRetryRulesSubmitted(t *testing.T) {
+	st := newStack(t)
+	submit := func(retry map[string]any) (int, map[string]any) {
+		return st.do(t, 0, "POST", "/api/v1/jobs", st.member, "application/json",
+			mustJSON(map[string]any{"manifest": restrictedJob(nil), "namespace": "team-a", "region": "us-east-1", "retry": retry}), nil)
+	}
+	status, out := submit(map[string]any{"attempts": 3, "rules": []any{map[string]any{"on": []any{"OOMKilled"}, "action": "maybe"}}})
+	if status != 400 || !strings.Contains(mustJSON(out), "retry.rules[0].action") {
+		t.Errorf("a rule whose action is maybe = %d %v; want 400 naming retry.rules[0].action", status, out)
+	}
+	rules := []any{map[string]any{"on": []any{"exit:3"}, "action": "fail"}, map[string]any{"on": []any{"OOMKilled"}, "action": "retry", "memory_factor": 1.5}}
+	status, out = submit(map[string]any{"attempts": 3, "rules": rules})
+	job, _ := out["job"].(map[string]any)
+	got, _ := job["retry"].(map[string]any)
+	if status != 202 || mustJSON(got["rules"]) != mustJSON(rules) {
+		t.Errorf("a policy of rules = %d %v; want 202 showing the rules %v", status, out, rules)
+	}
+}

@@ -174,7 +174,7 @@ func replace(ctx context.Context, ri dynamic.ResourceInterface, old, obj *unstru
 // Stamped is a copy of manifest m ready to create: the job's namespace, the job id as label
 // and annotation on the object and on every pod template inside it, every pod's
 // automountServiceAccountToken false where the manifest leaves it unset, every container the
-// contract's environment (contract.go), a StatefulSet's
+// contract's environment (contract.go) and the memory its retry rules raised, a StatefulSet's
 // claims deleted with it (claimsGoWithTheSet), and a CronJob's runs kept from overlapping
 // (oneRunAtATime).
 func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
@@ -192,6 +192,7 @@ func Stamped(m map[string]any, j jobs.Job) *unstructured.Unstructured {
 	for _, spec := range manifest.PodSpecs(obj.Object) {
 		noToken(spec)
 		withContract(spec, j)
+		withMemory(spec, j.MemoryFactor)
 	}
 	switch obj.GetKind() {
 	case "StatefulSet":

@@ -1,8 +1,12 @@
 package jobobjects
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/tidegate/tidegate/shared/jobs"
 )
@@ -55,6 +59,33 @@ func withContract(spec map[string]any, j jobs.Job) {
 				return slices.Contains(names, name)
 			})
 			container["env"] = append(have, env...)
+		}
+	}
+}
+
+// withMemory raises the memory every container and init container of pod spec spec requests and
+// is limited to by factor (jobs.Job.MemoryFactor; nothing at 1 or below): what the job's retry
+// rules asked of the attempt after one OOMKilled. A quantity that does not parse, which the policy
+// refused at submission, is left as it is.
+func withMemory(spec map[string]any, factor float64) {
+	if !(factor > 1) {
+		return
+	}
+	for _, field := range []string{"containers", "initContainers"} {
+		cs, _ := spec[field].([]any)
+		for _, c := range cs {
+			container, _ := c.(map[string]any)
+			res, _ := container["resources"].(map[string]any)
+			for _, kind := range []string{"requests", "limits"} {
+				amounts, _ := res[kind].(map[string]any)
+				v := fmt.Sprint(amounts["memory"]) // a string, or a number as YAML gives it
+				q, err := resource.ParseQuantity(v)
+				if amounts["memory"] == nil || err != nil {
+					continue
+				}
+				raised := resource.NewQuantity(int64(math.Ceil(float64(q.Value())*factor)), resource.BinarySI)
+				amounts["memory"] = raised.String()
+			}
 		}
 	}
 }

@@ -54,3 +54,22 @@ func TestStampedSetsTheContract(t *testing.T) {
 		t.Errorf("Stamped changed the manifest itself")
 	}
 }
+
+// TestStampedRaisesMemory: a job whose retry rules raised its memory has every container's
+// memory request and limit raised by the factor, whether written as a string or a number; other
+// resources, and a job at factor 1, keep theirs.
+func TestStampedRaisesMemory(t *testing.T) {
+	m := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"}, "spec": map[string]any{
+		"containers": []any{map[string]any{"name": "main", "resources": map[string]any{
+			"requests": map[string]any{"memory": "1Gi", "cpu": "1"}, "limits": map[string]any{"memory": int64(2 << 30)}}}}}}
+	res := func(obj map[string]any) map[string]any {
+		return obj["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["resources"].(map[string]any)
+	}
+	got := res(Stamped(m, jobs.Job{ID: "job-1", MemoryFactor: 1.5}).Object)
+	if r, l := got["requests"].(map[string]any), got["limits"].(map[string]any); r["memory"] != "1536Mi" || r["cpu"] != "1" || l["memory"] != "3Gi" {
+		t.Errorf("raised by 1.5: requests %v, limits %v; want memory 1536Mi (cpu 1) and 3Gi", r, l)
+	}
+	if r := res(Stamped(m, jobs.Job{ID: "job-1"}).Object)["requests"].(map[string]any); r["memory"] != "1Gi" {
+		t.Errorf("not raised: requests %v; want memory 1Gi", r)
+	}
+}

@@ -100,6 +100,9 @@ func (j Job) Ready(seen PodsSeen, now time.Time) Readiness {
 		return ReadyWait{}
 	}
 	detail := fmt.Sprintf("%d of %d pods scheduled %s after dispatch", seen.Scheduled, want, timeout)
+	if i, fail := j.Fails(RulePodsNotReady); fail {
+		return ReadyFail{Detail: fmt.Sprintf("%s (its retry rule %d fails pods_not_ready)", detail, i+1)}
+	}
 	if j.ReadyTimeouts+1 >= MaxReadyTimeouts {
 		return ReadyFail{Detail: fmt.Sprintf("%s (timeout %d of %d)", detail, j.ReadyTimeouts+1, MaxReadyTimeouts)}
 	}

@@ -131,6 +131,10 @@ type Job struct {
 	// fails it preempted_too_often.
 	MaxPreemptions *int    `json:"max_preemptions,omitempty" dynamodbav:"max_preemptions,omitempty"`
 	Shield         *Shield `json:"-" dynamodbav:"shield,omitempty"`
+	// MemoryFactor, above 1, is what its retry rules raised the memory of its containers by after
+	// attempts OOMKilled (RetryRule.MemoryFactor, multiplied, at most MaxMemoryFactor): each
+	// attempt's containers request and are limited to that much more, and its demand counts so.
+	MemoryFactor float64 `json:"memory_factor,omitempty" dynamodbav:"memory_factor,omitempty"`
 	// CheckpointURI is the S3 prefix of the job's own where every attempt may keep and find its
 	// checkpoints (CheckpointURI), its pods' TIDEGATE_CHECKPOINT_URI; "" where the deployment names
 	// no checkpoint bucket.

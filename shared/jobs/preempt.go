@@ -35,6 +35,9 @@ type Shield struct {
 // the evicted one reports is recorded. A job evicted as often as its MaxPreemptions allows fails
 // preempted_too_often instead.
 func Preempted(j Job, why string, kept AttemptRecord, at time.Time) (Job, Change, error) {
+	if i, fail := j.Fails(RulePreempted); fail {
+		return Move(j, StatusFailed, fmt.Sprintf("%s: %s: its retry rule %d fails preempted", ReasonPreempted, why, i+1), at)
+	}
 	if m := j.MaxPreemptions; m != nil && j.Preemptions >= *m {
 		// A job evicted more often than it allows fails instead: the work it loses each time is
 		// worth more to its owner than waiting for its room.

@@ -16,7 +16,7 @@ type Retry struct {
 	Attempts int `json:"attempts" dynamodbav:"attempts"`
 	// On lists what is retried: RetrySpotInterruption, RetryNodeFailure, RetryPodFailure, or
 	// "exit:N" for a container that exited with code N.
-	On []string `json:"on" dynamodbav:"on"`
+	On []string `json:"on,omitempty" dynamodbav:"on,omitempty"`
 	// Backoff is the wait before the first retry (a Go duration, 0 to MaxBackoff), doubling with
 	// each further one up to MaxBackoff; "" is no wait.
 	Backoff string `json:"backoff,omitempty" dynamodbav:"backoff,omitempty"`
@@ -24,6 +24,9 @@ type Retry struct {
 	// default it does not: the job did nothing wrong. Such retries are still bounded by
 	// MaxSpotRetries, so a job cannot be retried forever.
 	CountSpotInterruptions bool `json:"count_spot_interruptions,omitempty" dynamodbav:"count_spot_interruptions,omitempty"`
+	// Rules decide by how an attempt ended, before On: the first that matches retries or fails it
+	// (rules.go). An end no rule matches is retried if On lists it.
+	Rules []RetryRule `json:"rules,omitempty" dynamodbav:"rules,omitempty"`
 }
 
 // What a retry policy's On may list besides "exit:N".
@@ -61,9 +64,10 @@ func (r Retry) Check(prefix string) [][2]string {
 	if r.Attempts < 1 || r.Attempts > MaxAttempts {
 		bad = append(bad, [2]string{prefix + ".attempts", fmt.Sprintf("must be a whole number from 1 to %d: the attempts in all, the first included", MaxAttempts)})
 	}
-	if len(r.On) == 0 {
-		bad = append(bad, [2]string{prefix + ".on", "required: list what is retried (spot_interruption, node_failure, pod_failure or exit:N)"})
+	if len(r.On) == 0 && len(r.Rules) == 0 {
+		bad = append(bad, [2]string{prefix + ".on", "required, unless rules are given: list what is retried (spot_interruption, node_failure, pod_failure or exit:N)"})
 	}
+	bad = append(bad, checkRules(prefix+".rules", r.Rules)...)
 	if len(r.On) > 32 {
 		bad = append(bad, [2]string{prefix + ".on", "at most 32 entries"})
 	}
@@ -110,6 +114,10 @@ type Cause struct {
 	Kind     CauseKind
 	ExitCode int32
 	Detail   string
+	// Kubernetes is what Kubernetes called the end, where it named it: a container's terminated
+	// reason (OOMKilled), a pod's status reason (Evicted), a Job's failed condition's
+	// (DeadlineExceeded). Retry rules match on it.
+	Kubernetes string
 }
 
 // Code is the cause as a reason says it: spot_interrupted, node_failure, pod_failure or exit:N.
@@ -151,6 +159,8 @@ type Verdict struct {
 	Counted   bool
 	NotBefore time.Time
 	Why       string
+	// MemoryFactor is what the rule that retries an OOMKilled attempt raises memory by (0: none).
+	MemoryFactor float64
 }
 
 // AttemptOf is the attempt job j is in, from 1 (records before retries have none stored).
@@ -162,10 +172,18 @@ func (j Job) AttemptOf() int { return max(j.Attempt, 1) }
 // that does not count is still retried at most MaxSpotRetries times.
 func Decide(j Job, c Cause, now time.Time) Verdict {
 	r := j.Retry
-	switch {
-	case r == nil:
+	if r == nil {
 		return Verdict{Why: "no retry policy"}
-	case !r.covers(c):
+	}
+	var factor float64
+	if i, rule, ok := r.rule(c); ok {
+		if rule.Action == RuleFail {
+			return Verdict{Why: fmt.Sprintf("its retry rule %d fails %s", i+1, c.Code())}
+		}
+		if c.Kubernetes == "OOMKilled" {
+			factor = rule.MemoryFactor
+		}
+	} else if !r.covers(c) {
 		return Verdict{Why: "its retry policy does not retry " + c.Code()}
 	}
 	counted := c.Kind != CauseSpotInterrupted || r.CountSpotInterruptions
@@ -176,7 +194,7 @@ func Decide(j Job, c Cause, now time.Time) Verdict {
 	case counted && used >= min(r.Attempts, MaxAttempts):
 		return Verdict{Why: fmt.Sprintf("attempts used up (%d of %d)", used, r.Attempts)}
 	}
-	return Verdict{Retry: true, Counted: counted, NotBefore: now.Add(r.wait(j.AttemptOf())).UTC()}
+	return Verdict{Retry: true, Counted: counted, NotBefore: now.Add(r.wait(j.AttemptOf())).UTC(), MemoryFactor: factor}
 }
 
 // wait is the backoff before retry n (1 for the first): Backoff doubled n-1 times, at most MaxBackoff.
@@ -212,6 +230,7 @@ type Retried struct {
 	NotBefore     time.Time
 	Attempts      []AttemptRecord
 	Preemptions   int
+	MemoryFactor  float64 // set when above 1
 }
 
 // Retrying is job j, whose attempt ended with cause c and verdict v (a retry), moved back to the
@@ -227,6 +246,9 @@ func Retrying(j Job, c Cause, v Verdict, kept AttemptRecord, at time.Time) (Job,
 	if !v.Counted {
 		next.SpotRetries++
 	}
+	if v.MemoryFactor > 1 {
+		next.MemoryFactor = min(max(j.MemoryFactor, 1)*v.MemoryFactor, MaxMemoryFactor)
+	}
 	kept.Attempt, kept.Reason, kept.EndedAt = j.AttemptOf(), c.Reason(), at.UTC()
 	if len(kept.LogTail) > keptAttemptLines {
 		kept.LogTail = kept.LogTail[len(kept.LogTail)-keptAttemptLines:]
@@ -240,7 +262,7 @@ func Retrying(j Job, c Cause, v Verdict, kept AttemptRecord, at time.Time) (Job,
 		return j, Change{}, err
 	}
 	ch.Retried = &Retried{Attempt: next.Attempt, SpotRetries: next.SpotRetries, ReadyTimeouts: next.ReadyTimeouts, NotBefore: notBefore, Attempts: next.Attempts,
-		Preemptions: next.Preemptions}
+		Preemptions: next.Preemptions, MemoryFactor: next.MemoryFactor}
 	return moved, ch, nil
 }
 

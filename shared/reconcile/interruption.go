@@ -3,6 +3,7 @@ package reconcile
 import (
 	"cmp"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -143,11 +144,21 @@ func EndCause(pods []corev1.Pod, v nodeView, attempt int, reason string) jobs.Ca
 		}
 		for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-				return jobs.Cause{Kind: jobs.CauseExit, ExitCode: t.ExitCode, Detail: fmt.Sprintf("pod %s: container %s exited with %d (%s)", p.Name, cs.Name, t.ExitCode, t.Reason)}
+				return jobs.Cause{Kind: jobs.CauseExit, ExitCode: t.ExitCode, Kubernetes: t.Reason,
+					Detail: fmt.Sprintf("pod %s: container %s exited with %d (%s)", p.Name, cs.Name, t.ExitCode, t.Reason)}
 			}
 		}
 	}
-	return jobs.Cause{Kind: jobs.CausePodFailure, Detail: reason}
+	for _, p := range pods {
+		if p.Status.Reason == "Evicted" && jobobjects.AttemptOf(p.Annotations) == attempt {
+			return jobs.Cause{Kind: jobs.CausePodFailure, Kubernetes: "Evicted", Detail: fmt.Sprintf("pod %s evicted: %s", p.Name, p.Status.Message)}
+		}
+	}
+	c := jobs.Cause{Kind: jobs.CausePodFailure, Detail: reason}
+	if strings.Contains(reason, "DeadlineExceeded") {
+		c.Kubernetes = "DeadlineExceeded"
+	}
+	return c
 }
 
 // spotNodes are the nodes of v on spot capacity, for the next beat to know them once gone.
