@@ -18,7 +18,7 @@ import (
 func jobsCmd(s *session) *cobra.Command {
 	return apiGroup(s, "jobs", "Submit, follow and manage batch jobs",
 		jobsSubmitCmd(s), jobsListCmd(s), jobsGetCmd(s), jobsLogsCmd(s), jobsEventsCmd(s), jobsPodsCmd(s),
-		jobsDeleteCmd(s), jobsRetryCmd(s), jobsBulkDeleteCmd(s))
+		jobsDeleteCmd(s), jobsRetryCmd(s), jobsBulkDeleteCmd(s), jobsWhyCmd(s))
 }
 
 // submitFlags are the settings of a job that `jobs submit` and `templates run` share.

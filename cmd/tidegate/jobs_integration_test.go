@@ -102,6 +102,9 @@ func TestSubmitWaitFollowsTheJob(t *testing.T) {
 	if evs := h.ok("jobs", "events", id); !strings.HasPrefix(evs, "LAST SEEN ") {
 		t.Errorf("jobs events = %q, want a table", evs)
 	}
+	if why := h.ok("jobs", "why", id); !regexp.MustCompile(`(?m)^\S.*\badmitted\b.*\bus-east-1/`).MatchString(why) {
+		t.Errorf("jobs why = %q, want its admission in us-east-1 on a flavor", why)
+	}
 
 	// The dev stack has no spot price for the kwok node's g5.xlarge: the job's cost is known
 	// incomplete, and counted so.

@@ -148,3 +148,31 @@ func (c *Client) JobLogs(ctx context.Context, id string, o LogOptions) (Logs, er
 	var out Logs
 	return out, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/jobs/" + pathEscape(id) + "/logs", query: q}, &out)
 }
+
+// Decision is one thing Tidegate decided about a job (GET /api/v1/jobs/{id}/decisions).
+type Decision struct {
+	At       time.Time                `json:"at"`
+	Kind     string                   `json:"kind"`
+	Reason   string                   `json:"reason"`
+	Attempt  int                      `json:"attempt"`
+	Region   string                   `json:"region"`
+	Flavor   string                   `json:"flavor"`
+	Resource string                   `json:"resource"`
+	Quota    map[string]QuotaStanding `json:"quota"`
+	Price    *SpotGate                `json:"price"`
+	Evicted  int                      `json:"evicted"`
+	Rule     string                   `json:"rule"`
+}
+
+// QuotaStanding is what a tenant held of one resource of a flavor, and its nominal quota there.
+type QuotaStanding struct {
+	Held    string `json:"held"`
+	Nominal string `json:"nominal"`
+}
+
+// JobDecisions reads what was decided about job id, newest first.
+func (c *Client) JobDecisions(ctx context.Context, id string) ([]Decision, error) {
+	var out Items[Decision]
+	err := c.do(ctx, request{method: http.MethodGet, path: "/api/v1/jobs/" + pathEscape(id) + "/decisions"}, &out)
+	return out.Items, err
+}

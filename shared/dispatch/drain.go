@@ -125,12 +125,14 @@ func (h *Handler) drainHeld(ctx context.Context, region string, a *applying) err
 	// once a step: the held jobs' prices are what their owners watch.
 	h.keepWaitingPrices(ctx, region, census.Types)
 	decision := p.decision
-	errs = append(errs, h.evict(ctx, region, decision.Evict, active, p.queued))
+	var tr trail
+	defer h.keep(ctx, &tr)
+	errs = append(errs, h.evict(ctx, region, decision.Evict, active, p.queued, p.snap, &tr))
 	read := time.Since(began)
-	errs = append(errs, h.claimAll(ctx, region, decision.Admit, p.onDemand, p.rm.choices, a)...)
+	errs = append(errs, h.claimAll(ctx, region, decision.Admit, p.onDemand, p.rm.choices, a, admitted(p.snap, &tr))...)
 	claimed := time.Since(began) - read
 	waiting := slices.Concat(decision.Waiting, p.backoff)
-	errs = append(errs, h.recordWaits(ctx, p.queued, waiting, p.observed))
+	errs = append(errs, h.recordWaits(ctx, p.queued, waiting, p.observed, &tr))
 	h.noteHeld(region, jobs.SpotTypes(p.queued), longHeldTenants(p.queued, waiting))
 	h.gauge(ctx, region, census, p, len(active)+len(decision.Admit), waiting)
 	h.took(region, len(decision.Admit))
@@ -487,7 +489,7 @@ func (h *Handler) ended(ctx context.Context, id string) (bool, error) {
 // (a fault hook's crash, say) stops the rest from starting and is raised again here once those
 // under way, and the applies a holds, have finished, so it ends the drain on the drain's own
 // goroutine, as it did when jobs were dispatched one at a time.
-func (h *Handler) claimAll(ctx context.Context, region string, ids []admission.Placed, onDemand map[string]bool, choices map[string]jobs.RegionChoice, a *applying) []error {
+func (h *Handler) claimAll(ctx context.Context, region string, ids []admission.Placed, onDemand map[string]bool, choices map[string]jobs.RegionChoice, a *applying, noted func(jobs.Job, admission.Placed, *jobs.RegionChoice)) []error {
 	errs := make([]error, len(ids))
 	next, stop := make(chan int), make(chan struct{})
 	var (
@@ -515,6 +517,7 @@ func (h *Handler) claimAll(ctx context.Context, region string, ids []admission.P
 				j, token, err := h.claim(ctx, region, ids[i], choice)
 				if errs[i] = err; token != "" {
 					a.start(j, token, onDemand[ids[i].ID])
+					noted(j, ids[i], choice)
 				}
 			}
 		})
@@ -643,7 +646,7 @@ func (a *applying) wait() error {
 // recordWaits writes each waiting job's reason where it changed, and a capped job's spot
 // observation at most every gateRefresh. A job's place in the queue is not written: it moves for
 // every waiting job at every dispatch, so it is counted when asked (JobStore.QueuePosition).
-func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []admission.FlavorWait, observed map[string]spotgate.Observation) error {
+func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []admission.FlavorWait, observed map[string]spotgate.Observation, tr *trail) error {
 	byID := make(map[string]jobs.Job, len(queued))
 	for _, j := range queued {
 		byID[j.ID] = j
@@ -669,6 +672,10 @@ func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []ad
 		err := h.Store.Apply(ctx, j, c)
 		if err != nil && !errors.Is(err, records.ErrStale) {
 			errs = append(errs, err)
+		}
+		if err == nil && reason != "" {
+			tr.add(j.ID, jobs.Decision{At: now, Kind: jobs.DecisionWaiting, Reason: reason, Attempt: j.AttemptOf(), Region: j.Region,
+				Resource: w.Resource, Price: gate})
 		}
 	}
 	return errors.Join(errs...)

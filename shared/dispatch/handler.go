@@ -53,6 +53,8 @@ type Store interface {
 	// Evictions counts a region's evictions in a minute; CountEvictions adds to them.
 	Evictions(ctx context.Context, region string, at time.Time) (int, error)
 	CountEvictions(ctx context.Context, region string, at time.Time, n int) error
+	// KeepDecisions writes the trail of what drains decided about jobs (decisions.go).
+	KeepDecisions(ctx context.Context, ds []jobs.JobDecision) error
 }
 
 // Tenants reads a tenant's record, for its shares of the regions; dynamo.TenantStore is the real

@@ -70,11 +70,12 @@ func (h *Handler) mayReclaim(ctx context.Context, region string, fr flavors.Regi
 
 // evict carries out evictions, made by a drain of region whose active jobs are active and whose
 // queued jobs read are queued: as the file's comment says.
-func (h *Handler) evict(ctx context.Context, region string, evictions []admission.Eviction, active, queued []jobs.Job) error {
+func (h *Handler) evict(ctx context.Context, region string, evictions []admission.Eviction, active, queued []jobs.Job, snap snapshot, tr *trail) error {
 	if len(evictions) == 0 {
 		return nil
 	}
 	activeByID, queuedByID := byID(active), byID(queued)
+	made := map[string]*jobs.Decision{} // what was evicted for each job, for its trail
 	now := h.now()
 	var stopped []jobs.Job
 	var errs []error
@@ -88,10 +89,18 @@ func (h *Handler) evict(ctx context.Context, region string, evictions []admissio
 			continue // it moved meanwhile: ended, cancelled, or already evicted
 		}
 		stopped = append(stopped, j)
+		// Its owner sees its own tenant's borrowing, never the tenant or job it made room for.
+		tr.add(j.ID, jobs.Decision{At: now, Kind: jobs.DecisionPreempted, Reason: string(e.Reason), Attempt: j.AttemptOf(), Region: region,
+			Flavor: e.Flavor, Quota: standing(snap, j.Tenant, e.Flavor, nil)})
 		f, ok := queuedByID[e.For]
 		if !ok {
 			continue
 		}
+		if made[e.For] == nil {
+			made[e.For] = &jobs.Decision{At: now, Kind: jobs.DecisionRoomReclaimed, Reason: string(e.Reason), Region: region, Flavor: e.Flavor,
+				Quota: standing(snap, f.Tenant, e.Flavor, nil)}
+		}
+		made[e.For].Evicted++
 		c := jobs.Wait(string(admission.ReasonPreempting), 0, nil, now)
 		if e.Reason == admission.EvictReclaimed && h.PreemptionCooldown > 0 {
 			c = jobs.Shielded(f, j.Tenant, string(admission.ReasonPreempting), now.Add(h.PreemptionCooldown), now)
@@ -104,6 +113,9 @@ func (h *Handler) evict(ctx context.Context, region string, evictions []admissio
 	}
 	for i, j := range queued {
 		queued[i] = queuedByID[j.ID] // their reasons as written, so recordWaits writes them no more
+		if d := made[j.ID]; d != nil {
+			tr.add(j.ID, *d)
+		}
 	}
 	if len(stopped) == 0 {
 		return errors.Join(errs...)

@@ -2,8 +2,10 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,6 +188,7 @@ func TestReclaimOnTheStandIns(t *testing.T) {
 		}
 	}
 	checkContract(t, r, b1, 1, 0)
+	checkTrail(t, r, as[3], b1, b2)
 
 	// Two of A's first jobs end: the room goes back to A's evicted ones, as attempt 2.
 	for _, id := range as[:2] {
@@ -348,6 +351,38 @@ func checkPreemptedEvents(t *testing.T, r rig, ids []string) {
 		if n := eventTypes(t, r, id)[outbox.JobPreempted]; n != 1 {
 			t.Errorf("job %s has %d job.preempted events; want 1", id, n)
 		}
+	}
+}
+
+// checkTrail: the evicted job's decisions say it was preempted for its own tenant's borrowing,
+// with its tenant's standing, and name nothing of the tenant or the jobs it made room for; the
+// job the room went to shows the room reclaimed for it, then its admission.
+func checkTrail(t *testing.T, r rig, evicted string, forJobs ...string) {
+	t.Helper()
+	ds, err := r.store.Decisions(context.Background(), evicted, jobs.MaxDecisions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ds, func(d jobs.Decision) bool { return d.Kind == jobs.DecisionPreempted })
+	if i < 0 || ds[i].Reason != string(admission.EvictReclaimed) || ds[i].Quota["nvidia.com/gpu"].Nominal != "4" {
+		t.Errorf("%s's decisions %+v; want one preempted, reclaimed, with its tenant's GPU standing against a nominal 4", evicted, ds)
+	}
+	b, _ := json.Marshal(ds)
+	for _, other := range append([]string{`"b"`}, forJobs...) {
+		if strings.Contains(string(b), other) {
+			t.Errorf("%s's decisions name %s, of another tenant: %s", evicted, other, b)
+		}
+	}
+	ds, err = r.store.Decisions(context.Background(), forJobs[0], jobs.MaxDecisions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []jobs.DecisionKind
+	for _, d := range slices.Backward(ds) {
+		kinds = append(kinds, d.Kind)
+	}
+	if !slices.Contains(kinds, jobs.DecisionRoomReclaimed) || kinds[len(kinds)-1] != jobs.DecisionAdmitted {
+		t.Errorf("%s's decisions, oldest first: %v; want room_reclaimed, then admitted last", forJobs[0], kinds)
 	}
 }
 

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +34,8 @@ type JobStore interface {
 	Waiting(ctx context.Context, regions []string) (map[string]bool, bool, error)
 	// Replay answers the job an Idempotency-Key already made, for a submission refused at its cap.
 	Replay(ctx context.Context, idem dynamo.Idempotency, now time.Time) (jobs.Job, bool, error)
+	// Decisions reads the newest of what was decided about a job (jobs.Decision).
+	Decisions(ctx context.Context, id string, limit int) ([]jobs.Decision, error)
 }
 
 var _ JobStore = (*dynamo.JobStore)(nil)
@@ -175,4 +179,30 @@ func (a *api) visibleJob(r *http.Request) (jobs.Job, error) {
 		return jobs.Job{}, Errorf(CodeNotFound, "no job %q in your namespaces", id)
 	}
 	return j, err
+}
+
+// jobDecisions answers the newest decisions about one of the caller's jobs, newest first, at most
+// limit (jobs.MaxDecisions): what was decided and what from. They name nothing of another
+// tenant, so reading them needs no more than reading the job.
+func (a *api) jobDecisions(w http.ResponseWriter, r *http.Request) error {
+	limit := jobs.MaxDecisions
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > jobs.MaxDecisions {
+			return Invalid(fmt.Sprintf("limit must be a whole number from 1 to %d", jobs.MaxDecisions), FieldProblem{"limit", fmt.Sprintf("1 to %d", jobs.MaxDecisions)})
+		}
+		limit = n
+	}
+	j, err := a.visibleJob(r)
+	if err != nil {
+		return err
+	}
+	ds, err := a.jobs.Decisions(r.Context(), j.ID, limit)
+	if err != nil {
+		return err
+	}
+	if ds == nil {
+		ds = []jobs.Decision{}
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"items": ds})
 }

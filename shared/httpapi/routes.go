@@ -183,6 +183,7 @@ func (a *api) register() {
 	a.handle("GET /api/v1/jobs/{id}", a.authed(accessRead, a.getJob))
 	a.handle("GET /api/v1/jobs/{id}/pods", a.authed(accessRead, a.jobPods))
 	a.handle("GET /api/v1/jobs/{id}/events", a.authed(accessRead, a.jobEvents))
+	a.handle("GET /api/v1/jobs/{id}/decisions", a.authed(accessRead, a.jobDecisions))
 	a.handle("GET /api/v1/jobs/{id}/logs", a.authed(accessRead, a.jobLogs))
 	a.handle("DELETE /api/v1/jobs/{id}", a.authed(accessWrite, a.cancelJob))
 	a.handle("POST /api/v1/jobs/{id}/retry", a.authed(accessWrite, a.retryJob))

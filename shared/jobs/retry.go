@@ -161,6 +161,8 @@ type Verdict struct {
 	Why       string
 	// MemoryFactor is what the rule that retries an OOMKilled attempt raises memory by (0: none).
 	MemoryFactor float64
+	// Rule says what part of the policy decided: "rules[N]" (from 0) or "on"; "" for none.
+	Rule string
 }
 
 // AttemptOf is the attempt job j is in, from 1 (records before retries have none stored).
@@ -176,9 +178,11 @@ func Decide(j Job, c Cause, now time.Time) Verdict {
 		return Verdict{Why: "no retry policy"}
 	}
 	var factor float64
+	decided := "on"
 	if i, rule, ok := r.rule(c); ok {
+		decided = fmt.Sprintf("rules[%d]", i)
 		if rule.Action == RuleFail {
-			return Verdict{Why: fmt.Sprintf("its retry rule %d fails %s", i+1, c.Code())}
+			return Verdict{Why: fmt.Sprintf("its retry rule %d fails %s", i+1, c.Code()), Rule: decided}
 		}
 		if c.Kubernetes == "OOMKilled" {
 			factor = rule.MemoryFactor
@@ -190,11 +194,11 @@ func Decide(j Job, c Cause, now time.Time) Verdict {
 	used := j.AttemptOf() - j.SpotRetries - j.ReadyTimeouts - j.Preemptions // attempts that counted, this one included
 	switch {
 	case !counted && j.SpotRetries >= MaxSpotRetries:
-		return Verdict{Why: fmt.Sprintf("retried after %d spot interruptions, the most a job is", MaxSpotRetries)}
+		return Verdict{Why: fmt.Sprintf("retried after %d spot interruptions, the most a job is", MaxSpotRetries), Rule: decided}
 	case counted && used >= min(r.Attempts, MaxAttempts):
-		return Verdict{Why: fmt.Sprintf("attempts used up (%d of %d)", used, r.Attempts)}
+		return Verdict{Why: fmt.Sprintf("attempts used up (%d of %d)", used, r.Attempts), Rule: decided}
 	}
-	return Verdict{Retry: true, Counted: counted, NotBefore: now.Add(r.wait(j.AttemptOf())).UTC(), MemoryFactor: factor}
+	return Verdict{Retry: true, Counted: counted, NotBefore: now.Add(r.wait(j.AttemptOf())).UTC(), MemoryFactor: factor, Rule: decided}
 }
 
 // wait is the backoff before retry n (1 for the first): Backoff doubled n-1 times, at most MaxBackoff.

@@ -30,6 +30,8 @@ type Jobs interface {
 	Records(ctx context.Context, ids []string) ([]jobs.Job, error)
 	Job(ctx context.Context, id string) (jobs.Job, error)
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
+	// KeepDecisions writes the trail of what was decided about jobs: here, their retries.
+	KeepDecisions(ctx context.Context, ds []jobs.JobDecision) error
 }
 
 // Clusters reaches each region's cluster: the typed client to follow jobs, the dynamic one to

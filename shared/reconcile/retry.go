@@ -142,6 +142,9 @@ func (h *Handler) retry(ctx context.Context, kc kubernetes.Interface, j jobs.Job
 	now := h.now()
 	v := jobs.Decide(j, c, now)
 	if !v.Retry {
+		if v.Rule != "" { // its policy spoke to this end: say why it is not retried
+			h.keepDecision(ctx, j.ID, jobs.Decision{At: now, Kind: jobs.DecisionRetry, Reason: c.Code() + ": not retried: " + v.Why, Attempt: j.AttemptOf(), Region: j.Region, Rule: v.Rule})
+		}
 		return "", false, nil
 	}
 	_, change, err := jobs.Retrying(j, c, v, h.keepAttempt(ctx, kc, j, pods), now)
@@ -155,6 +158,11 @@ func (h *Handler) retry(ctx context.Context, kc kubernetes.Interface, j jobs.Job
 		return "", true, err
 	}
 	h.Log.InfoContext(ctx, "retrying", "job_id", j.ID, "attempt", change.Retried.Attempt, "cause", c.Code(), "not_before", v.NotBefore)
+	reason := c.Code() + ": retried"
+	if v.MemoryFactor > 1 {
+		reason += fmt.Sprintf(" with %g× the memory", change.Retried.MemoryFactor)
+	}
+	h.keepDecision(ctx, j.ID, jobs.Decision{At: now, Kind: jobs.DecisionRetry, Reason: reason, Attempt: j.AttemptOf(), Region: j.Region, Rule: v.Rule})
 	if err := h.clearAttempt(ctx, j); err != nil {
 		h.Log.WarnContext(ctx, "an ended attempt's objects not deleted; its next apply replaces them", "job_id", j.ID, "error", err)
 	}
@@ -208,4 +216,11 @@ func ofAttempt[T any, P interface {
 		}
 	}
 	return out
+}
+
+// keepDecision writes decision d about job id to its trail; a failure is logged, never the beat's.
+func (h *Handler) keepDecision(ctx context.Context, id string, d jobs.Decision) {
+	if err := h.Jobs.KeepDecisions(ctx, []jobs.JobDecision{{JobID: id, Decision: d}}); err != nil {
+		h.Log.WarnContext(ctx, "decision not kept; the job's record is as it was", "job_id", id, "err", err)
+	}
 }

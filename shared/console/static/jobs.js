@@ -42,12 +42,14 @@ export async function jobsView(ctx, params) {
 
 export async function jobView(ctx, id) {
   const head = h("div");
-  const sections = { placement: h("div"), pods: h("div"), events: h("div"), logs: h("div") };
+  const sections = { decisions: h("div"), placement: h("div"), pods: h("div"), events: h("div"), logs: h("div") };
   ctx.render(head, ...Object.entries(sections).map(([k, el]) => h("section", { id: k }, h("h2", {}, k), el)));
   let last = "";
   ctx.poll(async () => {
     const j = await call("GET", `/api/v1/jobs/${encodeURIComponent(id)}`);
     renderJob(head, j, ctx);
+    const trail = await call("GET", `/api/v1/jobs/${encodeURIComponent(id)}/decisions`);
+    sections.decisions.replaceChildren(decisionsTable(trail.items || []));
     sections.placement.replaceChildren(j.placement ? pre(j.placement) : h("p", { class: "muted" }, "Not placed yet."));
     // The live views read the cluster: only while the job has objects there, and once after.
     const live = ["pending", "running", "dispatching"].includes(j.status);
@@ -80,6 +82,22 @@ function renderJob(head, j, ctx) {
     h("h2", {}, "status history"),
     h("ol", { class: "timeline", id: "timeline" }, (j.status_history || []).map((t) =>
       h("li", { "data-status": t.status }, status(t.status), " ", h("span", { class: "muted" }, when(t.at)), t.reason ? ` — ${t.reason}` : ""))));
+}
+
+// decisionsTable is what Tidegate decided about the job, oldest first, beside its timeline: each
+// admission, wait, eviction, region and retry, and what it was decided from.
+function decisionsTable(items) {
+  if (!items.length) return h("p", { class: "muted" }, "Nothing decided yet.");
+  const from = (d) => [
+    ...Object.entries(d.quota || {}).sort().map(([r, q]) => `${r} ${q.held} of ${q.nominal}`),
+    d.resource ? `short of ${d.resource}` : "",
+    d.price && d.price.observed_price != null ? `${d.price.instance_type} at ${d.price.observed_price}, cap ${d.price.max_price}` : "",
+    d.evicted ? `${d.evicted} evicted` : "",
+    d.rule ? `retry ${d.rule}` : "",
+  ].filter(Boolean).join("; ");
+  return table(["when", "decision", "reason", "where", "from"], [...items].reverse().map((d) =>
+    h("tr", { "data-decision": d.kind }, h("td", {}, when(d.at)), h("td", {}, d.kind), h("td", {}, d.reason || ""),
+      h("td", {}, [d.region, d.flavor].filter(Boolean).join("/")), h("td", {}, from(d)))));
 }
 
 async function liveViews(sections, id, j) {

@@ -175,7 +175,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.Click(chromedp.ID("submit")), chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-status="queued"]`)))
 	eval(`window.samePage = "yes"`)
 	do("the example job reaching succeeded on its page", 3*time.Minute, chromedp.WaitVisible(chromedp.CSS(`h1 [data-status="succeeded"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-status="succeeded"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-status="succeeded"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#decisions tr[data-decision="admitted"]`)))
 	if eval(`String(window.samePage)`) != "yes" {
 		t.Error("the job page was loaded again to show succeeded; want it to update in place")
 	}
