@@ -68,6 +68,7 @@ const (
 const (
 	crashAfterClaim   = 0.03
 	crashBeforeRecord = 0.03
+	crashAfterEvict   = 0.1
 	// leaseOverrun: the invocation runs as if its lease had run out under it, alongside whoever
 	// holds it. The leases only save work; claims and conditional records are what must keep
 	// dispatch exactly-once, so the suite lets drains and beats truly overlap.
@@ -320,11 +321,13 @@ func newDispatcher(t *testing.T, r rig, f *faults) *dispatcher {
 		Clusters: b.Clusters, Log: b.Log, Now: b.Now, Tenants: b.Tenants, DefaultQuota: b.DefaultQuota, Webhooks: b.Webhooks,
 		JobTTL: b.JobTTL, CapacityLabel: b.CapacityLabel, LongRunningHoldsSlot: b.LongRunningHoldsSlot, LongRunningPerTenant: b.LongRunningPerTenant,
 		Ringer: b.Ringer, PriceStep: b.PriceStep,
+		PreemptionsPerMinute: b.PreemptionsPerMinute, PreemptionCooldown: b.PreemptionCooldown, PreemptionGraceMax: b.PreemptionGraceMax,
 	}}
 	d.leases = r.dispatch.Leases
 	d.h.Leases, d.h.Clusters = &d.process, newFaultClusters(t, r.clusters, f)
 	d.h.afterClaim = func(jobs.Job) { d.maybeCrash(crashAfterClaim, "crash after claim") }
 	d.h.afterApply = func(jobs.Job) { d.maybeCrash(crashBeforeRecord, "crash after apply, before record") }
+	d.h.afterEvict = func(jobs.Job) { d.maybeCrash(crashAfterEvict, "crash after an eviction's record, before its pods are stopped") }
 	return d
 }
 
@@ -413,58 +416,10 @@ func TestFaults(t *testing.T) {
 	ids := submitMany(t, r, f, n)
 	t.Logf("submitted %d jobs in %s", n, time.Since(start).Round(time.Millisecond))
 
-	dispatchers := []*dispatcher{newDispatcher(t, r, f), newDispatcher(t, r, f)}
-	beaters := []*beater{newBeater(t, r, f), newBeater(t, r, f)}
 	// A second a job is three times what the sandbox needs (above); only a failing run waits it out.
 	// On a machine others share, TIDEGATE_FAULT_SECONDS_PER_JOB gives it longer.
-	deadline := time.Now().Add(time.Minute + time.Duration(n)*faultPatience(t))
-	if d, ok := t.Deadline(); ok && d.Add(-time.Minute).Before(deadline) {
-		deadline = d.Add(-time.Minute)
-	}
-	rounds, skips, last, idle := 0, 0, -1, 0
 	interrupted := map[string]int{}
-	var drainTime, beatTime atomic.Int64
-	for time.Now().Before(deadline) {
-		rounds++
-		// Each region's message twice in a batch, and the batch to both workers at once, one
-		// draining the regions in each order, so two regions' drains race for the roaming jobs
-		// while two drains of one region overlap; the same beat to both reconcile workers at once.
-		wakeOf := func(reg string) events.SQSMessage {
-			return events.SQSMessage{MessageId: fmt.Sprintf("wake-%s-%d", reg, rounds), Body: `{"region":"` + reg + `"}`}
-		}
-		eastWake, westWake := wakeOf(region), wakeOf(west)
-		batches := []events.SQSEvent{{Records: []events.SQSMessage{eastWake, westWake, eastWake, westWake}}, {Records: []events.SQSMessage{westWake, eastWake, westWake, eastWake}}}
-		beat := events.EventBridgeEvent{ID: fmt.Sprintf("beat-%d", rounds)}
-		var wg sync.WaitGroup
-		for i, d := range dispatchers {
-			wg.Go(func() { took(&drainTime, func() { d.invoke(batches[i]) }) })
-		}
-		for _, b := range beaters {
-			wg.Go(func() { took(&beatTime, func() { b.invoke(beat) }) })
-		}
-		wg.Wait()
-		interruptRetried(t, r, interrupted)
-
-		queued, active := r.left(t)
-		left := len(queued) + len(active)
-		if left == 0 {
-			break
-		}
-		if left == last {
-			idle++
-		} else {
-			last, idle = left, 0
-		}
-		// With every worker finished, a job still dispatching was left by a crash or a failed
-		// apply: run its claim (and any lease a crash kept) out so the next drain adopts it. Ten
-		// rounds without progress run out whatever else a lease might hold up.
-		stranded := slices.ContainsFunc(active, func(j jobs.Job) bool { return j.Status == jobs.StatusDispatching })
-		if stranded || idle >= 10 {
-			r.clock.skip(claimLease + time.Second)
-			skips++
-		}
-		time.Sleep(roundPause)
-	}
+	rs := runRounds(t, r, f, []string{region, west}, n, func() { interruptRetried(t, r, interrupted) })
 	elapsed := time.Since(start)
 	// An end's deletes that met an injected fault are the sweep's, once a minute: a beat past it,
 	// without faults, takes what they left.
@@ -489,11 +444,8 @@ func TestFaults(t *testing.T) {
 	}
 	t.Logf("%d retried jobs had their first attempt interrupted", hit)
 	t.Logf("fault suite: %d jobs, %d lost, %d duplicated, seed %d", n, len(v.lost), len(v.duplicated), seed)
-	perInvocation := func(sum *atomic.Int64, k int) time.Duration {
-		return (time.Duration(sum.Load()) / time.Duration(max(rounds*k, 1))).Round(time.Millisecond)
-	}
 	t.Logf("%s in %d rounds (a dispatch invocation took %s on average, a beat %s); the clock moved on %d times; injected:\n%s",
-		elapsed.Round(time.Second), rounds, perInvocation(&drainTime, len(dispatchers)), perInvocation(&beatTime, len(beaters)), skips, f)
+		elapsed.Round(time.Second), rs.rounds, rs.perInvocation(&rs.drainTime), rs.perInvocation(&rs.beatTime), rs.skips, f)
 	for _, what := range []struct {
 		name string
 		ids  []string
@@ -502,6 +454,75 @@ func TestFaults(t *testing.T) {
 			t.Errorf("%d jobs %s (seed %d), for example:\n%s", len(what.ids), what.name, seed, strings.Join(what.ids[:min(len(what.ids), 10)], "\n"))
 		}
 	}
+}
+
+// rounds is what runRounds did.
+type rounds struct {
+	rounds, skips       int
+	drainTime, beatTime atomic.Int64
+}
+
+// perInvocation is sum (drainTime or beatTime) over one worker's invocations, two workers a round.
+func (rs *rounds) perInvocation(sum *atomic.Int64) time.Duration {
+	return (time.Duration(sum.Load()) / time.Duration(max(rs.rounds*2, 1))).Round(time.Millisecond)
+}
+
+// runRounds runs two dispatch workers and two reconcile workers under f's faults, round after
+// round, until no job of the rig is queued or active, or the n jobs' patience runs out. In a round
+// each region's message goes twice in a batch, and the batch to both workers at once, one draining
+// the regions in each order, so two regions' drains race for the roaming jobs while two drains of
+// one region overlap; the same beat goes to both reconcile workers at once. each runs after every
+// round.
+func runRounds(t *testing.T, r rig, f *faults, regions []string, n int, each func()) *rounds {
+	dispatchers := []*dispatcher{newDispatcher(t, r, f), newDispatcher(t, r, f)}
+	beaters := []*beater{newBeater(t, r, f), newBeater(t, r, f)}
+	deadline := time.Now().Add(time.Minute + time.Duration(n)*faultPatience(t))
+	if d, ok := t.Deadline(); ok && d.Add(-time.Minute).Before(deadline) {
+		deadline = d.Add(-time.Minute)
+	}
+	rs := &rounds{}
+	last, idle := -1, 0
+	for time.Now().Before(deadline) {
+		rs.rounds++
+		var there, back []events.SQSMessage
+		for _, reg := range regions {
+			m := events.SQSMessage{MessageId: fmt.Sprintf("wake-%s-%d", reg, rs.rounds), Body: `{"region":"` + reg + `"}`}
+			there = append(there, m)
+			back = append([]events.SQSMessage{m}, back...)
+		}
+		batches := []events.SQSEvent{{Records: slices.Concat(there, there)}, {Records: slices.Concat(back, back)}}
+		beat := events.EventBridgeEvent{ID: fmt.Sprintf("beat-%d", rs.rounds)}
+		var wg sync.WaitGroup
+		for i, d := range dispatchers {
+			wg.Go(func() { took(&rs.drainTime, func() { d.invoke(batches[i]) }) })
+		}
+		for _, b := range beaters {
+			wg.Go(func() { took(&rs.beatTime, func() { b.invoke(beat) }) })
+		}
+		wg.Wait()
+		each()
+
+		queued, active := r.left(t)
+		left := len(queued) + len(active)
+		if left == 0 {
+			break
+		}
+		if left == last {
+			idle++
+		} else {
+			last, idle = left, 0
+		}
+		// With every worker finished, a job still dispatching was left by a crash or a failed
+		// apply: run its claim (and any lease a crash kept) out so the next drain adopts it. Ten
+		// rounds without progress run out whatever else a lease might hold up.
+		stranded := slices.ContainsFunc(active, func(j jobs.Job) bool { return j.Status == jobs.StatusDispatching })
+		if stranded || idle >= 10 {
+			r.clock.skip(claimLease + time.Second)
+			rs.skips++
+		}
+		time.Sleep(roundPause)
+	}
+	return rs
 }
 
 // took adds how long do takes to sum.

@@ -164,6 +164,8 @@ type Handler struct {
 	// hooks let the fault tests stop a drain at the moments a crash would: after a claim, after
 	// the apply, before the record. nil in production.
 	afterClaim, afterApply func(jobs.Job)
+	// afterEvict, the moment after an eviction is recorded and before its pods are stopped.
+	afterEvict func(jobs.Job)
 }
 
 // Ringer wakes the dispatch function for a region; wake.Ringer is the real one.

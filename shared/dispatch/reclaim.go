@@ -89,6 +89,9 @@ func (h *Handler) evict(ctx context.Context, region string, evictions []admissio
 			continue // it moved meanwhile: ended, cancelled, or already evicted
 		}
 		stopped = append(stopped, j)
+		if h.afterEvict != nil {
+			h.afterEvict(j)
+		}
 		// Its owner sees its own tenant's borrowing, never the tenant or job it made room for.
 		tr.add(j.ID, jobs.Decision{At: now, Kind: jobs.DecisionPreempted, Reason: string(e.Reason), Attempt: j.AttemptOf(), Region: region,
 			Flavor: e.Flavor, Quota: standing(snap, j.Tenant, e.Flavor, nil)})
