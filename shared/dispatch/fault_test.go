@@ -327,7 +327,9 @@ func newDispatcher(t *testing.T, r rig, f *faults) *dispatcher {
 	d.h.Leases, d.h.Clusters = &d.process, newFaultClusters(t, r.clusters, f)
 	d.h.afterClaim = func(jobs.Job) { d.maybeCrash(crashAfterClaim, "crash after claim") }
 	d.h.afterApply = func(jobs.Job) { d.maybeCrash(crashBeforeRecord, "crash after apply, before record") }
-	d.h.afterEvict = func(jobs.Job) { d.maybeCrash(crashAfterEvict, "crash after an eviction's record, before its pods are stopped") }
+	d.h.afterEvict = func(jobs.Job) {
+		d.maybeCrash(crashAfterEvict, "crash after an eviction's record, before its pods are stopped")
+	}
 	return d
 }
 
