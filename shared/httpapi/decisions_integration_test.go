@@ -10,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/httpapi"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/policy"
+	"github.com/tidegate/tidegate/shared/wake"
 )
 
 // TestJobDecisions: a job's owner reads its decisions newest first, as many as it asks; another
@@ -82,4 +85,43 @@ func TestJobDecisions(t *testing.T) {
 func jsonContains(v any, s string) bool {
 	b, _ := json.Marshal(v)
 	return strings.Contains(string(b), s)
+}
+
+// TestMemoryRaiseBoundAtSubmission: a hostile tenant submits a pod of 2Gi under an 8Gi cap on a
+// pod's memory, with a rule raising memory 4× after OOMKilled attempts: the job records that its
+// memory may be raised at most 4× (8Gi), what the policy allows; the raise cannot pass the cap.
+func TestMemoryRaiseBoundAtSubmission(t *testing.T) {
+	tables, db := testenv.Tables(t)
+	tenants := dynamo.NewTenantStore(db, tables.Control)
+	store := dynamo.NewJobStore(db, tables)
+	key := memberKey(t, tenants, "ml", "ml", "team-a")
+	mem := resource.MustParse("8Gi")
+	checker, err := policy.NewChecker(policy.Config{MaxMemory: &mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queueURL, q := testenv.Queue(t, "dispatch")
+	api := served(t, httpapi.Deps{Principals: tenants, Jobs: store, Policy: checker, Ringer: wake.New(q, queueURL), Regions: []string{"us-east-1"}})
+	job := restrictedJob(func(pod map[string]any) {
+		container(pod)["resources"] = map[string]any{"requests": map[string]any{"memory": "2Gi"}, "limits": map[string]any{"memory": "2Gi"}}
+	})
+	body := mustJSON(map[string]any{"manifest": job, "namespace": "team-a", "region": "us-east-1",
+		"retry": map[string]any{"attempts": 3, "rules": []any{map[string]any{"on": []any{"OOMKilled"}, "action": "retry", "memory_factor": 4}}}})
+	req := httptest.NewRequest("POST", "/api/v1/jobs", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	var out struct {
+		Job struct {
+			ID string `json:"id"`
+		} `json:"job"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); rec.Code != http.StatusAccepted || err != nil {
+		t.Fatalf("POST /api/v1/jobs = %d %s", rec.Code, rec.Body)
+	}
+	j, err := store.Job(context.Background(), out.Job.ID)
+	if err != nil || j.MemoryFactorMax != 4 {
+		t.Errorf("the job's memory may be raised %v× (%v); want 4× (8Gi of 2Gi)", j.MemoryFactorMax, err)
+	}
 }

@@ -47,6 +47,7 @@ type submission struct {
 	retry          *jobs.Retry
 	readyTimeout   string // as given, then as stored: a Go duration, the default filled in
 	maxPreemptions *int   // how often the job may be evicted before it fails; nil: any
+	memoryHeadroom float64 // policy.Result's: how far its memory may be raised; 0 for no bound
 	template       string
 	retryOf        string
 	idempotencyKey string
@@ -103,6 +104,7 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 		return policyError(res.Violations)
 	}
 	s.manifests, s.gpus, s.podless, s.demand = res.Manifests, res.GPUs, res.Pods == 0, res.Demand.Strings()
+	s.memoryHeadroom = res.MemoryHeadroom
 	s.nodeSelector = res.NodeSelector
 	if err := a.fitsSomewhere(s); err != nil {
 		return err
@@ -259,6 +261,9 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	j.Regions, j.Demand, j.ReadyTimeout, j.NodeSelector = s.regions, s.demand, s.readyTimeout, s.nodeSelector
 	j.CheckpointURI = jobs.CheckpointURI(a.checkpoint, j.Tenant, j.ID)
 	j.MaxPreemptions = s.maxPreemptions
+	// A retry rule raising memory never takes a pod past the policy's cap on it: the raise stops
+	// at the cap (jobs.Retrying), so an OOMKilled attempt is no way round the policy.
+	j.MemoryFactorMax = s.memoryHeadroom
 	if s.maxSpotPrice != nil {
 		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
 		if s.deadline != nil {

@@ -135,6 +135,9 @@ type Job struct {
 	// attempts OOMKilled (RetryRule.MemoryFactor, multiplied, at most MaxMemoryFactor): each
 	// attempt's containers request and are limited to that much more, and its demand counts so.
 	MemoryFactor float64 `json:"memory_factor,omitempty" dynamodbav:"memory_factor,omitempty"`
+	// MemoryFactorMax, when above 0, bounds MemoryFactor: how many times its hungriest pod's
+	// memory fits the admission policy's cap on a pod's memory, worked out at submission.
+	MemoryFactorMax float64 `json:"-" dynamodbav:"memory_factor_max,omitempty"`
 	// CheckpointURI is the S3 prefix of the job's own where every attempt may keep and find its
 	// checkpoints (CheckpointURI), its pods' TIDEGATE_CHECKPOINT_URI; "" where the deployment names
 	// no checkpoint bucket.

@@ -251,7 +251,13 @@ func Retrying(j Job, c Cause, v Verdict, kept AttemptRecord, at time.Time) (Job,
 		next.SpotRetries++
 	}
 	if v.MemoryFactor > 1 {
-		next.MemoryFactor = min(max(j.MemoryFactor, 1)*v.MemoryFactor, MaxMemoryFactor)
+		most := float64(MaxMemoryFactor)
+		if j.MemoryFactorMax > 0 {
+			most = min(most, j.MemoryFactorMax) // the policy's cap on a pod's memory
+		}
+		if raised := min(max(j.MemoryFactor, 1)*v.MemoryFactor, most); raised > max(j.MemoryFactor, 1) {
+			next.MemoryFactor = raised
+		}
 	}
 	kept.Attempt, kept.Reason, kept.EndedAt = j.AttemptOf(), c.Reason(), at.UTC()
 	if len(kept.LogTail) > keptAttemptLines {

@@ -85,3 +85,21 @@ func TestRetryRulesChecked(t *testing.T) {
 		t.Errorf("a policy of rules alone, without on: %v; want it accepted", bad)
 	}
 }
+
+// TestMemoryRaiseStopsAtThePolicysCap: a hostile tenant's job asking nearly the policy's cap on a
+// pod's memory, with a rule raising it 4× after an OOMKilled attempt, is raised only as far as
+// the cap (MemoryFactorMax, worked out at submission); one already at the cap is not raised.
+func TestMemoryRaiseStopsAtThePolicysCap(t *testing.T) {
+	now := time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC)
+	oom := Cause{Kind: CauseExit, ExitCode: 137, Kubernetes: "OOMKilled"}
+	policy := &Retry{Attempts: 5, Rules: []RetryRule{{On: []string{RuleOOMKilled}, Action: RuleRetry, MemoryFactor: 4}}}
+	j := Job{ID: "job-1", Status: StatusRunning, Retry: policy, MemoryFactorMax: 1.25}
+	moved, _, err := Retrying(j, oom, Decide(j, oom, now), AttemptRecord{}, now)
+	if err != nil || moved.MemoryFactor != 1.25 {
+		t.Errorf("raised 4× under a headroom of 1.25: factor %v, %v; want 1.25", moved.MemoryFactor, err)
+	}
+	j.MemoryFactorMax = 1
+	if moved, _, _ := Retrying(j, oom, Decide(j, oom, now), AttemptRecord{}, now); moved.MemoryFactor != 0 {
+		t.Errorf("raised at the cap already: factor %v; want none", moved.MemoryFactor)
+	}
+}

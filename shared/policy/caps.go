@@ -38,6 +38,12 @@ func capsOf(cfg Config) []resourceCap {
 func (c *Checker) checkCaps(p podRef, r *report) {
 	for _, cp := range c.caps {
 		a := podAmount(p.spec, cp.name)
+		if cp.name == corev1.ResourceMemory && a.total.Sign() > 0 {
+			h := float64(cp.max.Value()) / float64(a.total.Value())
+			if r.res.MemoryHeadroom == 0 || h < r.res.MemoryHeadroom {
+				r.res.MemoryHeadroom = h
+			}
+		}
 		if a.total.Cmp(cp.max) > 0 {
 			field, how := a.where(p)
 			r.addf(field, msgCap, a.total.String(), cp.label, how, cp.max.String(), cp.max.String())

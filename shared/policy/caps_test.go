@@ -120,3 +120,27 @@ func anys(ms []map[string]any) []any {
 	}
 	return out
 }
+
+// TestMemoryHeadroom: how many times the hungriest pod's memory fits the cap on a pod's memory,
+// which bounds how far a retry rule may raise it; 0 with no cap, or no memory asked.
+func TestMemoryHeadroom(t *testing.T) {
+	mem := resource.MustParse("8Gi")
+	capped := mustChecker(t, Config{MaxMemory: &mem})
+	for _, tt := range []struct {
+		name   string
+		c      *Checker
+		limits string
+		want   float64
+	}{
+		{"a 2Gi pod under an 8Gi cap", capped, "{memory: 2Gi}", 4},
+		{"a 6Gi pod under an 8Gi cap", capped, "{memory: 6Gi}", 8.0 / 6},
+		{"no memory asked", capped, "", 0},
+		{"no cap", mustChecker(t, Config{}), "{memory: 2Gi}", 0},
+	} {
+		spec := fromYAML(t, goodPodSpec)
+		spec["containers"] = []any{box(t, "a", tt.limits, tt.limits)}
+		if got := tt.c.Check(tenantRequest(workloads[0].wrap(spec))).MemoryHeadroom; got != tt.want {
+			t.Errorf("%s: MemoryHeadroom = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

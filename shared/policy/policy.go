@@ -70,6 +70,10 @@ type Result struct {
 	// Pods counts the manifests that run pods (a Pod, or a workload with a pod template); a
 	// job with none (ConfigMaps, Services) is done once applied.
 	Pods int
+	// MemoryHeadroom is how many times the memory of its hungriest pod fits the memory cap
+	// (Config.MaxMemory): how far a retry rule may raise it (jobs.RetryRule.MemoryFactor) and
+	// still be what the policy allows. 0 when no cap is set or no pod asks for memory.
+	MemoryHeadroom float64
 	// Violations are every problem found, by document and, within one, in the order the checks
 	// run: kind, namespace, name, schema (by field), what the API server would refuse in the
 	// metadata, the metadata that is Tidegate's or the cluster's (ownmeta.go), the kind's own
