@@ -45,8 +45,8 @@ type submission struct {
 	onDeadline     string
 	deadline       *time.Time // spotDeadline read by admit
 	retry          *jobs.Retry
-	readyTimeout   string // as given, then as stored: a Go duration, the default filled in
-	maxPreemptions *int   // how often the job may be evicted before it fails; nil: any
+	readyTimeout   string  // as given, then as stored: a Go duration, the default filled in
+	maxPreemptions *int    // how often the job may be evicted before it fails; nil: any
 	memoryHeadroom float64 // policy.Result's: how far its memory may be raised; 0 for no bound
 	template       string
 	retryOf        string
