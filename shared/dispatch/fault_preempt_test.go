@@ -72,20 +72,11 @@ func TestFaultsWithPreemptions(t *testing.T) {
 	v, preempted := verifyPreempted(t, r, ids)
 	t.Logf("preemption fault suite: %d jobs, %d evictions (%d jobs evicted), %d lost, %d duplicated, %d wrong, seed %d, %s in %d rounds; injected:\n%s",
 		len(ids), preempted.evictions, preempted.jobs, len(v.lost), len(v.duplicated), len(v.wrong), seed, time.Since(start).Round(time.Second), rs.rounds, f)
-	if left := podsLeft(t, r); len(left) > 0 {
-		t.Errorf("%d pods have not ended with every job ended, for example %v", len(left), left[:min(len(left), 5)])
-	}
+	nothingLeft(t, r)
 	if preempted.evictions == 0 {
 		t.Errorf("no job was evicted: the suite tested nothing of preemption")
 	}
-	for _, what := range []struct {
-		name string
-		ids  []string
-	}{{"lost", v.lost}, {"duplicated", v.duplicated}, {"wrong", v.wrong}} {
-		if len(what.ids) > 0 {
-			t.Errorf("%d jobs %s (seed %d), for example:\n%s", len(what.ids), what.name, seed, strings.Join(what.ids[:min(len(what.ids), 10)], "\n"))
-		}
-	}
+	v.report(t, seed)
 }
 
 // submitShort stores tenant's queued job job-<name>: one pod asking 2 GPUs, running for run

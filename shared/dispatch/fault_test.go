@@ -436,10 +436,7 @@ func TestFaults(t *testing.T) {
 	}
 
 	v := verify(t, r, ids, interrupted)
-	// The ledger at the end: no job is active, so nothing of theirs may still hold the cluster.
-	if left := podsLeft(t, r); len(left) > 0 {
-		t.Errorf("%d pods have not ended with every job ended, for example %v", len(left), left[:min(len(left), 5)])
-	}
+	nothingLeft(t, r)
 	hit := 0
 	for _, n := range interrupted {
 		hit += n
@@ -448,6 +445,12 @@ func TestFaults(t *testing.T) {
 	t.Logf("fault suite: %d jobs, %d lost, %d duplicated, seed %d", n, len(v.lost), len(v.duplicated), seed)
 	t.Logf("%s in %d rounds (a dispatch invocation took %s on average, a beat %s); the clock moved on %d times; injected:\n%s",
 		elapsed.Round(time.Second), rs.rounds, rs.perInvocation(&rs.drainTime), rs.perInvocation(&rs.beatTime), rs.skips, f)
+	v.report(t, seed)
+}
+
+// report fails t for each job v found broken, seed to replay the run with.
+func (v verdict) report(t *testing.T, seed uint64) {
+	t.Helper()
 	for _, what := range []struct {
 		name string
 		ids  []string
@@ -822,6 +825,15 @@ func verifyGang(j jobs.Job, kube int, evs map[outbox.Type]int) (lost, dup []stri
 		dup = append(dup, fmt.Sprintf("events %v", evs))
 	}
 	return lost, dup
+}
+
+// nothingLeft fails t for each pod of the rig's namespace still running with every job ended:
+// the ledger at the end, which nothing of theirs may still hold.
+func nothingLeft(t *testing.T, r rig) {
+	t.Helper()
+	if left := podsLeft(t, r); len(left) > 0 {
+		t.Errorf("%d pods have not ended with every job ended, for example %v", len(left), left[:min(len(left), 5)])
+	}
 }
 
 // podsLeft lists the pods of the rig's namespace that have not ended, waiting up to 20 s for

@@ -58,18 +58,7 @@ func TestSharesBetweenTenants(t *testing.T) {
 		}
 		return out
 	}
-	// end records job id's end, as the beat would once its Job completes.
-	end := func(id string) {
-		t.Helper()
-		j := r.job(t, id)
-		_, c, err := jobs.Move(j, jobs.StatusSucceeded, "", r.clock.now())
-		if err == nil {
-			err = r.store.Apply(context.Background(), j, c)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	end := func(id string) { r.succeed(t, id) }
 
 	drain()
 	if got := left(aIDs); !slices.Equal(got, aIDs[:4]) {

@@ -192,14 +192,7 @@ func TestReclaimOnTheStandIns(t *testing.T) {
 
 	// Two of A's first jobs end: the room goes back to A's evicted ones, as attempt 2.
 	for _, id := range as[:2] {
-		j := r.job(t, id)
-		_, c, err := jobs.Move(j, jobs.StatusSucceeded, "", r.clock.now())
-		if err == nil {
-			err = r.store.Apply(context.Background(), j, c)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		r.succeed(t, id)
 	}
 	drain()
 	for _, id := range as[2:] {
@@ -290,6 +283,19 @@ func TestPreemptWithinTenant(t *testing.T) {
 	drain()
 	if j := r.job(t, urgent); !j.Status.Active() {
 		t.Errorf("urgent after its room was freed: %s (%s); want it dispatched", j.Status, j.PendingReason)
+	}
+}
+
+// succeed records job id's end, as the beat would once its Job completes.
+func (r rig) succeed(t *testing.T, id string) {
+	t.Helper()
+	j := r.job(t, id)
+	_, c, err := jobs.Move(j, jobs.StatusSucceeded, "", r.clock.now())
+	if err == nil {
+		err = r.store.Apply(context.Background(), j, c)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
