@@ -184,9 +184,7 @@ func (h *Handler) capacity(ctx context.Context, region string, queued, active []
 		}
 	}
 	snap.capacity.DefaultQuota = fr.Quota(h.DefaultQuota)
-	if snap.capacity.Reclaim, err = h.reclaimOf(ctx, region, fr, snap.capacity, active); err != nil {
-		return snap, err
-	}
+	snap.capacity.Reclaim = h.reclaimOf(fr, snap.capacity, active)
 	return snap, nil
 }
 

@@ -23,22 +23,14 @@ import (
 // drain admits the job the room was taken back for.
 
 // reclaimOf is what admission needs to take room back in region, whose flavors are fr and whose
-// tenants' use and quotas c has: its running jobs, and how many it may still evict this minute.
-// The zero Reclaim (nothing evicted) when preemption is off, nobody borrows, or the minute's
-// evictions are spent.
-func (h *Handler) reclaimOf(ctx context.Context, region string, fr flavors.Region, c admission.FlavorCapacity, active []jobs.Job) (admission.Reclaim, error) {
+// tenants' use and quotas c has: its running jobs, and a budget of the whole minute's evictions
+// (judge reads how many are spent only when the decision evicts: most drains evict nothing). The
+// zero Reclaim (nothing evicted) when preemption is off or nobody borrows.
+func (h *Handler) reclaimOf(fr flavors.Region, c admission.FlavorCapacity, active []jobs.Job) admission.Reclaim {
 	if h.PreemptionsPerMinute <= 0 || !c.Borrowing() && !h.anyWithin(active) {
-		return admission.Reclaim{}, nil
+		return admission.Reclaim{}
 	}
-	now := h.now()
-	done, err := h.Store.Evictions(ctx, region, now)
-	if err != nil {
-		return admission.Reclaim{}, err
-	}
-	rc := admission.Reclaim{Budget: h.PreemptionsPerMinute - done, Now: now, WithinTenant: h.withinTenants(tenantsOf(active))}
-	if rc.Budget <= 0 {
-		return admission.Reclaim{}, nil
-	}
+	rc := admission.Reclaim{Budget: h.PreemptionsPerMinute, Now: h.now(), WithinTenant: h.withinTenants(tenantsOf(active))}
 	for _, j := range active {
 		if j.Status == jobs.StatusDispatching || j.Podless || len(fr.Flavors) == 0 {
 			continue // being applied, or holding nothing to give back
@@ -50,12 +42,29 @@ func (h *Handler) reclaimOf(ctx context.Context, region string, fr flavors.Regio
 		}
 		rc.Running = append(rc.Running, r)
 	}
-	return rc, nil
+	return rc
+}
+
+// withinBudget is decide's decision, taken again with the budget the region's evictions this
+// minute leave when it would evict more: read only when it evicts at all.
+func (h *Handler) withinBudget(ctx context.Context, region string, c *admission.FlavorCapacity, d admission.FlavorDecision, decide func() admission.FlavorDecision) (admission.FlavorDecision, error) {
+	if len(d.Evict) == 0 {
+		return d, nil
+	}
+	done, err := h.Store.Evictions(ctx, region, c.Reclaim.Now)
+	if err != nil {
+		return d, err
+	}
+	if left := h.PreemptionsPerMinute - done; left < len(d.Evict) {
+		c.Reclaim.Budget = max(left, 0)
+		return decide(), nil
+	}
+	return d, nil
 }
 
 // mayReclaim says whether a drain of region, full (fr, active), should read its queues anyway:
-// preemption is on, a tenant borrows and the minute's evictions are not spent, so a job within its
-// tenant's nominal quota may be owed room that others hold.
+// preemption is on and a tenant borrows (or lets its jobs evict its own), so a job may be owed
+// room that others hold.
 func (h *Handler) mayReclaim(ctx context.Context, region string, fr flavors.Region, active []jobs.Job) (bool, error) {
 	if h.PreemptionsPerMinute <= 0 || h.Tenants == nil && fr.Quota(h.DefaultQuota) == nil {
 		return false, nil
@@ -64,8 +73,7 @@ func (h *Handler) mayReclaim(ctx context.Context, region string, fr flavors.Regi
 	if err != nil {
 		return false, err
 	}
-	rc, err := h.reclaimOf(ctx, region, fr, snap.capacity, active)
-	return len(rc.Running) > 0, err
+	return len(h.reclaimOf(fr, snap.capacity, active).Running) > 0, nil
 }
 
 // evict carries out evictions, made by a drain of region whose active jobs are active and whose

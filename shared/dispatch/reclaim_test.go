@@ -203,6 +203,50 @@ func TestReclaimOnTheStandIns(t *testing.T) {
 	checkContract(t, r, as[3], 2, 1)
 }
 
+// TestReclaimBudgetPerMinute: with one eviction a minute, B's first job has one of A's evicted
+// for it and its second waits for room, evicting nothing, until the minute is over.
+func TestReclaimBudgetPerMinute(t *testing.T) {
+	r := reclaimRig(t, "4", "4")
+	r.dispatch.PreemptionsPerMinute = 1
+	drain := func() {
+		t.Helper()
+		if err := r.dispatch.Drain(context.Background(), region); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var as []string
+	for i := range 4 {
+		as = append(as, r.submitGPUs(t, "a", fmt.Sprintf("a%d", i)))
+	}
+	drain()
+	b1, b2 := r.submitGPUs(t, "b", "b1"), r.submitGPUs(t, "b", "b2")
+	drain()
+	evicted := func() (n int) {
+		for _, id := range as {
+			n += r.job(t, id).Preemptions
+		}
+		return n
+	}
+	if n := evicted(); n != 1 {
+		t.Errorf("one eviction a minute: %d of A's jobs evicted; want 1", n)
+	}
+	if j := r.job(t, b2); j.PendingReason == string(admission.ReasonPreempting) {
+		t.Errorf("B's second job, past the budget, waits %q; want it waiting for room", j.PendingReason)
+	}
+	drain() // the same minute: b1 starts in the room its eviction freed; b2 still waits
+	if n := evicted(); n != 1 {
+		t.Errorf("a second drain in the minute: %d evicted in all; want still 1", n)
+	}
+	if j := r.job(t, b1); !j.Status.Active() {
+		t.Errorf("b1: %s (%s); want it dispatched", j.Status, j.PendingReason)
+	}
+	r.clock.skip(time.Minute)
+	drain()
+	if n := evicted(); n != 2 {
+		t.Errorf("the next minute: %d evicted in all; want 2", n)
+	}
+}
+
 // TestReclaimLeavesEqualStanding: A and B each at their nominal (2 jobs of 2 GPUs each) and B
 // submitting more: nothing is evicted, whatever B's priority, and B's job waits for room.
 func TestReclaimLeavesEqualStanding(t *testing.T) {
