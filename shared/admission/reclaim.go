@@ -143,16 +143,42 @@ func (s *flavorState) newReclaimer(rc Reclaim) *reclaimer {
 		}
 	}
 	for f := range F {
-		slices.SortFunc(m.victims[f], func(a, b int32) int {
-			ja, jb := &rc.Running[a], &rc.Running[b]
-			return cmp.Or(
-				cmp.Compare(standing[m.tenant[b]], standing[m.tenant[a]]), // furthest over first
-				cmp.Compare(ja.Priority, jb.Priority),                     // then the lowest priority
-				jb.StartedAt.Compare(ja.StartedAt),                        // then the most recent
-				cmp.Compare(ja.ID, jb.ID))
-		})
+		m.victims[f] = m.inOrder(m.victims[f], standing)
 	}
 	return m
+}
+
+// victimKey is what orders the running jobs that may be evicted, in one flat value a job.
+type victimKey struct {
+	standing float64 // its tenant's, negated: the furthest over first
+	priority int     // the lowest first
+	started  int64   // negated: the most recent first
+	i        int32
+}
+
+// inOrder sorts running jobs is in the order they are taken: their tenant furthest over its
+// nominal quota first, then the lowest priority, then the most recently started, then by ID.
+func (m *reclaimer) inOrder(is []int32, standing []float64) []int32 {
+	keys := make([]victimKey, len(is))
+	for n, i := range is {
+		j := &m.rc.Running[i]
+		keys[n] = victimKey{standing: -standing[m.tenant[i]], priority: j.Priority, started: -j.StartedAt.UnixNano(), i: i}
+	}
+	slices.SortFunc(keys, func(a, b victimKey) int {
+		switch {
+		case a.standing != b.standing:
+			return cmp.Compare(a.standing, b.standing)
+		case a.priority != b.priority:
+			return cmp.Compare(a.priority, b.priority)
+		case a.started != b.started:
+			return cmp.Compare(a.started, b.started)
+		}
+		return cmp.Compare(m.rc.Running[a.i].ID, m.rc.Running[b.i].ID)
+	})
+	for n := range keys {
+		is[n] = keys[n].i
+	}
+	return is
 }
 
 // standings are the tenants' dominant shares: the largest share of any resource each holds,
