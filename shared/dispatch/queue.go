@@ -324,7 +324,9 @@ func (h *Handler) judge(ctx context.Context, region string, own, roamers, active
 	var ready []jobs.Job
 	ready, p.backoff = backingOff(p.queued, h.now())
 	cands, needs := h.candidates(p.snap.region, ready, p.onDemand)
-	decide := func() admission.FlavorDecision { return admission.DecideFlavors(cands, needs, p.snap.capacity, p.observed) }
+	decide := func() admission.FlavorDecision {
+		return admission.DecideFlavors(cands, needs, p.snap.capacity, p.observed)
+	}
 	if p.decision, err = h.withinBudget(ctx, region, &p.snap.capacity, decide(), decide); err != nil {
 		return p, err
 	}
