@@ -93,6 +93,19 @@ func checkQuotaRegions(quotas map[string]tenancy.Quota) error {
 	return nil
 }
 
+// tenantPut is what `tenants put` says of the tenant it stored.
+func tenantPut(t tenancy.Tenant) string {
+	also := ""
+	if t.Operator {
+		also = ", operator (sees every tenant's costs and queue use)"
+	}
+	if t.PreemptWithin != "" {
+		also += ", its jobs of higher priority evict its own of lower"
+	}
+	return fmt.Sprintf("tenant %s: org %s, role %s%s, namespaces %s, max priority %d, max queued %s", t.Name, t.Org, t.Role, also,
+		strings.Join(t.Namespaces, ", "), t.PriorityLimit(), queuedCap(t.MaxQueued))
+}
+
 func tenantsPutCmd() *cobra.Command {
 	var t tenancy.Tenant
 	var role string
@@ -146,14 +159,7 @@ func tenantsPutCmd() *cobra.Command {
 					return err
 				}
 			}
-			operator := ""
-			if t.Operator {
-				operator = ", operator (sees every tenant's costs and queue use)"
-			}
-			if t.PreemptWithin != "" {
-				operator += ", its jobs of higher priority evict its own of lower"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: org %s, role %s%s, namespaces %s, max priority %d, max queued %s\n", t.Name, t.Org, t.Role, operator, strings.Join(t.Namespaces, ", "), t.PriorityLimit(), queuedCap(t.MaxQueued))
+			fmt.Fprintln(cmd.OutOrStdout(), tenantPut(t))
 			return nil
 		},
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/capacitytype"
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobobjects"
@@ -54,7 +55,7 @@ const (
 // for the next ring or the beat.
 func (h *Handler) Drain(ctx context.Context, region string) error {
 	h.Log.DebugContext(ctx, "draining", "region", region)
-	name, owner := "dispatch#"+region, ids.New("drain-", h.now())
+	name, owner := dynamo.DrainLease(region), ids.New("drain-", h.now())
 	ok, err := h.Leases.Acquire(ctx, name, owner, h.now(), h.now().Add(drainLease))
 	for !ok && err == nil {
 		var knocked bool
@@ -72,12 +73,15 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 	a := h.newApplying(ctx, region)
 	var errs []error
 	for round := 1; ; round++ {
-		errs = append(errs, h.drainHeld(ctx, region, a))
+		idle, err := h.drainHeld(ctx, region, a)
+		errs = append(errs, err)
 		a.raise() // a crash in an apply ends the drain here, its lease held, as one in a round does
 		if round == maxDrainRounds || h.now().Sub(began) > drainRoundsFor || ctx.Err() != nil {
 			break // the beat's sweep wakes the region for whatever a knock left
 		}
-		again, err := h.Leases.ReleaseUnlessKnocked(context.WithoutCancel(ctx), name, owner)
+		// Idle only if this round erred nowhere and no apply is in flight (one that fails puts its
+		// job back): a region released idle is not rung for its ends.
+		again, err := h.Leases.ReleaseUnlessKnocked(context.WithoutCancel(ctx), name, owner, idle && err == nil && !a.busy())
 		if err != nil {
 			h.Log.WarnContext(ctx, "releasing drain lease", "region", region, "err", err)
 		}
@@ -96,13 +100,14 @@ func (h *Handler) Drain(ctx context.Context, region string) error {
 }
 
 // drainHeld is one round of a drain of region, whose lease the caller holds: it claims what it
-// admits and leaves their applies to a, which runs them beside the rounds after it.
-func (h *Handler) drainHeld(ctx context.Context, region string, a *applying) error {
+// admits and leaves their applies to a, which runs them beside the rounds after it. It answers
+// whether it found the region idle: its queues read to their ends, and no job in any of them.
+func (h *Handler) drainHeld(ctx context.Context, region string, a *applying) (bool, error) {
 	began := time.Now()
 	// The active jobs first: what they hold says how far the queues need reading.
 	active, err := h.Store.Active(ctx, region)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var errs []error
 	for _, j := range active {
@@ -113,7 +118,7 @@ func (h *Handler) drainHeld(ctx context.Context, region string, a *applying) err
 	census := h.census(ctx, region)
 	p, err := h.readQueues(ctx, region, h.flavorsOf(region), active, census)
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		return false, errors.Join(append(errs, err)...)
 	}
 	if p.stopped {
 		h.Log.InfoContext(ctx, "read budget spent; the next drain goes on from where this one stopped", "region", region)
@@ -139,7 +144,7 @@ func (h *Handler) drainHeld(ctx context.Context, region string, a *applying) err
 	errs = append(errs, h.settleRoaming(ctx, region, p.rm, p.full, p.roomLeft, census.Jobs, decision))
 	h.Log.DebugContext(ctx, "drained", "region", region, "admitted", len(decision.Admit), "waiting", len(waiting),
 		"took", time.Since(began), "reading", read, "claiming", claimed)
-	return errors.Join(errs...)
+	return p.idle && len(census.LongHeld) == 0, errors.Join(errs...)
 }
 
 // snapshot is admission's view of a region: its flavors, and what its active jobs hold of them.
@@ -554,6 +559,13 @@ type applying struct {
 	halted   bool
 	inFlight int
 	unrung   bool // an apply done since the webhook queue was last rung
+}
+
+// busy says whether an apply is in flight.
+func (a *applying) busy() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.inFlight > 0
 }
 
 func (h *Handler) newApplying(ctx context.Context, region string) *applying {

@@ -299,11 +299,19 @@ func (p *process) Knock(ctx context.Context, name string, now time.Time) (bool, 
 	return p.leases.Knock(ctx, name, now)
 }
 
-func (p *process) ReleaseUnlessKnocked(ctx context.Context, name, owner string) (bool, error) {
+func (p *process) ReleaseUnlessKnocked(ctx context.Context, name, owner string, idle bool) (bool, error) {
 	if p.crashing.Load() || p.overrun.Load() {
 		return false, nil
 	}
-	return p.leases.ReleaseUnlessKnocked(ctx, name, owner)
+	return p.leases.ReleaseUnlessKnocked(ctx, name, owner, idle)
+}
+
+// Idle is the lease store's: what a beat reads before ringing, which no fault of this process
+// changes.
+func (p *process) Idle(ctx context.Context, name string) (bool, error) {
+	return p.leases.(interface {
+		Idle(context.Context, string) (bool, error)
+	}).Idle(ctx, name)
 }
 
 // dispatcher is one dispatch Lambda instance.

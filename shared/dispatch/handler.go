@@ -69,7 +69,8 @@ type Leases interface {
 	Acquire(ctx context.Context, name, owner string, now, until time.Time) (bool, error)
 	Release(ctx context.Context, name, owner string) error
 	Knock(ctx context.Context, name string, now time.Time) (bool, error)
-	ReleaseUnlessKnocked(ctx context.Context, name, owner string) (bool, error)
+	// ReleaseUnlessKnocked, idle, leaves the lease marked idle: the drain found nothing waiting.
+	ReleaseUnlessKnocked(ctx context.Context, name, owner string, idle bool) (bool, error)
 }
 
 // Prices observes spot prices; spotgate.Reader is the real one.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 )
 
@@ -66,4 +67,41 @@ func (s *knockingStore) ClaimOn(ctx context.Context, id, region, flavor, token s
 		s.during()
 	}
 	return j, err
+}
+
+// TestDrainReleasesIdle: a drain that admits its queue's last job releases its lease not idle
+// (its apply may put the job back), the next, finding nothing waiting, idle; one that leaves a job
+// waiting for room, not idle: an end there must ring it.
+func TestDrainReleasesIdle(t *testing.T) {
+	r := newRig(t, 2)
+	leases := dynamo.NewLeaseStore(r.db, r.tables.Control)
+	idle := func() bool {
+		t.Helper()
+		ok, err := leases.Idle(context.Background(), dynamo.DrainLease(region))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	drain := func() {
+		t.Helper()
+		if err := r.dispatch.Drain(context.Background(), region); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.submit(t, "first", jobs.DefaultPriority, nil)
+	drain()
+	if idle() {
+		t.Error("the drain that admitted the queue's last job released idle")
+	}
+	drain()
+	if !idle() {
+		t.Error("a drain that found nothing waiting did not release idle")
+	}
+	r.submit(t, "second", jobs.DefaultPriority, nil)
+	r.submit(t, "third", jobs.DefaultPriority, nil)
+	drain() // capacity 2, the first still active: the second starts, the third waits
+	if idle() {
+		t.Error("a drain that left a job waiting for room released idle")
+	}
 }

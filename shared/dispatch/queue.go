@@ -118,6 +118,7 @@ func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Regi
 		quotas := p.snap.capacity.Quotas != nil || p.snap.capacity.DefaultQuota != nil
 		if s == nil || left <= 0 && (!quotas || len(own)+len(roamers) >= free+fairWindow) {
 			h.resume.at(region, "")
+			p.idle = len(r.sources) > 0 && s == nil && r.read == 0
 			return p, nil
 		}
 		if r.read >= free+budget {
@@ -304,6 +305,8 @@ type plan struct {
 	taken, roomLeft int
 	// stopped: the read budget ran out before the queues did.
 	stopped bool
+	// idle: every queue (and what waits apart) was read to its end and held no job.
+	idle bool
 }
 
 // judge decides what to do with own (the region's queued jobs read) and roamers (the roaming

@@ -93,16 +93,31 @@ func (s *LeaseStore) Knock(ctx context.Context, name string, now time.Time) (boo
 
 // ReleaseUnlessKnocked gives the lease up if owner still holds it and no one knocked since it
 // last asked. A knock it takes instead, answering true and keeping the lease: the holder runs
-// once more, then asks again.
-func (s *LeaseStore) ReleaseUnlessKnocked(ctx context.Context, name, owner string) (bool, error) {
+// once more, then asks again. Released idle, the lease is left marked so (Idle) until someone
+// takes it: what a drain that found nothing waiting says, so that an end need not ring for it.
+func (s *LeaseStore) ReleaseUnlessKnocked(ctx context.Context, name, owner string, idle bool) (bool, error) {
 	owned := map[string]types.AttributeValue{":owner": &types.AttributeValueMemberS{Value: owner}}
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                 &s.table,
-		Key:                       keyOf("lease#"+name, "lease"),
-		ConditionExpression:       aws.String("#owner = :owner AND attribute_not_exists(knocked)"),
-		ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
-		ExpressionAttributeValues: owned,
-	})
+	var err error
+	if idle {
+		// The mark is the release: one conditional write, the owner's, so no later holder's
+		// lease or release is ever overwritten by it.
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 &s.table,
+			Key:                       keyOf("lease#"+name, "lease"),
+			UpdateExpression:          aws.String("SET until_ms = :zero, idle = :yes REMOVE #owner"),
+			ConditionExpression:       aws.String("#owner = :owner AND attribute_not_exists(knocked)"),
+			ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":owner": owned[":owner"], ":zero": &types.AttributeValueMemberN{Value: "0"}, ":yes": &types.AttributeValueMemberBOOL{Value: true}},
+		})
+	} else {
+		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName:                 &s.table,
+			Key:                       keyOf("lease#"+name, "lease"),
+			ConditionExpression:       aws.String("#owner = :owner AND attribute_not_exists(knocked)"),
+			ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
+			ExpressionAttributeValues: owned,
+		})
+	}
 	if err == nil {
 		return false, nil
 	}
@@ -125,3 +140,16 @@ func (s *LeaseStore) ReleaseUnlessKnocked(ctx context.Context, name, owner strin
 	}
 	return true, nil
 }
+
+// Idle says whether lease name was last released idle and no one has taken it since.
+func (s *LeaseStore) Idle(ctx context.Context, name string) (bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: keyOf("lease#"+name, "lease"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, fmt.Errorf("reading lease %s: %w", name, err)
+	}
+	idle, ok := out.Item["idle"].(*types.AttributeValueMemberBOOL)
+	return ok && idle.Value, nil
+}
+
+// DrainLease is the name of the lease one drain of region holds at a time.
+func DrainLease(region string) string { return "dispatch#" + region }

@@ -35,7 +35,7 @@ func TestLeaseKnocks(t *testing.T) {
 	}
 	release := func(owner string) bool {
 		t.Helper()
-		again, err := s.ReleaseUnlessKnocked(ctx, "knock", owner)
+		again, err := s.ReleaseUnlessKnocked(ctx, "knock", owner, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,5 +71,34 @@ func TestLeaseKnocks(t *testing.T) {
 	}
 	if !release("b") {
 		t.Error("b let go with a knock waiting")
+	}
+
+	// Released idle, the lease says so until someone takes it; a knock on it is not taken, and
+	// it is anyone's; a release that is not idle, or one by a former owner, leaves no mark.
+	idle := func() bool {
+		t.Helper()
+		ok, err := s.Idle(ctx, "knock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if idle() {
+		t.Error("a held lease reads idle")
+	}
+	if again, err := s.ReleaseUnlessKnocked(ctx, "knock", "b", true); err != nil || again || !idle() {
+		t.Errorf("b released idle: again %v, %v, idle %v; want released and idle", again, err, idle())
+	}
+	if knock(now) {
+		t.Error("a knock on an idle lease was taken, want false: no one holds it")
+	}
+	if !held("c") || idle() {
+		t.Error("c could not take the idle lease, or it stayed idle once taken")
+	}
+	if again, err := s.ReleaseUnlessKnocked(ctx, "knock", "b", true); err != nil || again || idle() {
+		t.Errorf("b, no longer the holder, released idle: again %v, %v, idle %v; want nothing marked", again, err, idle())
+	}
+	if release("c") || idle() {
+		t.Error("c released not idle: want the lease gone and not idle")
 	}
 }

@@ -102,6 +102,49 @@ func TestEndIsWrittenBeforeItsDetails(t *testing.T) {
 	}
 }
 
+// TestNoRingForAnIdleRegion: an end in a region whose last drain found nothing waiting (its lease
+// released idle) is recorded without ringing dispatch, which would find nothing to do; once a
+// drain holds the lease again (a submission rang it), an end rings as before.
+func TestNoRingForAnIdleRegion(t *testing.T) {
+	ctx := context.Background()
+	r := newFollowRig(t)
+	for i := range 2 {
+		if err := setupJob(ctx, r.store, r.kc, r.ns, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leases := dynamo.NewLeaseStore(r.db, r.tables.Control)
+	name := dynamo.DrainLease(benchRegion)
+	if ok, err := leases.Acquire(ctx, name, "drain-1", time.Now(), time.Now().Add(time.Minute)); err != nil || !ok {
+		t.Fatalf("taking the drain lease: %v, %v", ok, err)
+	}
+	if _, err := leases.ReleaseUnlessKnocked(ctx, name, "drain-1", true); err != nil {
+		t.Fatal(err)
+	}
+	rings := &ringCounter{}
+	h := r.instance(r.store, rings, time.Now)
+	complete(t, r.kc, r.ns, benchName(0))
+	if err := h.HandleBeat(ctx, events.EventBridgeEvent{ID: "idle"}); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := r.store.Job(ctx, r.id(0)); err != nil || j.Status != jobs.StatusSucceeded {
+		t.Fatalf("the end in the idle region: %s, %v; want it recorded", j.Status, err)
+	}
+	if n := rings.n(); n != 0 {
+		t.Errorf("an end in an idle region rang dispatch %d times; want none", n)
+	}
+	if ok, err := leases.Acquire(ctx, name, "drain-2", time.Now(), time.Now().Add(time.Minute)); err != nil || !ok {
+		t.Fatalf("taking the drain lease again: %v, %v", ok, err)
+	}
+	complete(t, r.kc, r.ns, benchName(1))
+	if err := h.HandleBeat(ctx, events.EventBridgeEvent{ID: "busy"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := rings.n(); n == 0 {
+		t.Error("an end with a drain holding the region's lease rang nothing; want a ring")
+	}
+}
+
 // TestDetailsLeftDueAreAddedByTheNextBeat: an instance that writes an end and stops before its
 // details leaves them due, and the objects in place; a new instance's first beat adds them, with
 // no second event, and a beat after that has nothing left to add.

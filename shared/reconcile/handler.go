@@ -32,6 +32,9 @@ type Ringer interface {
 type Leases interface {
 	Acquire(ctx context.Context, name, owner string, now, until time.Time) (bool, error)
 	Release(ctx context.Context, name, owner string) error
+	// Idle says whether a lease was last released idle: a region's drain lease so released
+	// (dynamo.DrainLease) means its last drain found nothing waiting, and an end need not ring.
+	Idle(ctx context.Context, name string) (bool, error)
 }
 
 // WebhookSweeper re-rings webhook work a lost message or a dead worker left; delivery.Sweeper is

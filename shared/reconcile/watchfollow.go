@@ -12,6 +12,7 @@ import (
 	kwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 )
 
@@ -395,9 +396,15 @@ func (o owned) only(ids []string) owned {
 	return out
 }
 
-// ring rings dispatch for region, whose room a watched job's end has freed.
+// ring rings dispatch for region, whose room a job's end has freed, unless the region's last
+// drain found nothing waiting there and none has run since (a submission rings for itself): one
+// read instead of a message and a drain that reads the region's lease, active jobs and queues.
 func (h *Handler) ring(ctx context.Context, region string) {
 	if h.Ringer == nil {
+		return
+	}
+	if idle, err := h.Leases.Idle(ctx, dynamo.DrainLease(region)); err == nil && idle {
+		h.Log.DebugContext(ctx, "not ringing dispatch: its last drain found nothing waiting", "region", region)
 		return
 	}
 	if err := h.Ringer.Ring(ctx, region); err != nil {
