@@ -23,7 +23,7 @@ var pendingWhy = map[string]string{
 	"tenant_quota_exhausted":        "waiting in %s: your tenant's quota, or what others lend, has no room for it",
 	"tenant_long_running_limit":     "waiting in %s: your tenant runs as many long-running jobs as it may",
 	"retry_backoff":                 "waiting in %s for the retry's backoff to end",
-	"waiting_for_preempted_jobs":    "waiting in %s: jobs on room their tenants borrowed were evicted for it; the next drain starts it",
+	"waiting_for_preempted_jobs":    "waiting in %s: running jobs were evicted to make room for it; the next drain starts it",
 	"no_allowed_region_open":        "held: the spot price is above the cap in every allowed region%.0s",
 	"no_allowed_region_with_room":   "waiting for room in one of the allowed regions%.0s",
 }
