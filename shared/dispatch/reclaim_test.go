@@ -120,12 +120,7 @@ func (r rig) graces(t *testing.T) (got func() map[string][]int64) {
 // room frees.
 func TestReclaimOnTheStandIns(t *testing.T) {
 	r := reclaimRig(t, "4", "4")
-	drain := func() {
-		t.Helper()
-		if err := r.dispatch.Drain(context.Background(), region); err != nil {
-			t.Fatal(err)
-		}
-	}
+	drain := func() { r.drainIn(t, region) }
 	var as []string
 	for i := range 4 {
 		as = append(as, r.submitGPUs(t, "a", fmt.Sprintf("a%d", i+1)))
@@ -212,12 +207,7 @@ func TestReclaimOnTheStandIns(t *testing.T) {
 func TestReclaimBudgetPerMinute(t *testing.T) {
 	r := reclaimRig(t, "4", "4")
 	r.dispatch.PreemptionsPerMinute = 1
-	drain := func() {
-		t.Helper()
-		if err := r.dispatch.Drain(context.Background(), region); err != nil {
-			t.Fatal(err)
-		}
-	}
+	drain := func() { r.drainIn(t, region) }
 	var as []string
 	for i := range 4 {
 		as = append(as, r.submitGPUs(t, "a", fmt.Sprintf("a%d", i)))
@@ -290,12 +280,7 @@ func TestPreemptWithinTenant(t *testing.T) {
 		low = append(low, r.submitGPUsAt(t, "a", fmt.Sprintf("a-low%d", i), 10))
 	}
 	b := r.submitGPUsAt(t, "b", "b-low", 10)
-	drain := func() {
-		t.Helper()
-		if err := r.dispatch.Drain(context.Background(), region); err != nil {
-			t.Fatal(err)
-		}
-	}
+	drain := func() { r.drainIn(t, region) }
 	drain()
 	urgent := r.submitGPUsAt(t, "a", "a-urgent", 90)
 	drain()
