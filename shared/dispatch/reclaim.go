@@ -36,7 +36,10 @@ func (h *Handler) reclaimOf(fr flavors.Region, c admission.FlavorCapacity, activ
 			continue // being applied, or holding nothing to give back
 		}
 		r := admission.Running{ID: j.ID, Tenant: j.Tenant, Flavor: fr.Flavors[fr.FlavorOf(j)].Name, Demand: fr.Need(j).Demand,
-			Priority: j.Priority, StartedAt: j.UpdatedAt} // a running job's last move is about its start
+			Priority: j.Priority, StartedAt: j.UpdatedAt} // a record from before dispatched_at: its last move
+		if j.DispatchedAt != nil {
+			r.StartedAt = *j.DispatchedAt
+		}
 		if j.Shield != nil {
 			r.Shield, r.ShieldUntil = j.Shield.Tenant, j.Shield.Until
 		}

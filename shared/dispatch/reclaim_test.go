@@ -134,6 +134,12 @@ func TestReclaimOnTheStandIns(t *testing.T) {
 	}
 	r.run(t, as, func(m map[string]jobs.Job) bool { return true }) // their pods exist
 	waitPods(t, r, as)
+	// The first job's record moves last (its pods all scheduled, say): its start is still the
+	// earliest, and it is not what goes first.
+	first := r.job(t, as[0])
+	if err := r.store.Apply(context.Background(), first, jobs.AllScheduled(first, r.clock.now())); err != nil {
+		t.Fatal(err)
+	}
 	graces := r.graces(t)
 	place := map[string]string{} // each of A's jobs' place in the queue: its created time
 	for _, id := range as {

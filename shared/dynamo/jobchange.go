@@ -176,6 +176,9 @@ func (e *expression) move(j jobs.Job, c jobs.Change, retention time.Duration) {
 	} else {
 		e.drop("gsi2pk", "gsi2sk")
 	}
+	if c.To == jobs.StatusPending {
+		e.setTo("dispatched_at", c.At.UTC()) // when this attempt was applied, for reclaim's order
+	}
 	if c.From == jobs.StatusDispatching && c.NewClaim == nil {
 		e.drop("claim")
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 // summaryAttrs are what a drain or a reconcile needs of a job: everything but its manifests.
-var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created_at, updated_at, gpus, podless, spot, pending_reason, pending_resource, queue_position, spot_gate, claim, kind, not_before, demand, node_selector, flavor, attempt, shield, memory_factor"
+var summaryAttrs = "id, tenant, #ns, #region, priority, labels, #status, created_at, updated_at, gpus, podless, spot, pending_reason, pending_resource, queue_position, spot_gate, claim, kind, not_before, demand, node_selector, flavor, attempt, shield, dispatched_at, memory_factor"
 
 var summaryNames = map[string]string{"#ns": "namespace", "#region": "region", "#status": "status"}
 

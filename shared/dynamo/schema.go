@@ -56,8 +56,9 @@ var QueueIndexAttributes = []string{
 	// What admission counts: a job's demand, the flavors its node selector allows, the flavor an
 	// active one holds.
 	"demand", "node_selector", "flavor",
-	// What reclaim reads of a running job besides: whose jobs may not evict it, and until when.
-	"shield",
+	// What reclaim reads of a running job besides: whose jobs may not evict it, and until when,
+	// and when its attempt was applied.
+	"shield", "dispatched_at",
 	// What its retry rules raised its memory by, which its demand counts.
 	"memory_factor",
 }
