@@ -60,14 +60,20 @@ func TestFaultsWithPreemptions(t *testing.T) {
 	// a's jobs fill the region, borrowing b's half; b's arrive in waves of its nominal's worth, a
 	// few rounds apart: each wave finds a holding b's room (it took it back when the last wave's
 	// short jobs ended) and takes it back by evicting.
-	round, next := 0, 2*n/3
-	rs := runRounds(t, r, f, []string{region}, n, func() {
+	round, next, lastWave := 0, 2*n/3, 0
+	rs := runRounds(t, r, f, []string{region}, n, func() bool {
 		round++
-		if next < n && round%waveEvery == waveEvery-1 {
+		// A wave comes once a borrows (so it has room to take back: on a loaded machine a's
+		// first jobs may take rounds to run), waveEvery rounds after the last; once a has
+		// stopped borrowing, the rest come anyway.
+		since := round - lastWave
+		if next < n && since >= waveEvery && (since >= 3*waveEvery || r.borrowing(t, "a", waveJobs)) {
+			lastWave = round
 			to := min(n, next+waveJobs)
 			ids = append(ids, submit("b", "", next, to)...)
 			next = to
 		}
+		return next < n
 	})
 	v, preempted := verifyPreempted(t, r, ids)
 	t.Logf("preemption fault suite: %d jobs, %d evictions (%d jobs evicted), %d lost, %d duplicated, %d wrong, seed %d, %s in %d rounds; injected:\n%s",
@@ -162,4 +168,18 @@ func verifyPreempted(t *testing.T, r rig, ids []string) (verdict, preemptions) {
 		}
 	}
 	return v, p
+}
+
+// borrowing says whether tenant holds at least jobs active jobs more than its half of the
+// region's 20 two-GPU slots: room another tenant may take back.
+func (r rig) borrowing(t *testing.T, tenant string, jobs int) bool {
+	t.Helper()
+	_, active := r.left(t)
+	n := 0
+	for _, j := range active {
+		if j.Tenant == tenant && j.Status != "dispatching" {
+			n++
+		}
+	}
+	return n >= 10+jobs/2
 }

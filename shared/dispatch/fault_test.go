@@ -429,7 +429,7 @@ func TestFaults(t *testing.T) {
 	// A second a job is three times what the sandbox needs (above); only a failing run waits it out.
 	// On a machine others share, TIDEGATE_FAULT_SECONDS_PER_JOB gives it longer.
 	interrupted := map[string]int{}
-	rs := runRounds(t, r, f, []string{region, west}, n, func() { interruptRetried(t, r, interrupted) })
+	rs := runRounds(t, r, f, []string{region, west}, n, func() bool { interruptRetried(t, r, interrupted); return false })
 	elapsed := time.Since(start)
 	// An end's deletes that met an injected fault are the sweep's, once a minute: a beat past it,
 	// without faults, takes what they left.
@@ -485,8 +485,8 @@ func (rs *rounds) perInvocation(sum *atomic.Int64) time.Duration {
 // each region's message goes twice in a batch, and the batch to both workers at once, one draining
 // the regions in each order, so two regions' drains race for the roaming jobs while two drains of
 // one region overlap; the same beat goes to both reconcile workers at once. each runs after every
-// round.
-func runRounds(t *testing.T, r rig, f *faults, regions []string, n int, each func()) *rounds {
+// round, and says whether more jobs are still to come (the rounds go on while it does).
+func runRounds(t *testing.T, r rig, f *faults, regions []string, n int, each func() bool) *rounds {
 	dispatchers := []*dispatcher{newDispatcher(t, r, f), newDispatcher(t, r, f)}
 	beaters := []*beater{newBeater(t, r, f), newBeater(t, r, f)}
 	deadline := time.Now().Add(time.Minute + time.Duration(n)*faultPatience(t))
@@ -513,11 +513,11 @@ func runRounds(t *testing.T, r rig, f *faults, regions []string, n int, each fun
 			wg.Go(func() { took(&rs.beatTime, func() { b.invoke(beat) }) })
 		}
 		wg.Wait()
-		each()
+		more := each()
 
 		queued, active := r.left(t)
 		left := len(queued) + len(active)
-		if left == 0 {
+		if left == 0 && !more {
 			break
 		}
 		if left == last {
