@@ -177,7 +177,10 @@ func (e *expression) move(j jobs.Job, c jobs.Change, retention time.Duration) {
 		e.drop("gsi2pk", "gsi2sk")
 	}
 	if c.To == jobs.StatusPending {
-		e.setTo("dispatched_at", c.At.UTC()) // when this attempt was applied, for reclaim's order
+		// When it was first applied, for reclaim's order: a job evicted and run again keeps its
+		// first start, and is not the newest, first to go, at every eviction after.
+		n := e.name("dispatched_at")
+		e.set = append(e.set, n+" = if_not_exists("+n+", "+e.value(":set_dispatched_at", c.At.UTC())+")")
 	}
 	if c.From == jobs.StatusDispatching && c.NewClaim == nil {
 		e.drop("claim")

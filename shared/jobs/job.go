@@ -131,9 +131,9 @@ type Job struct {
 	// fails it preempted_too_often.
 	MaxPreemptions *int    `json:"max_preemptions,omitempty" dynamodbav:"max_preemptions,omitempty"`
 	Shield         *Shield `json:"-" dynamodbav:"shield,omitempty"`
-	// DispatchedAt is when its current attempt was applied (its last move to pending), kept
-	// apart from the history so the queue index holds it: reclaim evicts the most recent first.
-	// Internal.
+	// DispatchedAt is when it was first applied (its first move to pending), kept apart from
+	// the history so the queue index holds it: reclaim evicts the most recently started first,
+	// and a job evicted and run again keeps its first start. Internal.
 	DispatchedAt *time.Time `json:"-" dynamodbav:"dispatched_at,omitempty"`
 	// MemoryFactor, above 1, is what its retry rules raised the memory of its containers by after
 	// attempts OOMKilled (RetryRule.MemoryFactor, multiplied, at most MaxMemoryFactor): each
