@@ -238,6 +238,9 @@ func newFlavorState(c FlavorCapacity, candidates []Candidate, needs []Need) *fla
 	return s
 }
 
+// At is v's r-th amount; a Vec shorter than the resources has none of the rest.
+func (v Vec) At(r int) int64 { return at(v, r) }
+
 // at is v's r-th amount; a Vec shorter than the resources has none of the rest.
 func at(v Vec, r int) int64 {
 	if r < len(v) {

@@ -62,20 +62,13 @@ func standing(snap snapshot, tenant, flavor string, more admission.Vec) map[stri
 	}
 	out := map[string]jobs.QuotaStanding{}
 	for r, name := range fr.Resources {
-		h, n := at(held, r)+at(more, r), at(nominal, r)
+		h, n := held.At(r)+more.At(r), nominal.At(r)
 		if h == 0 && n == 0 {
 			continue
 		}
 		out[name] = jobs.QuotaStanding{Held: fr.Quantity(r, h), Nominal: fr.Quantity(r, n)}
 	}
 	return out
-}
-
-func at(v admission.Vec, r int) int64 {
-	if r < len(v) {
-		return v[r]
-	}
-	return 0
 }
 
 // admitted notes, in tr, each job a drain claimed: where, on what flavor, on what standing of its

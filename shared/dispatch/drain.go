@@ -197,15 +197,7 @@ func (h *Handler) capacity(ctx context.Context, region string, queued, active []
 // none sets one (the default, if any, is every tenant's). A tenant without a record (deleted
 // since) has the default.
 func (h *Handler) shares(ctx context.Context, region string, js []jobs.Job) (map[string]tenancy.Quota, error) {
-	seen := map[string]bool{}
-	var names []string
-	for _, j := range js {
-		if !seen[j.Tenant] {
-			seen[j.Tenant] = true
-			names = append(names, j.Tenant)
-		}
-	}
-	quotas, err := h.quotasOf(ctx, names)
+	quotas, err := h.quotasOf(ctx, tenantsOf(js))
 	if err != nil {
 		return nil, fmt.Errorf("sharing %s: %w", region, err)
 	}
@@ -657,14 +649,11 @@ func (a *applying) wait() error {
 // observation at most every gateRefresh. A job's place in the queue is not written: it moves for
 // every waiting job at every dispatch, so it is counted when asked (JobStore.QueuePosition).
 func (h *Handler) recordWaits(ctx context.Context, queued []jobs.Job, waits []admission.FlavorWait, observed map[string]spotgate.Observation, tr *trail) error {
-	byID := make(map[string]jobs.Job, len(queued))
-	for _, j := range queued {
-		byID[j.ID] = j
-	}
+	queuedByID := byID(queued)
 	now := h.now()
 	var errs []error
 	for _, w := range waits {
-		j := byID[w.ID]
+		j := queuedByID[w.ID]
 		var reason string
 		if j.PendingReason != string(w.Reason) || j.PendingResource != w.Resource {
 			reason = string(w.Reason)

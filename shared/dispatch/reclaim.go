@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
@@ -27,10 +26,14 @@ import (
 // (judge reads how many are spent only when the decision evicts: most drains evict nothing). The
 // zero Reclaim (nothing evicted) when preemption is off or nobody borrows.
 func (h *Handler) reclaimOf(fr flavors.Region, c admission.FlavorCapacity, active []jobs.Job) admission.Reclaim {
-	if h.PreemptionsPerMinute <= 0 || !c.Borrowing() && !h.anyWithin(active) {
+	if h.PreemptionsPerMinute <= 0 {
 		return admission.Reclaim{}
 	}
-	rc := admission.Reclaim{Budget: h.PreemptionsPerMinute, Now: h.now(), WithinTenant: h.withinTenants(tenantsOf(active))}
+	within := h.withinTenants(tenantsOf(active))
+	if !c.Borrowing() && len(within) == 0 {
+		return admission.Reclaim{}
+	}
+	rc := admission.Reclaim{Budget: h.PreemptionsPerMinute, Now: h.now(), WithinTenant: within}
 	for _, j := range active {
 		if j.Status == jobs.StatusDispatching || j.Podless || len(fr.Flavors) == 0 {
 			continue // being applied, or holding nothing to give back
@@ -191,16 +194,13 @@ func byID(js []jobs.Job) map[string]jobs.Job {
 	return out
 }
 
-// anyWithin says whether a tenant of active lets its jobs evict its own of lower priority.
-func (h *Handler) anyWithin(active []jobs.Job) bool {
-	return len(h.withinTenants(tenantsOf(active))) > 0
-}
-
-// tenantsOf are the tenants of js, once each.
+// tenantsOf are the tenants of js, once each, in order of first appearance.
 func tenantsOf(js []jobs.Job) []string {
+	seen := map[string]bool{}
 	var out []string
 	for _, j := range js {
-		if !slices.Contains(out, j.Tenant) {
+		if !seen[j.Tenant] {
+			seen[j.Tenant] = true
 			out = append(out, j.Tenant)
 		}
 	}

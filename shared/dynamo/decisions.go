@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -28,14 +29,13 @@ type decisionItem struct {
 	jobs.Decision
 }
 
-// KeepDecisions writes ds, 25 to a call (BatchWriteItem), retrying what DynamoDB leaves
-// unprocessed a few times. They are a trail, not the record: a decision lost to a failed write
-// leaves the job as it is.
+// KeepDecisions writes ds, 25 to a call (putBatch), retrying what DynamoDB leaves unprocessed a
+// few times. They are a trail, not the record: a decision lost to a failed write leaves the job
+// as it is.
 func (s *JobStore) KeepDecisions(ctx context.Context, ds []jobs.JobDecision) error {
-	for len(ds) > 0 {
-		n := min(len(ds), 25)
-		reqs := make([]types.WriteRequest, 0, n)
-		for _, d := range ds[:n] {
+	for batch := range slices.Chunk(ds, writesPerBatch) {
+		reqs := make([]types.WriteRequest, 0, len(batch))
+		for _, d := range batch {
 			pk, _ := jobKey(d.JobID)
 			it := decisionItem{PK: pk, SK: "decision#" + d.At.UTC().Format("2006-01-02T15:04:05.000000000Z") + "#" + strconv.FormatUint(decisionSeq.Add(1), 36),
 				Expires: d.At.Add(jobs.DecisionsKept).Unix(), Decision: d.Decision}
@@ -45,17 +45,8 @@ func (s *JobStore) KeepDecisions(ctx context.Context, ds []jobs.JobDecision) err
 			}
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 		}
-		ds = ds[n:]
-		pending := map[string][]types.WriteRequest{s.tables.Jobs: reqs}
-		for try := 0; len(pending[s.tables.Jobs]) > 0; try++ {
-			if try == 3 {
-				return fmt.Errorf("keeping decisions: %d left unprocessed", len(pending[s.tables.Jobs]))
-			}
-			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
-			if err != nil {
-				return fmt.Errorf("keeping decisions: %w", err)
-			}
-			pending = out.UnprocessedItems
+		if err := s.putBatch(ctx, reqs, 3); err != nil {
+			return fmt.Errorf("keeping decisions: %w", err)
 		}
 	}
 	return nil

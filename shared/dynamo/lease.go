@@ -97,24 +97,21 @@ func (s *LeaseStore) Knock(ctx context.Context, name string, now time.Time) (boo
 // takes it: what a drain that found nothing waiting says, so that an end need not ring for it.
 func (s *LeaseStore) ReleaseUnlessKnocked(ctx context.Context, name, owner string, idle bool) (bool, error) {
 	owned := map[string]types.AttributeValue{":owner": &types.AttributeValueMemberS{Value: owner}}
+	key, names := keyOf("lease#"+name, "lease"), map[string]string{"#owner": "owner"}
+	unknocked := aws.String("#owner = :owner AND attribute_not_exists(knocked)")
 	var err error
 	if idle {
 		// The mark is the release: one conditional write, the owner's, so no later holder's
 		// lease or release is ever overwritten by it.
 		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 &s.table,
-			Key:                       keyOf("lease#"+name, "lease"),
-			UpdateExpression:          aws.String("SET until_ms = :zero, idle = :yes REMOVE #owner"),
-			ConditionExpression:       aws.String("#owner = :owner AND attribute_not_exists(knocked)"),
-			ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":owner": owned[":owner"], ":zero": &types.AttributeValueMemberN{Value: "0"}, ":yes": &types.AttributeValueMemberBOOL{Value: true}},
+			TableName: &s.table, Key: key, ConditionExpression: unknocked, ExpressionAttributeNames: names,
+			UpdateExpression: aws.String("SET until_ms = :zero, idle = :yes REMOVE #owner"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":owner": owned[":owner"],
+				":zero": &types.AttributeValueMemberN{Value: "0"}, ":yes": &types.AttributeValueMemberBOOL{Value: true}},
 		})
 	} else {
 		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName:                 &s.table,
-			Key:                       keyOf("lease#"+name, "lease"),
-			ConditionExpression:       aws.String("#owner = :owner AND attribute_not_exists(knocked)"),
-			ExpressionAttributeNames:  map[string]string{"#owner": "owner"},
+			TableName: &s.table, Key: key, ConditionExpression: unknocked, ExpressionAttributeNames: names,
 			ExpressionAttributeValues: owned,
 		})
 	}

@@ -33,16 +33,29 @@ func (s *JobStore) Load(ctx context.Context, js []jobs.Job) error {
 			}
 			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
 		}
-		for try := 0; len(reqs) > 0; try++ {
-			if try > 0 {
-				time.Sleep(time.Duration(try*try) * 20 * time.Millisecond)
-			}
-			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.tables.Jobs: reqs}})
-			if err != nil {
-				return fmt.Errorf("loading %d jobs: %w", len(batch), err)
-			}
-			reqs = out.UnprocessedItems[s.tables.Jobs]
+		if err := s.putBatch(ctx, reqs, 0); err != nil {
+			return fmt.Errorf("loading %d jobs: %w", len(batch), err)
 		}
+	}
+	return nil
+}
+
+// putBatch writes reqs (at most writesPerBatch) to the jobs table in one BatchWriteItem, and again
+// what DynamoDB leaves unprocessed, waiting a little longer each time: at most tries calls, or as
+// many as it takes when tries is 0.
+func (s *JobStore) putBatch(ctx context.Context, reqs []types.WriteRequest, tries int) error {
+	for try := 0; len(reqs) > 0; try++ {
+		if tries > 0 && try == tries {
+			return fmt.Errorf("%d writes left unprocessed after %d tries", len(reqs), tries)
+		}
+		if try > 0 {
+			time.Sleep(time.Duration(try*try) * 20 * time.Millisecond)
+		}
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.tables.Jobs: reqs}})
+		if err != nil {
+			return err
+		}
+		reqs = out.UnprocessedItems[s.tables.Jobs]
 	}
 	return nil
 }

@@ -45,22 +45,29 @@ func withContract(spec map[string]any, j jobs.Job) {
 	for i, e := range env {
 		names[i] = e.(map[string]any)["name"].(string)
 	}
+	for _, container := range containersOf(spec) {
+		have, _ := container["env"].([]any)
+		have = slices.DeleteFunc(slices.Clone(have), func(e any) bool {
+			m, _ := e.(map[string]any)
+			name, _ := m["name"].(string)
+			return slices.Contains(names, name)
+		})
+		container["env"] = append(have, env...)
+	}
+}
+
+// containersOf are pod spec spec's containers and init containers, those written as objects.
+func containersOf(spec map[string]any) []map[string]any {
+	var out []map[string]any
 	for _, field := range []string{"containers", "initContainers"} {
 		cs, _ := spec[field].([]any)
 		for _, c := range cs {
-			container, ok := c.(map[string]any)
-			if !ok {
-				continue
+			if container, ok := c.(map[string]any); ok {
+				out = append(out, container)
 			}
-			have, _ := container["env"].([]any)
-			have = slices.DeleteFunc(slices.Clone(have), func(e any) bool {
-				m, _ := e.(map[string]any)
-				name, _ := m["name"].(string)
-				return slices.Contains(names, name)
-			})
-			container["env"] = append(have, env...)
 		}
 	}
+	return out
 }
 
 // withMemory raises the memory every container and init container of pod spec spec requests and
@@ -71,21 +78,17 @@ func withMemory(spec map[string]any, factor float64) {
 	if !(factor > 1) {
 		return
 	}
-	for _, field := range []string{"containers", "initContainers"} {
-		cs, _ := spec[field].([]any)
-		for _, c := range cs {
-			container, _ := c.(map[string]any)
-			res, _ := container["resources"].(map[string]any)
-			for _, kind := range []string{"requests", "limits"} {
-				amounts, _ := res[kind].(map[string]any)
-				v := fmt.Sprint(amounts["memory"]) // a string, or a number as YAML gives it
-				q, err := resource.ParseQuantity(v)
-				if amounts["memory"] == nil || err != nil {
-					continue
-				}
-				raised := resource.NewQuantity(int64(math.Ceil(float64(q.Value())*factor)), resource.BinarySI)
-				amounts["memory"] = raised.String()
+	for _, container := range containersOf(spec) {
+		res, _ := container["resources"].(map[string]any)
+		for _, kind := range []string{"requests", "limits"} {
+			amounts, _ := res[kind].(map[string]any)
+			v := fmt.Sprint(amounts["memory"]) // a string, or a number as YAML gives it
+			q, err := resource.ParseQuantity(v)
+			if amounts["memory"] == nil || err != nil {
+				continue
 			}
+			raised := resource.NewQuantity(int64(math.Ceil(float64(q.Value())*factor)), resource.BinarySI)
+			amounts["memory"] = raised.String()
 		}
 	}
 }
