@@ -37,27 +37,71 @@ const (
 // holder looks at the outbox again after letting go, so what this drain was rung for is not left
 // behind. An event that fails to fan out stays undelivered, and so do the events after it, for
 // the next drain.
+//
+// The holder keeps the lease from pass to pass while events keep coming, and lets gatherGap pass
+// before each pass after the first, so that events written one at a time (jobs ending one by one)
+// go out a few to a pass rather than one each, every pass costing its reads and writes.
 func (h *Handler) Drain(ctx context.Context) error {
 	start := h.now()
 	owner := ids.New("drain_", start)
+	held := false
+	letGo := func(err error) error {
+		if held {
+			held = false
+			return errors.Join(err, h.Store.ReleaseDrain(ctx, owner))
+		}
+		return err
+	}
 	for seen := 0; ; {
 		waiting, err := h.Outbox.HasUndelivered(ctx)
-		if err != nil || !waiting {
-			return err
+		switch {
+		case err != nil:
+			return letGo(err)
+		case !waiting && !held:
+			return nil
+		case !waiting:
+			// Let go, then look once more: a drain rung while this one held the lease found it
+			// taken and left its events to this one.
+			if err := letGo(nil); err != nil {
+				return err
+			}
+			continue
+		case seen >= drainBudget || h.now().Sub(start) >= sendWindow:
+			return letGo(h.Queue.RingDrain(ctx))
 		}
-		if seen >= drainBudget || h.now().Sub(start) >= sendWindow {
-			return h.Queue.RingDrain(ctx)
-		}
-		now := h.now()
-		took, err := h.Store.TakeDrain(ctx, owner, now, now.Add(drainLease))
-		if err != nil || !took {
-			return err
+		if !held {
+			now := h.now()
+			took, err := h.Store.TakeDrain(ctx, owner, now, now.Add(drainLease))
+			if err != nil || !took {
+				return err
+			}
+			held = true
 		}
 		n, err := h.drainHeld(ctx, start, drainBudget-seen)
 		seen += n
-		if err = errors.Join(err, h.Store.ReleaseDrain(ctx, owner)); err != nil {
-			return err
+		if err != nil {
+			return letGo(err)
 		}
+		if n < drainPage && !h.gather(ctx) {
+			return letGo(ctx.Err())
+		}
+	}
+}
+
+// gatherGap is how long a drain holding the lease waits after a pass that emptied the outbox
+// before it looks again: an event written meanwhile waits that much longer (well under the
+// second a watch's ring already gathers), and the next pass carries every event of the gap.
+const gatherGap = 200 * time.Millisecond
+
+// gather waits gatherGap, answering false if ctx ends first.
+func (h *Handler) gather(ctx context.Context) bool {
+	t := time.NewTimer(gatherGap)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

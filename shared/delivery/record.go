@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
@@ -164,8 +165,9 @@ func (r *recorder) write(ctx context.Context, batch []entry) error {
 		}
 	}
 	now := r.h.now()
-	if err := r.h.Store.RecordSent(ctx, ds, events, now); err == nil {
-		r.stored(ds, nil)
+	done := r.completes(ds, dynamo.MaxTransactItems-len(batch))
+	if err := r.h.Store.RecordSent(ctx, ds, append(events, done...), now); err == nil {
+		r.stored(ds, nil, done)
 		return nil
 	}
 	var errs []error
@@ -185,13 +187,34 @@ func (r *recorder) write(ctx context.Context, batch []entry) error {
 	for _, id := range events {
 		errs = append(errs, r.h.Outbox.MarkFannedOut(ctx, id, now))
 	}
-	r.stored(ds, failed)
+	r.stored(ds, failed, nil)
 	return errors.Join(errs...)
 }
 
+// completes is the events, at most room of them, whose deliveries not yet stored are all in ds:
+// their marks go in ds's own transaction, which stores all or nothing, rather than in one after.
+// With one webhook an event has one delivery, and this halves a drain's writes.
+func (r *recorder) completes(ds []deliveryplan.Delivery, room int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	here := map[string]int{}
+	for _, d := range ds {
+		here[d.EventID]++
+	}
+	var out []string
+	for _, d := range ds {
+		id := d.EventID
+		if len(out) < room && here[id] > 0 && here[id] == r.left[id] && !r.broken[id] {
+			out = append(out, id)
+		}
+		here[id] = 0 // each event once
+	}
+	return out
+}
+
 // stored counts ds as written, but for failed, whose events keep their place in the outbox's
-// index, and queues the marks of the events now complete.
-func (r *recorder) stored(ds, failed []deliveryplan.Delivery) {
+// index, and queues the marks of the events now complete but for those marked already (marked).
+func (r *recorder) stored(ds, failed []deliveryplan.Delivery, marked []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, d := range failed {
@@ -201,7 +224,7 @@ func (r *recorder) stored(ds, failed []deliveryplan.Delivery) {
 		r.left[d.EventID]--
 		if r.left[d.EventID] == 0 {
 			delete(r.left, d.EventID)
-			if !r.broken[d.EventID] {
+			if !r.broken[d.EventID] && !slices.Contains(marked, d.EventID) {
 				// Past the backlog's bound: a writer must never wait for itself.
 				r.queue = append(r.queue, entry{event: d.EventID})
 			}
