@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/tidegate/tidegate/shared/deliveryplan"
@@ -38,5 +39,22 @@ func TestOneTransaction(t *testing.T) {
 		if got := oneTransaction(tt.es); got != tt.want {
 			t.Errorf("%s: oneTransaction = %d, want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestCompletes: an event's mark joins a transaction only when that transaction holds every one
+// of its deliveries not yet stored, none of its deliveries failed, and there is room.
+func TestCompletes(t *testing.T) {
+	d := func(event string) deliveryplan.Delivery { return deliveryplan.Delivery{EventID: event} }
+	r := &recorder{
+		left:   map[string]int{"one": 1, "two": 2, "split": 2, "broken": 1, "late": 1},
+		broken: map[string]bool{"broken": true},
+	}
+	ds := []deliveryplan.Delivery{d("one"), d("two"), d("two"), d("split"), d("broken"), d("late")}
+	if got, want := r.completes(ds, 10), []string{"one", "two", "late"}; !slices.Equal(got, want) {
+		t.Errorf("completes = %v, want %v (split has a delivery elsewhere, broken failed one)", got, want)
+	}
+	if got, want := r.completes(ds, 2), []string{"one", "two"}; !slices.Equal(got, want) {
+		t.Errorf("completes with room for 2 = %v, want %v", got, want)
 	}
 }
