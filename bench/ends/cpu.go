@@ -75,3 +75,19 @@ func printCPU(w io.Writer, what string, used map[string]time.Duration, n int) {
 	}
 	fmt.Fprintf(w, "- CPU a job, %s: %s in all (%s)\n", what, (total / time.Duration(n)).Round(time.Millisecond), strings.Join(parts, ", "))
 }
+
+// clusterCommands are the commands of the sandbox's cluster (/proc's comm, at most 15 bytes):
+// what would run on the cluster's own machines in AWS, where DynamoDB, SQS and the functions
+// do not.
+var clusterCommands = []string{"etcd", "kube-apiserver", "kube-controller", "kube-scheduler", "kwok"}
+
+// clusterCPU is the CPU time the cluster's commands took of used.
+func clusterCPU(used map[string]time.Duration) time.Duration {
+	var total time.Duration
+	for name, d := range used {
+		if slices.ContainsFunc(clusterCommands, func(c string) bool { return strings.HasPrefix(name, c) }) {
+			total += d
+		}
+	}
+	return total
+}

@@ -47,6 +47,14 @@ func report(w io.Writer, m measured) {
 		fmt.Fprintf(w, "| jobs a second ÷ the floor's | %.2f | %.2f (%.1f× the floor's %.2f) | %.2f× |\n",
 			rate, goalFloor*floorRate, goalFloor, floorRate, rate/floorRate)
 	}
+	if m.floor != nil && m.floor.cpu != nil && m.cpu != nil {
+		ours, floor := clusterCPU(m.cpu), clusterCPU(m.floor.cpu)
+		if ours > 0 && floor > 0 {
+			fmt.Fprintf(w, "| cluster CPU a job, the floor's ÷ Tidegate's | %s | %s (%.2f× the floor's %s) | %.2f× |\n",
+				(ours / time.Duration(m.n)).Round(time.Millisecond), (time.Duration(float64(floor)/goalClusterCPU) / time.Duration(m.n)).Round(time.Millisecond),
+				goalClusterCPU, (floor / time.Duration(m.n)).Round(time.Millisecond), floor.Seconds()/ours.Seconds())
+		}
+	}
 	fmt.Fprintf(w, "\nA slot's cycle, step by step (%d drains found the region draining already):\n\n", m.busy)
 	fmt.Fprintln(w, "| Step | Mean | p50 | Jobs |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|")

@@ -268,6 +268,7 @@ func endsRows(what string) []Row {
 		{What: what + ": a job's end to its record, p50 ÷ 2 s", Goal: atMost(1), Find: Cell{First: "end to record, p50", Col: 4}},
 		{What: what + ": a job's end to its record, p99 ÷ 2 s", Goal: atMost(1), Find: Cell{First: "end to record, p99", Col: 4}},
 		{What: what + ": jobs a second ÷ the floor's (a loop of creates, no Tidegate)", Goal: atLeast(0.8), Find: Cell{First: "jobs a second ÷ the floor's", Col: 4}},
+		{What: what + ": jobs a cluster CPU-second ÷ the floor's (the cluster's commands' CPU a job, the floor's ÷ Tidegate's)", Goal: atLeast(0.65), Find: Cell{First: "cluster CPU a job", Col: 4}},
 	}
 }
 
