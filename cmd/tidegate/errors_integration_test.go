@@ -27,7 +27,7 @@ func TestMistakesSayWhatToFix(t *testing.T) {
 		{"bad output", "", []string{"jobs", "list", "-o", "xml"}, `^tidegate: -o "xml": choose table, json or yaml\n$`},
 		{"not found", "", []string{"jobs", "get", "job-nope"}, `^tidegate: no job "job-nope" in your namespaces \(request id \S+\)\n$`},
 		{"foreign namespace", "", []string{"jobs", "list", "-n", "kube-system"}, `^tidegate: namespace "kube-system" is not one of tenant dev's: team-a, team-b \(request id \S+\)\n$`},
-		{"bad filter", "", []string{"jobs", "list", "--status", "done"}, `^tidegate: fix the listed query parameters \(request id \S+\)\n  - status: must be one of queued, dispatching, pending, running, succeeded \(or completed\), failed, cancelled\n$`},
+		{"bad filter", "", []string{"jobs", "list", "--status", "done"}, `^tidegate: fix the listed query parameters \(request id \S+\)\n  - status: must be one of blocked, queued, dispatching, pending, running, succeeded \(or completed\), failed, cancelled\n$`},
 		{"policy violation", privilegedJob(t), []string{"jobs", "submit", "-f", "-"},
 			`^tidegate: 1 policy violation\(s\)[^\n]*\(request id \S+\)\n  - document 0 Job/bad-\S+ spec\.template\.spec\.containers\[0\]\.securityContext\.privileged: [^\n]+\n$`},
 		{"bad settings", exampleJob(t, "x"), []string{"jobs", "submit", "-f", "-", "--priority", "101"},

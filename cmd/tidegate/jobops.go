@@ -45,7 +45,7 @@ func (f *jobFilterFlags) add(s *session, cmd *cobra.Command) {
 	fl.StringVar(&f.status, "status", "", "only jobs in this status: queued, dispatching, pending, running, succeeded (or completed), failed, cancelled")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "only jobs with this label k=v; repeat for more")
 	_ = cmd.RegisterFlagCompletionFunc("region", completeRegions(s))
-	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletions("queued", "dispatching", "pending", "running", "succeeded", "completed", "failed", "cancelled"))
+	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletions("blocked", "queued", "dispatching", "pending", "running", "succeeded", "completed", "failed", "cancelled"))
 }
 
 func (f *jobFilterFlags) selector() string { return strings.Join(f.labels, ",") }

@@ -33,6 +33,7 @@ type submitFlags struct {
 	onDeadline        string
 	idempotencyKey    string
 	wait              bool
+	dependsOn         []string // ID or ID:CONDITION
 }
 
 func (f *submitFlags) add(s *session, cmd *cobra.Command) {
@@ -47,6 +48,7 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 	fl.StringVar(&f.onDeadline, "on-deadline", "", "what the job does if the price still holds it at --spot-deadline: on_demand or fail (the default)")
 	fl.StringVar(&f.idempotencyKey, "idempotency-key", "", "send the same key again to get the same job, not a second one")
 	fl.BoolVarP(&f.wait, "wait", "w", false, "follow the job until it ends; exit non-zero unless it succeeded")
+	fl.StringArrayVar(&f.dependsOn, "depends-on", nil, "a job ID this one waits for, as ID (its success) or ID:succeeded, ID:failed or ID:ended; repeat for more")
 	fl.StringSliceVar(&f.regions, "regions", nil, "instead of --region, the regions it may run in (a,b): each drain sends it to the cheapest open one with room")
 	_ = cmd.RegisterFlagCompletionFunc("region", completeRegions(s))
 	_ = cmd.RegisterFlagCompletionFunc("namespace", cobra.NoFileCompletions)
@@ -56,7 +58,18 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 func (f *submitFlags) settings(cmd *cobra.Command) bool {
 	fl := cmd.Flags()
 	return fl.Changed("priority") || len(f.labels) > 0 || fl.Changed("max-spot-price") || fl.Changed("spot-instance-type") ||
-		f.spotDeadline != "" || f.onDeadline != ""
+		f.spotDeadline != "" || f.onDeadline != "" || len(f.dependsOn) > 0
+}
+
+// dependencies reads --depends-on: ID, or ID:CONDITION. The API checks the condition and that
+// each job is the caller's.
+func (f *submitFlags) dependencies() []apiclient.Dependency {
+	out := make([]apiclient.Dependency, 0, len(f.dependsOn))
+	for _, d := range f.dependsOn {
+		id, on, _ := strings.Cut(d, ":")
+		out = append(out, apiclient.Dependency{Job: id, On: on})
+	}
+	return out
 }
 
 func (f *submitFlags) priorityPtr(cmd *cobra.Command) *int {
@@ -82,11 +95,13 @@ func jobsSubmitCmd(s *session) *cobra.Command {
 		Short: "Submit a job from Kubernetes manifests (YAML or JSON, one or more documents)",
 		Long: `Submits the manifests in FILE (or standard input with -f -) as one job. The admission policy
 checks them first; a refusal names each field to change. With --priority, --label or a spot cap
-the file must hold one manifest. --dry-run shows the decision and stores nothing; --wait follows
+the file must hold one manifest; so with --depends-on, which keeps the job blocked until the
+jobs it names end as asked (their success, unless ID:failed or ID:ended says otherwise). --dry-run shows the decision and stores nothing; --wait follows
 the job to its end and exits non-zero unless it succeeded.`,
 		Example: `  tidegate jobs submit -f examples/job.yaml --wait
   tidegate jobs submit -f job.yaml --region us-west-2 --priority 80 --label team=ml
   tidegate jobs submit -f job.yaml --max-spot-price 0.40 --spot-instance-type g5.xlarge
+  tidegate jobs submit -f train.yaml --depends-on job-0abc   # blocked until job-0abc succeeds
   tidegate jobs submit -f job.yaml --dry-run       # the policy's decision; nothing is stored`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -210,6 +225,7 @@ func (f *submitFlags) jobRequest(cmd *cobra.Command, body []byte) (apiclient.Job
 	return apiclient.JobRequest{
 		Manifest: docs[0], Region: f.region, Regions: f.regions, Namespace: ns, Priority: f.priorityPtr(cmd), Labels: labels,
 		MaxSpotPrice: f.spotPtr(cmd), SpotInstanceType: f.spotType, SpotDeadline: f.spotDeadline, OnDeadline: f.onDeadline,
+		DependsOn: f.dependencies(),
 	}, nil
 }
 

@@ -313,3 +313,48 @@ func TestHeldJobs(t *testing.T) {
 		t.Errorf("bulk-delete --status cancelled --purge = %q, want the one left deleted", out)
 	}
 }
+
+// TestDependsOnDev: on the dev stack, a job submitted with --depends-on waits blocked, says on
+// what, and runs once its dependency has succeeded, released by the watch that records the end;
+// one that waited for the dependency to fail is cancelled dependency_not_met.
+func TestDependsOnDev(t *testing.T) {
+	h := newHarness(t)
+	submit := func(args ...string) apiclient.Job {
+		t.Helper()
+		h.stdin = exampleJob(t, uniqueName("dep"))
+		out := h.ok(append([]string{"jobs", "submit", "-f", "-", "--region", "us-east-1", "-o", "json"}, args...)...)
+		var j apiclient.Job
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatalf("jobs submit -o json = %s: %v", out, err)
+		}
+		return j
+	}
+	first := submit()
+	next := submit("--depends-on", first.ID)
+	onFailure := submit("--depends-on", first.ID+":failed")
+	if next.Status != "blocked" && next.Status != "queued" {
+		t.Errorf("%s, depending on a job just submitted, is %s; want blocked (or queued, had it ended already)", next.ID, next.Status)
+	}
+	if next.Status == "blocked" {
+		out := h.ok("jobs", "get", next.ID)
+		if !strings.Contains(out, "blocked until the jobs it depends on end as it asks ("+first.ID+")") || !strings.Contains(out, "Waits for:  "+first.ID+" succeeded") {
+			t.Errorf("jobs get %s =\n%s\nwant it blocked on %s, and what it waits for", next.ID, out, first.ID)
+		}
+	}
+	status := func(id string) (string, string) {
+		j, err := h.api.Job(context.Background(), id)
+		if err != nil {
+			return "", ""
+		}
+		return j.Status, j.StatusHistory[len(j.StatusHistory)-1].Reason
+	}
+	h.eventually(next.ID+" succeeded after "+first.ID, func() bool { s, _ := status(next.ID); return s == "succeeded" })
+	h.eventually(onFailure.ID+" cancelled", func() bool {
+		s, why := status(onFailure.ID)
+		return s == "cancelled" && strings.HasPrefix(why, "dependency_not_met: "+first.ID+" succeeded")
+	})
+	h.stdin = exampleJob(t, uniqueName("dep"))
+	if stderr := h.fails("jobs", "submit", "-f", "-", "--region", "us-east-1", "--depends-on", first.ID+":later"); !strings.Contains(stderr, "depends_on[0].on") {
+		t.Errorf("an unknown condition: stderr %q, want it to name depends_on[0].on", stderr)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -26,6 +27,7 @@ var pendingWhy = map[string]string{
 	"waiting_for_preempted_jobs":    "waiting in %s: running jobs were evicted to make room for it; the next drain starts it",
 	"no_allowed_region_open":        "held: the spot price is above the cap in every allowed region%.0s",
 	"no_allowed_region_with_room":   "waiting for room in one of the allowed regions%.0s",
+	"waiting_for_dependencies":      "blocked until the jobs it depends on end as it asks%.0s",
 }
 
 // statusText is a job's status with why it waits and where it stands in line.
@@ -42,7 +44,19 @@ func statusText(j apiclient.Job) string {
 	if j.QueuePosition > 0 && j.Status == "queued" {
 		out += fmt.Sprintf(", %s in line", ordinal(j.QueuePosition))
 	}
+	if len(j.WaitingOn) > 0 && j.Status == "blocked" {
+		out += " (" + strings.Join(j.WaitingOn, ", ") + ")"
+	}
 	return out
+}
+
+// dependsText is what a job waits for, each job with the end it waits for.
+func dependsText(j apiclient.Job) string {
+	parts := make([]string, len(j.DependsOn))
+	for i, d := range j.DependsOn {
+		parts[i] = d.Job + " " + cmp.Or(d.On, "succeeded")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // describeJob writes one job for a person: what it is, why it waits, where it runs, its history.
@@ -56,6 +70,7 @@ func describeJob(p *printer, j apiclient.Job) {
 		[2]string{"Kind", kindText(j.Kind)},
 		[2]string{"Attempt", attemptText(j)},
 		[2]string{"Priority", strconv.Itoa(j.Priority)},
+		[2]string{"Waits for", dependsText(j)},
 		[2]string{"Demand", labelsText(j.Demand)},
 		[2]string{"Flavor", flavorText(j)},
 		[2]string{"Labels", labelsText(j.Labels)},

@@ -32,6 +32,9 @@ type Job struct {
 	UpdatedAt     time.Time         `json:"updated_at"`
 	GPUs          int64             `json:"gpus"`
 	PendingReason string            `json:"pending_reason,omitempty"`
+	// DependsOn are the jobs it waits for; WaitingOn, while it is blocked, those not ended yet.
+	DependsOn []Dependency `json:"depends_on,omitempty"`
+	WaitingOn []string     `json:"waiting_on,omitempty"`
 	// PendingResource is the resource a job waiting for room or quota lacks first.
 	PendingResource string `json:"pending_resource,omitempty"`
 	// Demand is what its pods that run at once request, per resource; NodeSelector the node
@@ -135,6 +138,14 @@ type JobRequest struct {
 	SpotInstanceType string            `json:"spot_instance_type,omitempty"`
 	SpotDeadline     string            `json:"spot_deadline,omitempty"`
 	OnDeadline       string            `json:"on_deadline,omitempty"`
+	DependsOn        []Dependency      `json:"depends_on,omitempty"`
+}
+
+// Dependency is a job another waits for, and the end it waits for: succeeded (the API's default
+// when On is empty), failed or ended.
+type Dependency struct {
+	Job string `json:"job"`
+	On  string `json:"on,omitempty"`
 }
 
 // jobAnswer is the routes' {job} answer.

@@ -78,6 +78,7 @@ type TemplateRun struct {
 	SpotInstanceType string            `json:"spot_instance_type,omitempty"`
 	SpotDeadline     string            `json:"spot_deadline,omitempty"`
 	OnDeadline       string            `json:"on_deadline,omitempty"`
+	DependsOn        []Dependency      `json:"depends_on,omitempty"`
 }
 
 // RunTemplate submits a job made from a template.

@@ -164,6 +164,14 @@ func (e *expression) move(j jobs.Job, c jobs.Change, retention time.Duration) {
 		e.value(":hist", []jobs.Transition{{Status: c.To, At: c.At.UTC(), Reason: c.Reason, Attempt: c.Attempt}})+")")
 	moved := j
 	moved.Status = c.To
+	if c.From == jobs.StatusBlocked {
+		moved.PendingReason = ""
+		e.drop("pending_reason", "waiting_on")
+	}
+	if c.To.Terminal() {
+		// With gsi5sk, set when a job came to depend on this one, the release index (depends.go).
+		e.setTo("gsi5pk", releaseDue)
+	}
 	if c.Region != "" {
 		moved.Region = c.Region
 	}

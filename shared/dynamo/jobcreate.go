@@ -37,7 +37,9 @@ type idemItem struct {
 }
 
 // Create stores a new queued job and its job.queued event in one transaction, with the
-// idempotency key when there is one. If the key was already used with the same body it answers the
+// idempotency key when there is one. A blocked job's transaction also marks each job it waits on
+// as having a dependent, holding only while that job has not ended (else ErrDependencyEnded),
+// and its edges (depends.go) are written just before. If the key was already used with the same body it answers the
 // job that key made and replayed=true; with another body, ErrIdempotencyConflict.
 func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem *Idempotency, now time.Time) (job jobs.Job, replayed bool, err error) {
 	it, err := toJobItem(j)
@@ -56,6 +58,9 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 		{Put: &types.Put{TableName: &s.tables.Jobs, Item: item, ConditionExpression: ptr("attribute_not_exists(pk)")}},
 		evPut,
 	}
+	if err := s.keepEdges(ctx, j); err != nil {
+		return j, false, err
+	}
 	if idem != nil {
 		pk, sk := idem.key()
 		idemRow, err := attributevalue.MarshalMap(idemItem{
@@ -73,6 +78,8 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}})
 	}
+	marks := len(writes)
+	writes = append(writes, s.marks(j)...)
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
 	if err == nil {
 		return j, false, nil
@@ -80,6 +87,11 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 	if idem != nil {
 		if old, failed := isConditionFailed(err, 2); failed {
 			return s.replay(ctx, old, idem)
+		}
+	}
+	for i := marks; i < len(writes); i++ {
+		if _, failed := isConditionFailed(err, i); failed {
+			return j, false, fmt.Errorf("storing job %s: %w", j.ID, ErrDependencyEnded)
 		}
 	}
 	return j, false, fmt.Errorf("storing job %s: %w", j.ID, err)

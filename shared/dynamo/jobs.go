@@ -69,16 +69,20 @@ const maxManifestBytes = 300 << 10
 var ErrTooLarge = fmt.Errorf("the job's manifests are over %d KiB compressed; split them into several jobs", maxManifestBytes>>10)
 
 type jobItem struct {
-	PK        string `dynamodbav:"pk"`
-	SK        string `dynamodbav:"sk"`
-	GSI1PK    string `dynamodbav:"gsi1pk"`
-	GSI1SK    string `dynamodbav:"gsi1sk"`
-	GSI2PK    string `dynamodbav:"gsi2pk,omitempty"`
-	GSI2SK    string `dynamodbav:"gsi2sk,omitempty"`
-	GSI3PK    string `dynamodbav:"gsi3pk"`
-	GSI3SK    string `dynamodbav:"gsi3sk"`
-	GSI4PK    string `dynamodbav:"gsi4pk"`
-	GSI4SK    string `dynamodbav:"gsi4sk"`
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	GSI1PK string `dynamodbav:"gsi1pk"`
+	GSI1SK string `dynamodbav:"gsi1sk"`
+	GSI2PK string `dynamodbav:"gsi2pk,omitempty"`
+	GSI2SK string `dynamodbav:"gsi2sk,omitempty"`
+	GSI3PK string `dynamodbav:"gsi3pk"`
+	GSI3SK string `dynamodbav:"gsi3sk"`
+	GSI4PK string `dynamodbav:"gsi4pk"`
+	GSI4SK string `dynamodbav:"gsi4sk"`
+	// GSI5SK marks a job others depend on; with GSI5PK, which every end sets, it puts an ended
+	// one in the release index (depends.go).
+	GSI5PK    string `dynamodbav:"gsi5pk,omitempty"`
+	GSI5SK    string `dynamodbav:"gsi5sk,omitempty"`
 	Manifests []byte `dynamodbav:"manifests_gz,omitempty"`
 	// Expires is the TTL attribute a finished job's record gets under a retention (Retain).
 	Expires int64 `dynamodbav:"expires_at,omitempty"`
@@ -265,6 +269,7 @@ func unpackJob(it jobItem) (jobs.Job, error) {
 		return jobs.Job{}, fmt.Errorf("job %s: %w", it.ID, err)
 	}
 	it.Job.Manifests = m
+	it.Job.HasDependents = it.GSI5SK != ""
 	return it.Job, nil
 }
 

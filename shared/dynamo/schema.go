@@ -34,6 +34,7 @@ const (
 	indexGSI2   = "gsi2"
 	indexGSI3   = "gsi3"
 	indexGSI4   = "gsi4"
+	indexGSI5   = "gsi5"
 )
 
 // TableSpec is one table's key schema, as both CreateTables and the template check read it.
@@ -63,10 +64,14 @@ var QueueIndexAttributes = []string{
 	"memory_factor",
 }
 
+// ReleaseIndexAttributes are what the jobs table's gsi5 (the ended jobs whose dependents are
+// still to be released) projects besides its keys: nothing to speak of, the keys name the job.
+var ReleaseIndexAttributes = []string{"id"}
+
 // Specs lists the tables with their indexes.
 func (t Tables) Specs() []TableSpec {
 	return []TableSpec{
-		{Name: t.Jobs, Indexes: []string{indexGSI1, indexGSI2, indexGSI3, indexGSI4}, Include: map[string][]string{indexGSI2: QueueIndexAttributes}},
+		{Name: t.Jobs, Indexes: []string{indexGSI1, indexGSI2, indexGSI3, indexGSI4, indexGSI5}, Include: map[string][]string{indexGSI2: QueueIndexAttributes, indexGSI5: ReleaseIndexAttributes}},
 		{Name: t.Events, Indexes: []string{indexGSI1}},
 		{Name: t.Control, Indexes: []string{indexGSI1}},
 	}

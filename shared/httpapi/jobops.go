@@ -121,6 +121,7 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 	switch {
 	case j.Status.Terminal():
 		return Errorf(CodeConflict, "job %s is already %s", j.ID, j.Status)
+	case j.Status == jobs.StatusBlocked: // never dispatched
 	case j.Status != jobs.StatusQueued || j.AttemptOf() > 1: // a retried job's last attempt may have left objects
 		if err := a.deleteObjects(ctx, j); err != nil {
 			return err
@@ -134,6 +135,12 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 	err = a.jobs.Apply(ctx, j, c)
 	if errors.Is(err, records.ErrStale) {
 		return Errorf(CodeConflict, "job %s changed while it was being cancelled; look at it and try again", j.ID)
+	}
+	if err == nil && j.HasDependents {
+		// Its dependents now, rather than at the next beat, which finishes what this leaves.
+		if _, err := a.releaser.Release(ctx, j.ID); err != nil {
+			a.logger(ctx).WarnContext(ctx, "releasing a cancelled job's dependents; the beat will finish", "job_id", j.ID, "err", err)
+		}
 	}
 	return err
 }

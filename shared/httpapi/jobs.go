@@ -15,6 +15,7 @@ import (
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/records"
+	"github.com/tidegate/tidegate/shared/unblock"
 )
 
 // JobStore keeps job records; dynamo.JobStore is the real one.
@@ -36,6 +37,11 @@ type JobStore interface {
 	Replay(ctx context.Context, idem dynamo.Idempotency, now time.Time) (jobs.Job, bool, error)
 	// Decisions reads the newest of what was decided about a job (jobs.Decision).
 	Decisions(ctx context.Context, id string, limit int) ([]jobs.Decision, error)
+	// Dependencies reads the id, tenant, namespace and status of the jobs a submission names in
+	// its depends_on.
+	Dependencies(ctx context.Context, ids []string) ([]jobs.Job, error)
+	// A job cancelled releases its dependents at once (unblock).
+	unblock.Store
 }
 
 var _ JobStore = (*dynamo.JobStore)(nil)
@@ -75,7 +81,7 @@ func (a *api) jobFilter(ctx context.Context, q url.Values) (jobs.Filter, error) 
 	if s := q.Get("status"); s != "" {
 		st, ok := jobs.ParseStatusFilter(s)
 		if !ok {
-			bad = append(bad, FieldProblem{"status", "must be one of queued, dispatching, pending, running, succeeded (or completed), failed, cancelled"})
+			bad = append(bad, FieldProblem{"status", "must be one of blocked, queued, dispatching, pending, running, succeeded (or completed), failed, cancelled"})
 		}
 		f.Status = st
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidegate/tidegate/shared/policy"
 	"github.com/tidegate/tidegate/shared/ratelimit"
 	"github.com/tidegate/tidegate/shared/tenancy"
+	"github.com/tidegate/tidegate/shared/unblock"
 )
 
 // Deps are what the API needs from the outside world.
@@ -103,6 +104,7 @@ type api struct {
 	checkpoint string                             // Deps.CheckpointBucket
 	maxQueued  int                                // Deps.MaxQueuedPerTenant
 	censuses   censusCache                        // the censuses the caps of queued jobs read
+	releaser   *unblock.Releaser                  // releases a cancelled job's dependents
 	iamCaller  IAMCaller
 	now        func() time.Time
 	rate       ratelimit.Limit
@@ -167,6 +169,7 @@ func newAPI(d Deps) *api {
 	a.sources, a.sourcesBucket, a.sourcesPrefix, a.appRuntimes = d.Sources, d.SourcesBucket, d.SourcesPrefix, d.AppRuntimes
 	a.uploads = d.Uploads
 	a.webhooks, a.webhookQueue, a.webhooksAllowPrivate = d.Webhooks, d.WebhookQueue, d.WebhooksAllowPrivate
+	a.releaser = &unblock.Releaser{Jobs: d.Jobs, Ringer: d.Ringer, Log: a.log, Now: a.now}
 	a.register()
 	return a
 }

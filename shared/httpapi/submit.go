@@ -18,7 +18,6 @@ import (
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/manifest"
-	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/policy"
 )
 
@@ -45,9 +44,10 @@ type submission struct {
 	onDeadline     string
 	deadline       *time.Time // spotDeadline read by admit
 	retry          *jobs.Retry
-	readyTimeout   string  // as given, then as stored: a Go duration, the default filled in
-	maxPreemptions *int    // how often the job may be evicted before it fails; nil: any
-	memoryHeadroom float64 // policy.Result's: how far its memory may be raised; 0 for no bound
+	readyTimeout   string            // as given, then as stored: a Go duration, the default filled in
+	maxPreemptions *int              // how often the job may be evicted before it fails; nil: any
+	dependsOn      []jobs.Dependency // the jobs it waits for (depend.go)
+	memoryHeadroom float64           // policy.Result's: how far its memory may be raised; 0 for no bound
 	template       string
 	retryOf        string
 	idempotencyKey string
@@ -89,6 +89,11 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	bad = append(bad, s.checkReadyTimeout(a.readyMax)...)
 	if m := s.maxPreemptions; m != nil && (*m < 0 || *m > jobs.MaxMaxPreemptions) {
 		bad = append(bad, FieldProblem{"max_preemptions", fmt.Sprintf("must be a whole number from 0 to %d: how often the job may be evicted for another before it fails preempted_too_often", jobs.MaxMaxPreemptions)})
+	}
+	var deps [][2]string
+	s.dependsOn, deps = jobs.CheckDependencies(s.dependsOn)
+	for _, b := range deps {
+		bad = append(bad, FieldProblem{b[0], b[1]})
 	}
 	if len(bad) > 0 {
 		return Invalid("fix the listed fields", bad...)
@@ -282,7 +287,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	if err := a.holdAtSubmission(r.Context(), &j, now); err != nil {
 		return err
 	}
-	stored, replayed, err := a.jobs.Create(r.Context(), j, jobs.Event(outbox.JobQueued, j, "", now), idem, now)
+	stored, replayed, err := a.createWaiting(r.Context(), j, s.dependsOn, idem, now)
 	switch {
 	case errors.Is(err, dynamo.ErrIdempotencyConflict):
 		return Errorf(CodeConflict, "%s", err.Error())
@@ -292,6 +297,9 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 		return err
 	case replayed:
 		return writeJSON(w, http.StatusOK, map[string]any{"job": stored})
+	case stored.Status != jobs.StatusQueued:
+		a.ringWebhooks(r.Context())
+		return writeJSON(w, http.StatusAccepted, map[string]any{"job": stored})
 	}
 	// Both rings at once: a submission waits for the slower, not the sum.
 	webhooksRung := make(chan struct{})

@@ -27,6 +27,7 @@ import (
 type stack struct {
 	apis           [2]http.Handler
 	member, viewer string
+	rival          string // a member of another tenant, of another namespace
 	queueURL       string
 	sqs            *sqs.Client
 	leases         *dynamo.LeaseStore // the drains' leases, for takeCensus; set by limitStack
@@ -41,11 +42,16 @@ func newStack(t *testing.T) stack {
 	now := time.Now()
 	st := stack{queueURL: queueURL, sqs: q}
 	for _, tn := range []struct {
-		name string
-		role tenancy.Role
-		key  *string
-	}{{"ml", tenancy.RoleMember, &st.member}, {"watch", tenancy.RoleViewer, &st.viewer}} {
-		if err := store.PutTenant(ctx, tenancy.Tenant{Name: tn.name, Org: "acme", Namespaces: []string{"team-a", "team-b"}, Role: tn.role, CreatedAt: now}); err != nil {
+		name, org  string
+		namespaces []string
+		role       tenancy.Role
+		key        *string
+	}{
+		{"ml", "acme", []string{"team-a", "team-b"}, tenancy.RoleMember, &st.member},
+		{"watch", "acme", []string{"team-a", "team-b"}, tenancy.RoleViewer, &st.viewer},
+		{"rival", "rivalco", []string{"team-z"}, tenancy.RoleMember, &st.rival},
+	} {
+		if err := store.PutTenant(ctx, tenancy.Tenant{Name: tn.name, Org: tn.org, Namespaces: tn.namespaces, Role: tn.role, CreatedAt: now}); err != nil {
 			t.Fatal(err)
 		}
 		*tn.key, _ = tenancy.NewKey()

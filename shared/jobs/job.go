@@ -8,6 +8,8 @@ type Status string
 
 // The statuses, in the order a job normally passes through them.
 const (
+	// StatusBlocked: the job waits for jobs it depends on (depend.go) before it joins the queue.
+	StatusBlocked     Status = "blocked"
 	StatusQueued      Status = "queued"
 	StatusDispatching Status = "dispatching"
 	StatusPending     Status = "pending"
@@ -20,7 +22,7 @@ const (
 // ParseStatus reads a status name.
 func ParseStatus(s string) (Status, bool) {
 	switch st := Status(s); st {
-	case StatusQueued, StatusDispatching, StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled:
+	case StatusBlocked, StatusQueued, StatusDispatching, StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled:
 		return st, true
 	}
 	return "", false
@@ -161,6 +163,12 @@ type Job struct {
 	// mend (throttling, a server error, a timeout); DispatchError is the last one's message.
 	DispatchAttempts int    `json:"dispatch_attempts,omitempty" dynamodbav:"dispatch_attempts,omitempty"`
 	DispatchError    string `json:"dispatch_error,omitempty" dynamodbav:"dispatch_error,omitempty"`
+	// DependsOn are the jobs it waits for, as submitted (depend.go); WaitingOn the ones whose
+	// condition is not met yet, while it is blocked. HasDependents says other jobs wait for this
+	// one: its end releases them. Internal.
+	DependsOn     []Dependency `json:"depends_on,omitempty" dynamodbav:"depends_on,omitempty"`
+	WaitingOn     []string     `json:"waiting_on,omitempty" dynamodbav:"waiting_on,stringset,omitempty"`
+	HasDependents bool         `json:"-" dynamodbav:"-"`
 	// Claim is the dispatcher's hold on a job it is applying; internal.
 	Claim *Claim `json:"-" dynamodbav:"claim,omitempty"`
 	// Manifests are the objects the job applies, as submitted after template substitution.

@@ -19,6 +19,10 @@ const IDKey = "tidegate.io/job-id"
 // claimed job back to the queue, while an earlier job's finished objects still hold its names,
 // and the beat's retry of a job whose attempt ended in a way its retry policy retries (Retrying).
 var moves = map[Status]map[Status]outbox.Type{
+	StatusBlocked: {
+		StatusQueued:    outbox.JobQueued,    // every job it waits for ended as it asked
+		StatusCancelled: outbox.JobCancelled, // one of them cannot any more, or a user cancelled it
+	},
 	StatusQueued: {
 		StatusDispatching: "",               // claimed by a drain
 		StatusFailed:      outbox.JobFailed, // its price still held it at its spot deadline
@@ -160,8 +164,11 @@ func Move(j Job, to Status, reason string, at time.Time) (Job, Change, error) {
 	if j.Status == StatusDispatching {
 		moved.Claim = nil
 	}
-	if j.Status == StatusQueued {
+	if j.Status == StatusQueued || j.Status == StatusBlocked {
 		moved.PendingReason, moved.QueuePosition = "", 0
+	}
+	if j.Status == StatusBlocked {
+		moved.WaitingOn = nil
 	}
 	if t != "" {
 		ev := Event(t, moved, reason, at)

@@ -9,12 +9,14 @@ import (
 	"github.com/tidegate/tidegate/shared/outbox"
 )
 
-var all = []Status{StatusQueued, StatusDispatching, StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled}
+var all = []Status{StatusBlocked, StatusQueued, StatusDispatching, StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled}
 
 // allowed is every move a job may make, with the event it writes; every other pair of statuses
 // is refused. Written out here rather than read from the code, so that a move made allowed (or
 // refused) by mistake fails this test.
 var allowed = map[[2]Status]outbox.Type{
+	{StatusBlocked, StatusQueued}:        outbox.JobQueued,
+	{StatusBlocked, StatusCancelled}:     outbox.JobCancelled,
 	{StatusQueued, StatusDispatching}:    "",
 	{StatusQueued, StatusCancelled}:      outbox.JobCancelled,
 	{StatusQueued, StatusFailed}:         outbox.JobFailed,
@@ -74,7 +76,7 @@ func TestMoveAllowsExactlyTheLifecycle(t *testing.T) {
 			if gone := moved.Claim == nil; gone != (from == StatusDispatching) {
 				t.Errorf("Move(%s → %s) left claim %v: a job leaving dispatching drops it, no other", from, to, moved.Claim)
 			}
-			if cleared := moved.PendingReason == "" && moved.QueuePosition == 0; cleared != (from == StatusQueued) {
+			if cleared := moved.PendingReason == "" && moved.QueuePosition == 0; cleared != (from == StatusQueued || from == StatusBlocked) {
 				t.Errorf("Move(%s → %s) left pending reason %q, position %d", from, to, moved.PendingReason, moved.QueuePosition)
 			}
 			switch {

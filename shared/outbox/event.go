@@ -11,6 +11,9 @@ type Type string
 
 // The catalogue.
 const (
+	// JobBlocked: the job was submitted waiting for jobs it depends on; job.queued follows when
+	// they have ended as it asked.
+	JobBlocked    Type = "job.blocked"
 	JobQueued     Type = "job.queued"
 	JobDispatched Type = "job.dispatched"
 	JobStarted    Type = "job.started"
@@ -27,7 +30,7 @@ const (
 )
 
 // Types lists the catalogue, in API.md's order.
-var Types = []Type{JobQueued, JobDispatched, JobStarted, JobCompleted, JobFailed, JobCancelled, JobRetrying, JobPreempted, AppLive, AppFailed, WebhookTest}
+var Types = []Type{JobBlocked, JobQueued, JobDispatched, JobStarted, JobCompleted, JobFailed, JobCancelled, JobRetrying, JobPreempted, AppLive, AppFailed, WebhookTest}
 
 // Event is one outbox entry. Its ID is what receivers see as webhook-id, stable across retries.
 type Event struct {

@@ -370,6 +370,9 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 			h.started(ctx, j)
 		}
 		next.DetailsDue = c.DetailsDue
+		if st.To.Terminal() && j.HasDependents {
+			h.release(ctx, j.ID)
+		}
 		switch e := (ending{job: next, at: c.At, have: have}); {
 		case !c.DetailsDue:
 			if st.To.Terminal() {
@@ -385,6 +388,19 @@ func (h *Handler) record(ctx context.Context, kc kubernetes.Interface, state job
 		j = next
 	}
 	return j.Status, nil
+}
+
+// release releases the dependents of job id, whose end was just recorded, beside the beat's
+// work, which waits for it. What fails is left to the beat's sweep.
+func (h *Handler) release(ctx context.Context, id string) {
+	if h.Releaser == nil {
+		return
+	}
+	h.clearing.Go(func() {
+		if _, err := h.Releaser.Release(ctx, id); err != nil {
+			h.Log.WarnContext(ctx, "releasing an ended job's dependents; the beat's sweep will finish", "job_id", id, "err", err)
+		}
+	})
 }
 
 // whole is job state's whole record: state itself when it was read whole, else read afresh.

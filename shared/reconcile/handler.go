@@ -16,6 +16,7 @@ import (
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/metrics"
+	"github.com/tidegate/tidegate/shared/unblock"
 )
 
 // Queues tells which regions have queued jobs; dynamo.JobStore is the real one.
@@ -40,6 +41,12 @@ type Leases interface {
 // WebhookSweeper re-rings webhook work a lost message or a dead worker left; delivery.Sweeper is
 // the real one.
 type WebhookSweeper interface {
+	Sweep(ctx context.Context) error
+}
+
+// Releaser releases the dependents of ended jobs; unblock.Releaser is the real one.
+type Releaser interface {
+	Release(ctx context.Context, id string) (unblock.Result, error)
 	Sweep(ctx context.Context) error
 }
 
@@ -79,6 +86,9 @@ type Handler struct {
 	Hosting Hosting
 	// Webhooks, when set, is swept after the regions, so this beat's own events are rung for too.
 	Webhooks WebhookSweeper
+	// Releaser, when set, releases the dependents of each job whose end is recorded, as it is,
+	// and each beat sweeps the ended jobs whose dependents are still to be released (unblock).
+	Releaser Releaser
 	// Isolation, when set, is kept each beat beside the jobs and hosts. What it fails at is
 	// logged, not returned: a failed beat is delivered again by EventBridge and would follow
 	// every job again, and a cluster that refuses one object (say, an RBAC gap) would fail them all.
@@ -197,6 +207,9 @@ func (h *Handler) pass(ctx context.Context, ev events.EventBridgeEvent, followed
 	wg.Wait()
 	errs = append(errs, <-hosted)
 	<-isolated
+	if h.Releaser != nil {
+		errs = append(errs, h.Releaser.Sweep(ctx))
+	}
 	if h.Webhooks != nil {
 		errs = append(errs, h.Webhooks.Sweep(ctx))
 	}

@@ -4,7 +4,7 @@ import { h, when, status, table, kv, pre } from "./dom.js";
 import { showError } from "./errors.js";
 
 const filters = ["status", "namespace", "region", "label_selector", "name", "sort"];
-const statuses = ["", "queued", "dispatching", "pending", "running", "succeeded", "failed", "cancelled"];
+const statuses = ["", "blocked", "queued", "dispatching", "pending", "running", "succeeded", "failed", "cancelled"];
 const sorts = ["created_at:desc", "created_at:asc", "priority:desc", "priority:asc", "name:asc", "name:desc"];
 
 export async function jobsView(ctx, params) {

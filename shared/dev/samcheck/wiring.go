@@ -77,7 +77,7 @@ var resourceLessActions = map[string]bool{
 // tables is the DynamoDB schema shared/dynamo writes in Go: every table is keyed pk/sk, and these
 // are its global secondary indexes, each keyed <index>pk/<index>sk and projecting all attributes.
 var tables = map[string][]string{
-	"JobsTable":    {"gsi1", "gsi2", "gsi3", "gsi4"},
+	"JobsTable":    {"gsi1", "gsi2", "gsi3", "gsi4", "gsi5"},
 	"EventsTable":  {"gsi1"},
 	"ControlTable": {"gsi1"},
 }
@@ -85,7 +85,7 @@ var tables = map[string][]string{
 // includes names the indexes that project only some attributes, and which; every other index
 // projects ALL. shared/dynamo's Specs say the same (TestTablesMatchSharedDynamo).
 var includes = map[string]map[string][]string{
-	"JobsTable": {"gsi2": dynamo.QueueIndexAttributes},
+	"JobsTable": {"gsi2": dynamo.QueueIndexAttributes, "gsi5": dynamo.ReleaseIndexAttributes},
 }
 
 // ttlAttribute is the attribute holding the epoch second an item may be deleted at.

@@ -18,6 +18,7 @@ import (
 	"github.com/tidegate/tidegate/shared/kube/typed"
 	"github.com/tidegate/tidegate/shared/podspec"
 	"github.com/tidegate/tidegate/shared/reconcile"
+	"github.com/tidegate/tidegate/shared/unblock"
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
@@ -29,14 +30,18 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 	}
 	t := handlers.Tables(cfg)
 	return &reconcile.Handler{
-		Regions:   cfg.RegionNames(),
-		Queues:    dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
-		Ringer:    wake.New(c.SQS, cfg.DispatchQueueURL),
-		Jobs:      dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
-		Clusters:  clusters,
-		Leases:    dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
-		Log:       log,
-		Webhooks:  webhookSweeper(cfg, c),
+		Regions:  cfg.RegionNames(),
+		Queues:   dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
+		Ringer:   wake.New(c.SQS, cfg.DispatchQueueURL),
+		Jobs:     dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
+		Clusters: clusters,
+		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
+		Log:      log,
+		Webhooks: webhookSweeper(cfg, c),
+		// An ended job's dependents are released as its end is recorded, and by each beat's sweep.
+		Releaser: &unblock.Releaser{
+			Jobs: dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention), Ringer: wake.New(c.SQS, cfg.DispatchQueueURL), Log: log,
+		},
 		Hosting:   hostinghandler.New(cfg, c, clusters, log),
 		Isolation: k,
 		Prices:    prices(cfg, c),
