@@ -240,6 +240,16 @@ var steps = []Step{
 		Rows:    endsRows("2,500 one-second jobs at capacity 500"),
 	},
 	{
+		Name: "depends", About: "releasing a job's 100 and 1,000 dependents, and 100 among 100,000 other blocked jobs: DynamoDB calls and units, their growth with the dependents and with the queue",
+		Command: "go run ./bench/depends -dependents 100,1000 -blocked 100000",
+		Rows: []Row{
+			// Its summary table: | Figure | Measured | Goal | Ratio |, the ratio the measure ÷ the goal.
+			{What: "releasing 100 and 1,000 dependents: growth exponent of the calls ÷ 1.1", Goal: atMost(1), Find: Cell{First: "release, growth exponent of calls", Col: 4}},
+			{What: "releasing 100 and 1,000 dependents: growth exponent of the read and write units ÷ 1.1", Goal: atMost(1), Find: Cell{First: "release, growth exponent of units", Col: 4}},
+			{What: "releasing 100 dependents among 100,000 other blocked jobs ÷ among none, in units", Goal: atMost(1.1), Find: Cell{First: "release among", Col: 4}},
+		},
+	},
+	{
 		Name: "calls", About: "AWS calls per job from submission to success on the dev stack, against the least the design needs, and the cost of 1,000 jobs",
 		Command: "go run ./bench/calls -n 200",
 		Rows: []Row{

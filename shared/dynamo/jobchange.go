@@ -138,6 +138,9 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 	if c.Claim != "" {
 		cond += " AND " + e.name("claim") + "." + e.name("token") + " = " + e.value(":claim", c.Claim)
 	}
+	if c.WaitingOnly != "" {
+		cond += " AND size(" + e.name("waiting_on") + ") = " + e.value(":one_wait", 1) + " AND contains(" + e.name("waiting_on") + ", " + e.value(":only_wait", c.WaitingOnly) + ")"
+	}
 	if c.Detailed {
 		// Only once, and only while the end's details are due.
 		cond += " AND attribute_exists(" + e.name("details_due") + ")"
@@ -168,7 +171,10 @@ func (e *expression) move(j jobs.Job, c jobs.Change, retention time.Duration) {
 		moved.PendingReason = ""
 		e.drop("pending_reason", "waiting_on")
 	}
-	if c.To.Terminal() {
+	switch {
+	case c.To.Terminal() && c.Settled:
+		e.drop("gsi5sk")
+	case c.To.Terminal():
 		// With gsi5sk, set when a job came to depend on this one, the release index (depends.go).
 		e.setTo("gsi5pk", releaseDue)
 	}

@@ -80,6 +80,13 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 	}
 	marks := len(writes)
 	writes = append(writes, s.marks(j)...)
+	if j.Array != nil {
+		put, err := s.arrayPut(j)
+		if err != nil {
+			return j, false, err
+		}
+		writes = append(writes, put)
+	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
 	if err == nil {
 		return j, false, nil
@@ -89,7 +96,7 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 			return s.replay(ctx, old, idem)
 		}
 	}
-	for i := marks; i < len(writes); i++ {
+	for i := marks; i < marks+len(j.WaitingOn); i++ {
 		if _, failed := isConditionFailed(err, i); failed {
 			return j, false, fmt.Errorf("storing job %s: %w", j.ID, ErrDependencyEnded)
 		}

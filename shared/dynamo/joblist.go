@@ -52,7 +52,14 @@ func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor st
 		}
 		return a < b
 	}
+	partitions := make([]string, 0, len(f.Namespaces))
 	for _, ns := range f.Namespaces {
+		partitions = append(partitions, "ns#"+ns)
+	}
+	if f.Parent != "" {
+		partitions = []string{"parent#" + f.Parent}
+	}
+	for _, ns := range partitions {
 		items, stopped, err := s.queryNamespace(ctx, index, ns, f, limit+1, cursor)
 		if err != nil {
 			return jobs.Page{}, err
@@ -101,7 +108,8 @@ func backward(f jobs.Filter) bool {
 	return f.Ascending != f.ByName
 }
 
-// queryNamespace reads up to want matching jobs of one namespace after cursor. DynamoDB filters
+// queryNamespace reads up to want matching jobs of one partition (ns#NAMESPACE, or an array's
+// parent#ID) after cursor. DynamoDB filters
 // after it reads, so a page of reads may match few; it reads on until it has want, runs out, or
 // has read the store's budget of records, and then answers the sort key it stopped at (stopped;
 // "" when it did not stop for the budget).
@@ -110,7 +118,7 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 		TableName:                 &s.tables.Jobs,
 		IndexName:                 aws.String(index),
 		KeyConditionExpression:    aws.String(index + "pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "ns#" + ns}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: ns}},
 		ExpressionAttributeNames:  map[string]string{},
 	}
 	after := ">"
@@ -161,11 +169,11 @@ func (s *JobStore) queryNamespace(ctx context.Context, index, ns string, f jobs.
 		in.Limit = aws.Int32(int32(budget - read)) // records read, matching or not
 		page, err := s.db.Query(ctx, in)
 		if err != nil {
-			return nil, "", fmt.Errorf("listing jobs in namespace %s: %w", ns, err)
+			return nil, "", fmt.Errorf("listing the jobs of %s: %w", ns, err)
 		}
 		var items []jobItem
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, "", fmt.Errorf("decoding jobs in namespace %s: %w", ns, err)
+			return nil, "", fmt.Errorf("decoding the jobs of %s: %w", ns, err)
 		}
 		out = append(out, items...)
 		read += int(page.ScannedCount)

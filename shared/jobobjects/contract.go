@@ -33,6 +33,9 @@ func contractEnv(j jobs.Job) []any {
 	if j.CheckpointURI != "" {
 		env = append(env, map[string]any{"name": EnvCheckpointURI, "value": j.CheckpointURI})
 	}
+	if j.ArrayIndex != nil {
+		env = append(env, map[string]any{"name": jobs.ArrayIndexEnv, "value": strconv.Itoa(*j.ArrayIndex)})
+	}
 	return env
 }
 

@@ -12,7 +12,8 @@ import (
 
 // TestStampedSetsTheContract: every container and init container of every pod a job applies
 // has the contract's variables, Tidegate's values in place of any the manifest gave the same
-// names, its own others kept; TIDEGATE_CHECKPOINT_URI only where the job has a prefix.
+// names, its own others kept; TIDEGATE_CHECKPOINT_URI only where the job has a prefix,
+// TIDEGATE_ARRAY_INDEX only on an array's child.
 func TestStampedSetsTheContract(t *testing.T) {
 	m := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "train"},
 		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
@@ -22,8 +23,9 @@ func TestStampedSetsTheContract(t *testing.T) {
 				map[string]any{"name": "EPOCHS", "value": "10"},
 			}}},
 		}}}}
-	j := jobs.Job{ID: "job-1", Namespace: "team-a", Attempt: 3, Preemptions: 2, CheckpointURI: "s3://ckpt/acme/job-1/"}
-	want := map[string]string{EnvJobID: "job-1", EnvAttempt: "3", EnvPreemptions: "2", EnvCheckpointURI: "s3://ckpt/acme/job-1/"}
+	index := 7
+	j := jobs.Job{ID: "job-1", Namespace: "team-a", Attempt: 3, Preemptions: 2, CheckpointURI: "s3://ckpt/acme/job-1/", ArrayIndex: &index}
+	want := map[string]string{EnvJobID: "job-1", EnvAttempt: "3", EnvPreemptions: "2", EnvCheckpointURI: "s3://ckpt/acme/job-1/", jobs.ArrayIndexEnv: "7"}
 	specs := manifest.PodSpecs(Stamped(m, j).Object)
 	if len(specs) != 1 {
 		t.Fatalf("%d pod specs, want 1", len(specs))
@@ -48,7 +50,7 @@ func TestStampedSetsTheContract(t *testing.T) {
 		}
 	}
 	if env := contractEnv(jobs.Job{ID: "job-2"}); len(env) != 3 {
-		t.Errorf("a job without a checkpoint prefix: %v; want the three others only", env)
+		t.Errorf("a job without a checkpoint prefix or an array index: %v; want the three others only", env)
 	}
 	if m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["initContainers"].([]any)[0].(map[string]any)["env"] != nil {
 		t.Errorf("Stamped changed the manifest itself")

@@ -169,6 +169,12 @@ type Job struct {
 	DependsOn     []Dependency `json:"depends_on,omitempty" dynamodbav:"depends_on,omitempty"`
 	WaitingOn     []string     `json:"waiting_on,omitempty" dynamodbav:"waiting_on,stringset,omitempty"`
 	HasDependents bool         `json:"-" dynamodbav:"-"`
+	// Array, on an array job's parent, is its shape (array.go); ArrayStatus, on the API's answer
+	// for one parent, its children counted by status. Parent and ArrayIndex are a child's.
+	Array       *Array       `json:"array,omitempty" dynamodbav:"array,omitempty"`
+	ArrayStatus *ArrayStatus `json:"array_status,omitempty" dynamodbav:"-"`
+	Parent      string       `json:"parent,omitempty" dynamodbav:"parent,omitempty"`
+	ArrayIndex  *int         `json:"array_index,omitempty" dynamodbav:"array_index,omitempty"`
 	// Claim is the dispatcher's hold on a job it is applying; internal.
 	Claim *Claim `json:"-" dynamodbav:"claim,omitempty"`
 	// Manifests are the objects the job applies, as submitted after template substitution.
@@ -366,9 +372,11 @@ func (j Job) MatchesLabels(sel map[string]string) bool {
 // Filter narrows a listing. Namespaces is required: a tenant lists only its own.
 type Filter struct {
 	Namespaces []string
-	Region     string
-	Status     Status
-	Labels     map[string]string
+	// Parent, when set, lists the children of that array job instead, in index order.
+	Parent string
+	Region string
+	Status Status
+	Labels map[string]string
 	// Name is a job's name (Job.Name) exactly, or, ending in "*", the start of one.
 	Name       string
 	ByPriority bool // highest priority first, then newest; else newest first

@@ -20,6 +20,7 @@ const IDKey = "tidegate.io/job-id"
 // and the beat's retry of a job whose attempt ended in a way its retry policy retries (Retrying).
 var moves = map[Status]map[Status]outbox.Type{
 	StatusBlocked: {
+		StatusRunning:   outbox.JobStarted,   // an array's parent, let in: its children may run
 		StatusQueued:    outbox.JobQueued,    // every job it waits for ended as it asked
 		StatusCancelled: outbox.JobCancelled, // one of them cannot any more, or a user cancelled it
 	},
@@ -121,6 +122,12 @@ type Change struct {
 	Shield *Shield
 	// PodsReady, when set, records an attempt's pods all scheduled (AllScheduled).
 	PodsReady *PodsReady
+	// Settled, on a move to an end, leaves nothing of it to release: its array was cancelled
+	// and counts it no more, and nothing waits on it.
+	Settled bool
+	// WaitingOnly, on a blocked job's move, holds the write only while the job waits on that one
+	// job alone: the release of its last dependency queues it in one write.
+	WaitingOnly string
 	// DetailsDue, on a move to an end, marks the end's details still to be added (Job.DetailsDue);
 	// Detailed is the change that adds them to an ended job (From and To its status), which holds
 	// only while they are due, and clears the mark.

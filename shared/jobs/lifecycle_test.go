@@ -16,6 +16,7 @@ var all = []Status{StatusBlocked, StatusQueued, StatusDispatching, StatusPending
 // refused) by mistake fails this test.
 var allowed = map[[2]Status]outbox.Type{
 	{StatusBlocked, StatusQueued}:        outbox.JobQueued,
+	{StatusBlocked, StatusRunning}:       outbox.JobStarted,
 	{StatusBlocked, StatusCancelled}:     outbox.JobCancelled,
 	{StatusQueued, StatusDispatching}:    "",
 	{StatusQueued, StatusCancelled}:      outbox.JobCancelled,

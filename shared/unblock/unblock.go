@@ -28,6 +28,10 @@ type Store interface {
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Released(ctx context.Context, id string, edges []dynamo.Edge) error
 	ReleaseDue(ctx context.Context, limit int) ([]string, error)
+	// An array's: its children's ends counted, its children's states, its start recorded.
+	CountEnd(ctx context.Context, c jobs.Job) (jobs.ArrayEnds, error)
+	ChildStates(ctx context.Context, parent string) ([]jobs.Job, error)
+	Started(ctx context.Context, id string) error
 }
 
 // Ringer wakes dispatch for a region that has jobs newly queued; wake.Ringer is the real one.
@@ -59,13 +63,13 @@ type Result struct {
 	Queued, Cancelled []string
 }
 
-// Release releases the dependents of job id if it has ended, and of each job it cancels in turn.
-// It is safe to run twice at once, or again after a release cut short: every write holds only
-// while the dependent is blocked waiting on the job.
+// Release releases the dependents of job id if it has ended, and of each job it cancels in turn;
+// for an array's parent that waits on nothing it starts the array, and for an ended child it
+// counts the end, passes the child's slot on and ends the parent with the last (arrays.go). It
+// is safe to run twice at once, or again after a release cut short: every write holds only while
+// the job it moves is where the release found it.
 func (r *Releaser) Release(ctx context.Context, id string) (Result, error) {
-	var res Result
-	var errs []error
-	regions := map[string]bool{}
+	out := &step{}
 	for work := []string{id}; len(work) > 0; {
 		next := work[0]
 		work = work[1:]
@@ -74,21 +78,25 @@ func (r *Releaser) Release(ctx context.Context, id string) (Result, error) {
 		case errors.Is(err, records.ErrNotFound):
 			continue
 		case err != nil:
-			errs = append(errs, err)
+			out.fail(err)
 			continue
+		case j.Array != nil && j.Status == jobs.StatusBlocked && len(j.WaitingOn) == 0:
+			if _, _, err := r.letIn(ctx, j, "", out); err != nil {
+				out.fail(err)
+			}
+		case j.Array != nil && j.Status == jobs.StatusRunning:
+			r.start(ctx, j, out) // a start cut short
 		case !j.Status.Terminal() || !j.HasDependents:
 			continue
+		default:
+			r.ended(ctx, j, out)
 		}
-		step, err := r.releaseOne(ctx, j)
-		errs = append(errs, err)
-		res.Queued = append(res.Queued, step.queued...)
-		res.Cancelled = append(res.Cancelled, step.cancelled...)
-		work = append(work, step.more...)
-		for _, region := range step.regions {
-			regions[region] = true
-		}
+		out.mu.Lock()
+		work, out.more = append(work, out.more...), nil
+		out.mu.Unlock()
 	}
-	for region := range regions {
+	slices.Sort(out.regions)
+	for _, region := range slices.Compact(out.regions) {
 		if r.Ringer == nil {
 			break
 		}
@@ -97,93 +105,173 @@ func (r *Releaser) Release(ctx context.Context, id string) (Result, error) {
 			r.log().WarnContext(ctx, "dispatch not rung for released jobs; the sweep will", "region", region, "err", err)
 		}
 	}
-	return res, errors.Join(errs...)
+	return Result{Queued: out.queued, Cancelled: out.cancelled}, errors.Join(out.errs...)
 }
 
-// step is what releasing one job's dependents did, and the cancelled ones with dependents of
-// their own (more).
+// step is what a release did so far, and the ended jobs it is still to release (more).
 type step struct {
+	mu                               sync.Mutex
 	queued, cancelled, more, regions []string
+	errs                             []error
 }
 
-// releaseOne releases ended job j's dependents, atOnce at a time, then marks them released
-// unless one failed (the sweep tries again).
-func (r *Releaser) releaseOne(ctx context.Context, j jobs.Job) (step, error) {
-	edges, err := r.Jobs.Dependents(ctx, j.ID)
-	if err != nil {
-		return step{}, err
+// failures is how many steps failed so far.
+func (s *step) failures() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.errs)
+}
+
+func (s *step) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs = append(s.errs, err)
+}
+
+// record notes what became of job d.
+func (s *step) record(d jobs.Job, to jobs.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch to {
+	case jobs.StatusQueued:
+		s.queued = append(s.queued, d.ID)
+		s.regions = append(s.regions, regionsOf(d)...)
+	case jobs.StatusCancelled:
+		s.cancelled = append(s.cancelled, d.ID)
+		if d.HasDependents {
+			s.more = append(s.more, d.ID)
+		}
+	case jobs.StatusRunning, jobs.StatusSucceeded, jobs.StatusFailed:
+		if d.HasDependents && to.Terminal() {
+			s.more = append(s.more, d.ID)
+		}
 	}
-	var mu sync.Mutex
-	var out step
-	var errs []error
+}
+
+// each runs f for 0 ≤ i < n, atOnce at a time.
+func each(n int, f func(i int)) {
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, atOnce)
-	for _, e := range edges {
+	for i := range n {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			d, outcome, err := r.releaseEdge(ctx, j, e)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				errs = append(errs, fmt.Errorf("releasing job %s from job %s: %w", e.Dependent, j.ID, err))
-			case outcome == jobs.StatusQueued:
-				out.queued = append(out.queued, d.ID)
-				out.regions = append(out.regions, regionsOf(d)...)
-			case outcome == jobs.StatusCancelled:
-				out.cancelled = append(out.cancelled, d.ID)
-				if d.HasDependents {
-					out.more = append(out.more, d.ID)
-				}
-			}
+			f(i)
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return out, err
+}
+
+// ended settles what ended job j leaves: its count and slot in its array, its own array's
+// children not ended, and its dependents; then marks it released unless a step failed (the
+// sweep tries again).
+func (r *Releaser) ended(ctx context.Context, j jobs.Job, out *step) {
+	before := out.failures()
+	if j.Parent != "" {
+		r.childEnded(ctx, j, out)
 	}
-	slices.Sort(out.regions)
-	out.regions = slices.Compact(out.regions)
-	return out, r.Jobs.Released(ctx, j.ID, edges)
+	if j.Array != nil {
+		r.settleChildren(ctx, j, out)
+	}
+	edges, err := r.Jobs.Dependents(ctx, j.ID)
+	if err != nil {
+		out.fail(err)
+		return
+	}
+	each(len(edges), func(i int) {
+		e := edges[i]
+		d, to, err := r.releaseEdge(ctx, j, e, out)
+		if err != nil {
+			out.fail(fmt.Errorf("releasing job %s from job %s: %w", e.Dependent, j.ID, err))
+			return
+		}
+		out.record(d, to)
+	})
+	if out.failures() == before {
+		if err := r.Jobs.Released(ctx, j.ID, edges); err != nil {
+			out.fail(err)
+		}
+	}
 }
 
 // releaseEdge releases dependent e of ended job j: it answers the dependent and what became of
 // it (queued, cancelled, or "" for nothing: it waits on others still, or was released already).
-func (r *Releaser) releaseEdge(ctx context.Context, j jobs.Job, e dynamo.Edge) (jobs.Job, jobs.Status, error) {
-	met, _ := e.On.Outcome(j.Status)
-	var d jobs.Job
-	var err error
-	if met {
-		d, err = r.Jobs.Unblock(ctx, e.Dependent, j.ID)
-		if errors.Is(err, records.ErrStale) {
-			err = nil // released already; but perhaps not queued yet, if that release died
+func (r *Releaser) releaseEdge(ctx context.Context, j jobs.Job, e dynamo.Edge, out *step) (jobs.Job, jobs.Status, error) {
+	if met, _ := e.On.Outcome(j.Status); met {
+		return r.free(ctx, e.Dependent, j.ID, out)
+	}
+	d, err := r.Jobs.Job(ctx, e.Dependent)
+	switch {
+	case errors.Is(err, records.ErrNotFound):
+		return d, "", nil // an edge whose dependent was never stored
+	case err != nil:
+		return d, "", err
+	case d.Status != jobs.StatusBlocked || !slices.Contains(d.WaitingOn, j.ID):
+		return d, "", nil
+	}
+	dep, _ := d.DependencyOn(j.ID)
+	return r.move(ctx, d, jobs.StatusCancelled, jobs.NotMet(dep, j.Status), "")
+}
+
+// free takes job from off what blocked job id waits on, and lets it in when it waits on nothing
+// more: queued, or started if it is an array.
+func (r *Releaser) free(ctx context.Context, id, from string, out *step) (jobs.Job, jobs.Status, error) {
+	d, err := r.Jobs.Job(ctx, id)
+	if err == nil && d.Status == jobs.StatusBlocked && slices.Equal(d.WaitingOn, []string{from}) {
+		// Its last: let in with one write, which holds only while it waits on from alone.
+		moved, to, err := r.letIn(ctx, d, from, out)
+		if err != nil || to != "" {
+			return moved, to, err
 		}
-	} else {
-		d, err = r.Jobs.Job(ctx, e.Dependent)
+		// Changed since it was read: take from off it as below.
+	}
+	if err == nil && d.Status == jobs.StatusBlocked {
+		d, err = r.Jobs.Unblock(ctx, id, from)
+		if errors.Is(err, records.ErrStale) {
+			err = nil // released already; but perhaps not let in yet, if that release died
+		}
 	}
 	switch {
 	case errors.Is(err, records.ErrNotFound):
 		return d, "", nil // an edge whose dependent was never stored
 	case err != nil:
 		return d, "", err
-	case d.Status != jobs.StatusBlocked:
-		return d, "", nil
-	case !met && slices.Contains(d.WaitingOn, j.ID):
-		dep, _ := d.DependencyOn(j.ID)
-		return r.move(ctx, d, jobs.StatusCancelled, jobs.NotMet(dep, j.Status))
-	case met && len(d.WaitingOn) == 0:
-		return r.move(ctx, d, jobs.StatusQueued, jobs.ReasonDependenciesMet)
+	case d.Status == jobs.StatusBlocked && len(d.WaitingOn) == 0:
+		return r.letIn(ctx, d, "", out)
 	}
 	return d, "", nil
 }
 
-// move moves blocked job d to status to; a move another release made first is no error.
-func (r *Releaser) move(ctx context.Context, d jobs.Job, to jobs.Status, reason string) (jobs.Job, jobs.Status, error) {
+// letIn moves blocked job d, which waits on nothing but only (when set), into its queue; an
+// array's parent it starts instead. to is "" where d was not where it was read.
+func (r *Releaser) letIn(ctx context.Context, d jobs.Job, only string, out *step) (jobs.Job, jobs.Status, error) {
+	if d.Array != nil {
+		moved, c, err := jobs.Started(d, r.now())
+		if err != nil {
+			return d, "", err
+		}
+		c.WaitingOnly = only
+		switch err := r.Jobs.Apply(ctx, d, c); {
+		case errors.Is(err, records.ErrStale):
+			return d, "", nil
+		case err != nil:
+			return d, "", err
+		}
+		moved.HasDependents = d.HasDependents
+		r.start(ctx, moved, out)
+		return moved, jobs.StatusRunning, nil
+	}
+	return r.move(ctx, d, jobs.StatusQueued, jobs.ReasonDependenciesMet, only)
+}
+
+// move moves blocked job d to status to, holding only while it waits on only alone when that is
+// set; a move another release made first is no error.
+func (r *Releaser) move(ctx context.Context, d jobs.Job, to jobs.Status, reason, only string) (jobs.Job, jobs.Status, error) {
 	moved, c, err := jobs.Move(d, to, reason, r.now())
 	if err != nil {
 		return d, "", err
 	}
+	c.WaitingOnly = only
 	switch err := r.Jobs.Apply(ctx, d, c); {
 	case errors.Is(err, records.ErrStale):
 		return d, "", nil

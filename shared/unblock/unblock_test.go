@@ -263,3 +263,130 @@ func TestCreateRefusesAnEndedDependency(t *testing.T) {
 		t.Errorf("another tenant's refused dependent marked %s as having dependents", y.ID)
 	}
 }
+
+// submitArray stores an array as the API does (children first, then the parent) and starts it.
+func (r *rig) submitArray(size, parallelism int, deps ...jobs.Dependency) jobs.Job {
+	r.t.Helper()
+	ctx := context.Background()
+	p := r.submitParent(size, parallelism, deps...)
+	if err := r.store.CreateChildren(ctx, jobs.Children(p), nil); err != nil {
+		r.t.Fatalf("CreateChildren: %v", err)
+	}
+	if _, _, err := r.store.Create(ctx, p, jobs.Event(outbox.JobBlocked, p, "", r.now), nil, r.now); err != nil {
+		r.t.Fatalf("Create(%s): %v", p.ID, err)
+	}
+	if _, err := r.rel.Release(ctx, p.ID); err != nil {
+		r.t.Fatalf("Release(%s): %v", p.ID, err)
+	}
+	return r.job(p.ID)
+}
+
+func (r *rig) submitParent(size, parallelism int, deps ...jobs.Dependency) jobs.Job {
+	r.n++
+	p := jobs.New(fmt.Sprintf("job-%03d", r.n), "ml", "team-a", region, 50, nil,
+		[]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": fmt.Sprintf("c%d", r.n)}}}, r.now)
+	p.Podless = true
+	p.Array = &jobs.Array{Size: size, Parallelism: parallelism}
+	p.DependsOn = deps
+	waiting := make([]string, len(deps))
+	for i, d := range deps {
+		waiting[i] = d.Job
+	}
+	return jobs.Block(p, jobs.StatusBlocked, waiting, jobs.ReasonWaitingForDependencies, r.now)
+}
+
+// statuses counts an array's children by status.
+func (r *rig) statuses(parent string) map[jobs.Status]int {
+	r.t.Helper()
+	cs, err := r.store.ChildStates(context.Background(), parent)
+	if err != nil {
+		r.t.Fatalf("ChildStates: %v", err)
+	}
+	out := map[jobs.Status]int{}
+	for _, c := range cs {
+		out[c.Status]++
+	}
+	return out
+}
+
+// TestArrayLetsParallelismIn: an array of 7 at parallelism 3 has 3 children queued at its start
+// and never more than 3 queued or running; each end lets the next in, the last ends the parent
+// (failed, as one child failed) and releases what waits on it; every end is counted once, however
+// often it is released.
+func TestArrayLetsParallelismIn(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	p := r.submitArray(7, 3)
+	if p.Status != jobs.StatusRunning {
+		t.Fatalf("the array after its start is %s, want running", p.Status)
+	}
+	after := r.submit(jobs.Dependency{Job: p.ID, On: jobs.OnFailed})
+	if got := r.statuses(p.ID); got[jobs.StatusQueued] != 3 || got[jobs.StatusBlocked] != 4 {
+		t.Fatalf("children at the start = %v, want 3 queued, 4 blocked", got)
+	}
+	for i := range 7 {
+		to := jobs.StatusSucceeded
+		if i == 4 {
+			to = jobs.StatusFailed
+		}
+		r.end(jobs.ChildID(p.ID, i), to)
+		for range 2 { // a release run twice counts the end once
+			if _, err := r.rel.Release(ctx, jobs.ChildID(p.ID, i)); err != nil {
+				t.Fatalf("Release(child %d): %v", i, err)
+			}
+		}
+		got := r.statuses(p.ID)
+		if active := got[jobs.StatusQueued] + got[jobs.StatusPending] + got[jobs.StatusDispatching]; active > 3 || active != min(3, 6-i) {
+			t.Errorf("after child %d ended: %v, want %d let in", i, got, min(3, 6-i))
+		}
+	}
+	ends, err := r.store.ArrayEnds(ctx, p.ID)
+	if err != nil || ends != (jobs.ArrayEnds{Succeeded: 6, Failed: 1}) {
+		t.Errorf("ArrayEnds = %+v, %v; want 6 succeeded, 1 failed", ends, err)
+	}
+	if got := r.job(p.ID); got.Status != jobs.StatusFailed {
+		t.Errorf("the array after its last child = %s, want failed", got.Status)
+	}
+	if got := r.job(after.ID); got.Status != jobs.StatusQueued {
+		t.Errorf("the job waiting for the array's failure = %s, want queued", got.Status)
+	}
+	if got := r.due(); len(got) != 0 {
+		t.Errorf("release index after the array = %v, want empty", got)
+	}
+}
+
+// TestArrayWaitsForItsDependencies: an array blocked on a job lets no child in until that job
+// succeeds; cancelled, its children not let in are cancelled and settled.
+func TestArrayWaitsForItsDependencies(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	x := r.submit()
+	p := r.submitArray(4, 2, jobs.Dependency{Job: x.ID, On: jobs.OnSucceeded})
+	if p.Status != jobs.StatusBlocked || r.statuses(p.ID)[jobs.StatusBlocked] != 4 {
+		t.Fatalf("the array on a queued job: %s with children %v, want blocked, all 4 blocked", p.Status, r.statuses(p.ID))
+	}
+	r.end(x.ID, jobs.StatusSucceeded)
+	if _, err := r.rel.Release(ctx, x.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.job(p.ID); got.Status != jobs.StatusRunning || r.statuses(p.ID)[jobs.StatusQueued] != 2 {
+		t.Fatalf("after its dependency: %s with children %v, want running, 2 queued", got.Status, r.statuses(p.ID))
+	}
+	running := r.job(p.ID)
+	_, c, err := jobs.Move(running, jobs.StatusCancelled, "test", r.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.store.Apply(ctx, running, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.rel.Release(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.statuses(p.ID); got[jobs.StatusCancelled] != 4 {
+		t.Errorf("children after the array's cancel = %v, want all 4 cancelled", got)
+	}
+	if got := r.due(); len(got) != 0 {
+		t.Errorf("release index after the cancel = %v, want empty (the children settled)", got)
+	}
+}
