@@ -42,7 +42,7 @@ func (f *jobFilterFlags) add(s *session, cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.region, "region", "", "only jobs in this region")
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "only jobs in this namespace")
-	fl.StringVar(&f.status, "status", "", "only jobs in this status: queued, dispatching, pending, running, succeeded (or completed), failed, cancelled")
+	fl.StringVar(&f.status, "status", "", "only jobs in this status: blocked, queued, dispatching, pending, running, succeeded (or completed), failed, cancelled")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "only jobs with this label k=v; repeat for more")
 	_ = cmd.RegisterFlagCompletionFunc("region", completeRegions(s))
 	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletions("blocked", "queued", "dispatching", "pending", "running", "succeeded", "completed", "failed", "cancelled"))
@@ -53,7 +53,7 @@ func (f *jobFilterFlags) selector() string { return strings.Join(f.labels, ",") 
 func jobsListCmd(s *session) *cobra.Command {
 	var f jobFilterFlags
 	var l listFlags
-	var sortBy, name string
+	var sortBy, name, parent string
 	var watch bool
 	cmd := &cobra.Command{
 		Use:     "list",
@@ -63,7 +63,8 @@ func jobsListCmd(s *session) *cobra.Command {
   tidegate jobs list -l team=ml --sort priority --watch
   tidegate jobs list --name 'train-*' --sort created:asc
   tidegate jobs list --sort name:desc
-  tidegate jobs list -o json | jq -r '.items[].id'`,
+  tidegate jobs list -o json | jq -r '.items[].id'
+  tidegate jobs list --parent job-0abc --status failed   # an array's children`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := s.printer(cmd)
@@ -74,7 +75,7 @@ func jobsListCmd(s *session) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			filter := apiclient.JobFilter{Region: f.region, Namespace: f.namespace, Status: f.status, LabelSelector: f.selector(), Name: name}
+			filter := apiclient.JobFilter{Region: f.region, Namespace: f.namespace, Status: f.status, LabelSelector: f.selector(), Name: name, Parent: parent}
 			if filter.Sort, err = listSort(sortBy); err != nil {
 				return err
 			}
@@ -101,6 +102,7 @@ func jobsListCmd(s *session) *cobra.Command {
 	l.add(cmd)
 	cmd.Flags().StringVar(&sortBy, "sort", "", "created (newest first, the default), priority (highest first) or name (a to z); add :asc or :desc for either order")
 	cmd.Flags().StringVar(&name, "name", "", "only jobs with this name, or whose name starts so when it ends in *")
+	cmd.Flags().StringVar(&parent, "parent", "", "list the children of this array job instead, in index order")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "keep listing: print each job again when it changes, until Ctrl-C")
 	_ = cmd.RegisterFlagCompletionFunc("sort", fixedCompletions("created", "created:asc", "priority", "priority:asc", "name", "name:desc"))
 	return cmd

@@ -34,6 +34,8 @@ type submitFlags struct {
 	idempotencyKey    string
 	wait              bool
 	dependsOn         []string // ID or ID:CONDITION
+	array             int      // children, 0 for a single job
+	parallelism       int
 }
 
 func (f *submitFlags) add(s *session, cmd *cobra.Command) {
@@ -48,6 +50,8 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 	fl.StringVar(&f.onDeadline, "on-deadline", "", "what the job does if the price still holds it at --spot-deadline: on_demand or fail (the default)")
 	fl.StringVar(&f.idempotencyKey, "idempotency-key", "", "send the same key again to get the same job, not a second one")
 	fl.BoolVarP(&f.wait, "wait", "w", false, "follow the job until it ends; exit non-zero unless it succeeded")
+	fl.IntVar(&f.array, "array", 0, "run it as an array of this many children (2–10,000), each with TIDEGATE_ARRAY_INDEX")
+	fl.IntVar(&f.parallelism, "parallelism", 0, "with --array, at most this many children queued or running at once (default all)")
 	fl.StringArrayVar(&f.dependsOn, "depends-on", nil, "a job ID this one waits for, as ID (its success) or ID:succeeded, ID:failed or ID:ended; repeat for more")
 	fl.StringSliceVar(&f.regions, "regions", nil, "instead of --region, the regions it may run in (a,b): each drain sends it to the cheapest open one with room")
 	_ = cmd.RegisterFlagCompletionFunc("region", completeRegions(s))
@@ -58,7 +62,15 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 func (f *submitFlags) settings(cmd *cobra.Command) bool {
 	fl := cmd.Flags()
 	return fl.Changed("priority") || len(f.labels) > 0 || fl.Changed("max-spot-price") || fl.Changed("spot-instance-type") ||
-		f.spotDeadline != "" || f.onDeadline != "" || len(f.dependsOn) > 0
+		f.spotDeadline != "" || f.onDeadline != "" || len(f.dependsOn) > 0 || f.array != 0 || f.parallelism != 0
+}
+
+// arrayShape is --array and --parallelism as the API takes them; nil without --array.
+func (f *submitFlags) arrayShape() *apiclient.Array {
+	if f.array == 0 && f.parallelism == 0 {
+		return nil
+	}
+	return &apiclient.Array{Size: f.array, Parallelism: f.parallelism}
 }
 
 // dependencies reads --depends-on: ID, or ID:CONDITION. The API checks the condition and that
@@ -102,6 +114,7 @@ the job to its end and exits non-zero unless it succeeded.`,
   tidegate jobs submit -f job.yaml --region us-west-2 --priority 80 --label team=ml
   tidegate jobs submit -f job.yaml --max-spot-price 0.40 --spot-instance-type g5.xlarge
   tidegate jobs submit -f train.yaml --depends-on job-0abc   # blocked until job-0abc succeeds
+  tidegate jobs submit -f shard.yaml --array 1000 --parallelism 50
   tidegate jobs submit -f job.yaml --dry-run       # the policy's decision; nothing is stored`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -225,7 +238,7 @@ func (f *submitFlags) jobRequest(cmd *cobra.Command, body []byte) (apiclient.Job
 	return apiclient.JobRequest{
 		Manifest: docs[0], Region: f.region, Regions: f.regions, Namespace: ns, Priority: f.priorityPtr(cmd), Labels: labels,
 		MaxSpotPrice: f.spotPtr(cmd), SpotInstanceType: f.spotType, SpotDeadline: f.spotDeadline, OnDeadline: f.onDeadline,
-		DependsOn: f.dependencies(),
+		DependsOn: f.dependencies(), Array: f.arrayShape(),
 	}, nil
 }
 

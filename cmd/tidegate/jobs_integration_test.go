@@ -358,3 +358,44 @@ func TestDependsOnDev(t *testing.T) {
 		t.Errorf("an unknown condition: stderr %q, want it to name depends_on[0].on", stderr)
 	}
 }
+
+// TestArrayOnDev: on the dev stack, an array of 6 at parallelism 2 runs every child, never more
+// than 2 let in at once (sampled as it runs), and ends succeeded with its counts adding up.
+func TestArrayOnDev(t *testing.T) {
+	h := newHarness(t)
+	h.stdin = exampleJob(t, uniqueName("arr"))
+	out := h.ok("jobs", "submit", "-f", "-", "--region", "us-east-1", "--array", "6", "--parallelism", "2", "-o", "json")
+	var p apiclient.Job
+	if err := json.Unmarshal([]byte(out), &p); err != nil || p.Array == nil || p.ArrayStatus == nil {
+		t.Fatalf("jobs submit --array -o json = %s (%v), want an array with its status", out, err)
+	}
+	most := 0
+	h.eventually(p.ID+" succeeded", func() bool {
+		page, err := h.api.Jobs(context.Background(), apiclient.JobFilter{Parent: p.ID}, apiclient.ListOptions{Limit: 100})
+		if err != nil {
+			return false
+		}
+		active := 0
+		for _, c := range page.Items {
+			if c.Status != "blocked" && c.Status != "succeeded" && c.Status != "failed" && c.Status != "cancelled" {
+				active++
+			}
+		}
+		most = max(most, active)
+		j, err := h.api.Job(context.Background(), p.ID)
+		return err == nil && j.Status == "succeeded"
+	})
+	if most > 2 {
+		t.Errorf("at most %d children let in at once, want at most 2", most)
+	}
+	j, err := h.api.Job(context.Background(), p.ID)
+	if err != nil || j.ArrayStatus == nil || *j.ArrayStatus != (apiclient.ArrayStatus{Succeeded: 6}) {
+		t.Errorf("the array's status at its end = %+v, %v; want 6 succeeded", j.ArrayStatus, err)
+	}
+	if got := h.ok("jobs", "get", p.ID); !strings.Contains(got, "Array:      6 children, 2 at once: 0 blocked, 0 active, 6 succeeded") {
+		t.Errorf("jobs get %s =\n%s\nwant its array line", p.ID, got)
+	}
+	if got := h.ok("jobs", "list", "--parent", p.ID); strings.Count(got, "succeeded") != 6 {
+		t.Errorf("jobs list --parent =\n%s\nwant its 6 children, succeeded", got)
+	}
+}

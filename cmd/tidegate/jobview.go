@@ -50,6 +50,21 @@ func statusText(j apiclient.Job) string {
 	return out
 }
 
+// arrayText is an array's shape and its children by status, or a child's place in its array.
+func arrayText(j apiclient.Job) string {
+	switch {
+	case j.Array != nil && j.ArrayStatus != nil:
+		a, st := j.Array, j.ArrayStatus
+		return fmt.Sprintf("%d children, %d at once: %d blocked, %d active, %d succeeded, %d failed, %d cancelled (tidegate jobs list --parent %s)",
+			a.Size, cmp.Or(a.Parallelism, a.Size), st.Blocked, st.Active, st.Succeeded, st.Failed, st.Cancelled, j.ID)
+	case j.Array != nil:
+		return fmt.Sprintf("%d children, %d at once", j.Array.Size, cmp.Or(j.Array.Parallelism, j.Array.Size))
+	case j.Parent != "" && j.ArrayIndex != nil:
+		return fmt.Sprintf("child %d of %s", *j.ArrayIndex, j.Parent)
+	}
+	return ""
+}
+
 // dependsText is what a job waits for, each job with the end it waits for.
 func dependsText(j apiclient.Job) string {
 	parts := make([]string, len(j.DependsOn))
@@ -71,6 +86,7 @@ func describeJob(p *printer, j apiclient.Job) {
 		[2]string{"Attempt", attemptText(j)},
 		[2]string{"Priority", strconv.Itoa(j.Priority)},
 		[2]string{"Waits for", dependsText(j)},
+		[2]string{"Array", arrayText(j)},
 		[2]string{"Demand", labelsText(j.Demand)},
 		[2]string{"Flavor", flavorText(j)},
 		[2]string{"Labels", labelsText(j.Labels)},

@@ -248,7 +248,7 @@ func templatesRunCmd(s *session) *cobra.Command {
 			tr := apiclient.TemplateRun{
 				Name: jobName, Namespace: f.namespace, Region: f.region, Regions: f.regions, Parameters: values, Labels: labels,
 				Priority: f.priorityPtr(cmd), MaxSpotPrice: f.spotPtr(cmd), SpotInstanceType: f.spotType,
-				SpotDeadline: f.spotDeadline, OnDeadline: f.onDeadline, DependsOn: f.dependencies(),
+				SpotDeadline: f.spotDeadline, OnDeadline: f.onDeadline, DependsOn: f.dependencies(), Array: f.arrayShape(),
 			}
 			j, err := c.RunTemplate(cmd.Context(), args[0], tr, f.idempotencyKey)
 			if err != nil {

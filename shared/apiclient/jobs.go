@@ -35,6 +35,11 @@ type Job struct {
 	// DependsOn are the jobs it waits for; WaitingOn, while it is blocked, those not ended yet.
 	DependsOn []Dependency `json:"depends_on,omitempty"`
 	WaitingOn []string     `json:"waiting_on,omitempty"`
+	// Array and ArrayStatus are an array's (ArrayStatus with one job); Parent and ArrayIndex a child's.
+	Array       *Array       `json:"array,omitempty"`
+	ArrayStatus *ArrayStatus `json:"array_status,omitempty"`
+	Parent      string       `json:"parent,omitempty"`
+	ArrayIndex  *int         `json:"array_index,omitempty"`
 	// PendingResource is the resource a job waiting for room or quota lacks first.
 	PendingResource string `json:"pending_resource,omitempty"`
 	// Demand is what its pods that run at once request, per resource; NodeSelector the node
@@ -139,6 +144,23 @@ type JobRequest struct {
 	SpotDeadline     string            `json:"spot_deadline,omitempty"`
 	OnDeadline       string            `json:"on_deadline,omitempty"`
 	DependsOn        []Dependency      `json:"depends_on,omitempty"`
+	Array            *Array            `json:"array,omitempty"`
+}
+
+// Array makes a job an array of Size children, at most Parallelism (0: all) queued or running
+// at once.
+type Array struct {
+	Size        int `json:"size"`
+	Parallelism int `json:"parallelism,omitempty"`
+}
+
+// ArrayStatus is an array's children counted by status.
+type ArrayStatus struct {
+	Blocked   int `json:"blocked"`
+	Active    int `json:"active"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
 }
 
 // Dependency is a job another waits for, and the end it waits for: succeeded (the API's default
@@ -235,6 +257,8 @@ type JobFilter struct {
 	LabelSelector string
 	// Name is a job's name, or its start followed by *.
 	Name string
+	// Parent lists an array's children instead.
+	Parent string
 	// Sort is created_at:desc (the default), created_at:asc, priority:desc, priority:asc,
 	// name:asc or name:desc.
 	Sort string
@@ -253,7 +277,7 @@ type Workload struct {
 
 func (f JobFilter) query() url.Values {
 	q := url.Values{}
-	for k, v := range map[string]string{"region": f.Region, "namespace": f.Namespace, "status": f.Status, "label_selector": f.LabelSelector, "name": f.Name, "sort": f.Sort} {
+	for k, v := range map[string]string{"region": f.Region, "namespace": f.Namespace, "status": f.Status, "label_selector": f.LabelSelector, "name": f.Name, "sort": f.Sort, "parent": f.Parent} {
 		if v != "" {
 			q.Set(k, v)
 		}

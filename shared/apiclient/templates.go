@@ -79,6 +79,7 @@ type TemplateRun struct {
 	SpotDeadline     string            `json:"spot_deadline,omitempty"`
 	OnDeadline       string            `json:"on_deadline,omitempty"`
 	DependsOn        []Dependency      `json:"depends_on,omitempty"`
+	Array            *Array            `json:"array,omitempty"`
 }
 
 // RunTemplate submits a job made from a template.

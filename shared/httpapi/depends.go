@@ -20,7 +20,7 @@ const settleTries = 5
 // dependency_not_met when one has ended otherwise. A dependency the caller's tenant may not see
 // is a 404 naming it, as a job of another tenant is everywhere else.
 func (a *api) createWaiting(ctx context.Context, j jobs.Job, deps []jobs.Dependency, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error) {
-	if len(deps) == 0 {
+	if len(deps) == 0 && j.Array == nil {
 		return a.jobs.Create(ctx, j, jobs.Event(outbox.JobQueued, j, "", now), idem, now)
 	}
 	j.DependsOn = deps
@@ -30,15 +30,18 @@ func (a *api) createWaiting(ctx context.Context, j jobs.Job, deps []jobs.Depende
 			return j, false, err
 		}
 		status, waiting, reason := jobs.Settle(deps, statuses)
-		settled := jobs.Block(j, status, waiting, reason, now)
 		event := outbox.JobQueued
-		switch status {
-		case jobs.StatusBlocked:
+		switch {
+		case status == jobs.StatusBlocked:
 			event = outbox.JobBlocked
-		case jobs.StatusCancelled:
+		case status == jobs.StatusCancelled:
 			event = outbox.JobCancelled
+		case j.Array != nil:
+			// An array waiting on nothing is started by the releaser, at once (arrays.go).
+			status, reason = jobs.StatusBlocked, ""
 		}
-		stored, replayed, err := a.jobs.Create(ctx, settled, jobs.Event(event, settled, reasonOfEvent(status, reason), now), idem, now)
+		settled := jobs.Block(j, status, waiting, reason, now)
+		stored, replayed, err := a.createArray(ctx, settled, jobs.Event(event, settled, reasonOfEvent(status, reason), now), idem, now)
 		if !errors.Is(err, dynamo.ErrDependencyEnded) || try == settleTries {
 			return stored, replayed, err
 		}

@@ -121,6 +121,10 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 	switch {
 	case j.Status.Terminal():
 		return Errorf(CodeConflict, "job %s is already %s", j.ID, j.Status)
+	case j.Array != nil: // runs nothing itself; its children reached by dispatch are cancelled first
+		if err := a.cancelChildren(ctx, j); err != nil {
+			return err
+		}
 	case j.Status == jobs.StatusBlocked: // never dispatched
 	case j.Status != jobs.StatusQueued || j.AttemptOf() > 1: // a retried job's last attempt may have left objects
 		if err := a.deleteObjects(ctx, j); err != nil {
@@ -192,6 +196,9 @@ func (a *api) retryJob(w http.ResponseWriter, r *http.Request) error {
 	j, err := a.visibleJob(r)
 	if err != nil {
 		return err
+	}
+	if j.Array != nil {
+		return Errorf(CodeConflict, "job %s is an array: retry its children that failed (GET /api/v1/jobs?parent=%s), or submit the array again", j.ID, j.ID)
 	}
 	key, err := idempotencyKey(r)
 	if err != nil {

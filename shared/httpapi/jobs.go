@@ -42,6 +42,9 @@ type JobStore interface {
 	Dependencies(ctx context.Context, ids []string) ([]jobs.Job, error)
 	// A job cancelled releases its dependents at once (unblock).
 	unblock.Store
+	// An array's: its children stored before it, its ends counted so far.
+	CreateChildren(ctx context.Context, children []jobs.Job, progress func(done int)) error
+	ArrayEnds(ctx context.Context, parent string) (jobs.ArrayEnds, error)
 }
 
 var _ JobStore = (*dynamo.JobStore)(nil)
@@ -74,6 +77,15 @@ func (a *api) jobFilter(ctx context.Context, q url.Values) (jobs.Filter, error) 
 			return f, Errorf(CodeForbidden, "namespace %q is not one of tenant %s's: %s", ns, tenant.Name, strings.Join(tenant.Namespaces, ", "))
 		}
 		f.Namespaces = []string{ns}
+	}
+	if f.Parent = q.Get("parent"); f.Parent != "" {
+		p, err := a.jobs.Job(ctx, f.Parent)
+		if errors.Is(err, records.ErrNotFound) || err == nil && (p.Array == nil || !tenant.Allows(p.Namespace)) {
+			return f, Errorf(CodeNotFound, "no array job %q in your namespaces", f.Parent)
+		}
+		if err != nil {
+			return f, err
+		}
 	}
 	if f.Region != "" && !slices.Contains(a.regions, f.Region) {
 		bad = append(bad, FieldProblem{"region", "must be one of " + strings.Join(a.regions, ", ")})
@@ -149,6 +161,13 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 	j, err := a.visibleJob(r)
 	if err != nil {
 		return err
+	}
+	if j.Array != nil {
+		// A parent runs nothing of its own: what it has is its children's count.
+		if err := a.withArrayStatus(r.Context(), &j); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, jobView{Job: j, Workloads: jobs.Workloads(j.Manifests)})
 	}
 	j.Placement = a.livePlacement(r.Context(), j)
 	j.Exits = a.liveExits(r.Context(), j)

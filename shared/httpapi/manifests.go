@@ -134,6 +134,7 @@ type jobSettings struct {
 	ReadyTimeout     string            `json:"ready_timeout"`
 	MaxPreemptions   *int              `json:"max_preemptions"`
 	DependsOn        []jobs.Dependency `json:"depends_on"`
+	Array            *jobs.Array       `json:"array"`
 }
 
 // submission starts a job's submission from the settings, the rest to be filled by the route.
@@ -142,7 +143,7 @@ func (js jobSettings) submission(ms []map[string]any, idempotencyKey string, bod
 		manifests: ms, namespace: js.Namespace, region: js.Region, regions: js.Regions, priority: jobs.DefaultPriority, labels: js.Labels,
 		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, spotDeadline: js.SpotDeadline, onDeadline: js.OnDeadline,
 		idempotencyKey: idempotencyKey, body: body, retry: js.Retry, readyTimeout: js.ReadyTimeout,
-		priorityDefaulted: js.Priority == nil, maxPreemptions: js.MaxPreemptions, dependsOn: js.DependsOn,
+		priorityDefaulted: js.Priority == nil, maxPreemptions: js.MaxPreemptions, dependsOn: js.DependsOn, array: js.Array,
 	}
 	if js.Priority != nil {
 		s.priority = *js.Priority

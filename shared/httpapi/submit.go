@@ -47,6 +47,7 @@ type submission struct {
 	readyTimeout   string            // as given, then as stored: a Go duration, the default filled in
 	maxPreemptions *int              // how often the job may be evicted before it fails; nil: any
 	dependsOn      []jobs.Dependency // the jobs it waits for (depend.go)
+	array          *jobs.Array       // an array job's shape (jobs/array.go)
 	memoryHeadroom float64           // policy.Result's: how far its memory may be raised; 0 for no bound
 	template       string
 	retryOf        string
@@ -90,9 +91,10 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	if m := s.maxPreemptions; m != nil && (*m < 0 || *m > jobs.MaxMaxPreemptions) {
 		bad = append(bad, FieldProblem{"max_preemptions", fmt.Sprintf("must be a whole number from 0 to %d: how often the job may be evicted for another before it fails preempted_too_often", jobs.MaxMaxPreemptions)})
 	}
-	var deps [][2]string
+	var deps, shape [][2]string
 	s.dependsOn, deps = jobs.CheckDependencies(s.dependsOn)
-	for _, b := range deps {
+	s.array, shape = jobs.CheckArray(s.array)
+	for _, b := range append(deps, shape...) {
 		bad = append(bad, FieldProblem{b[0], b[1]})
 	}
 	if len(bad) > 0 {
@@ -111,6 +113,9 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	s.manifests, s.gpus, s.podless, s.demand = res.Manifests, res.GPUs, res.Pods == 0, res.Demand.Strings()
 	s.memoryHeadroom = res.MemoryHeadroom
 	s.nodeSelector = res.NodeSelector
+	if err := a.childrenAllowed(ctx, s); err != nil {
+		return err
+	}
 	if err := a.fitsSomewhere(s); err != nil {
 		return err
 	}
@@ -287,6 +292,7 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	if err := a.holdAtSubmission(r.Context(), &j, now); err != nil {
 		return err
 	}
+	j.Array = s.array
 	stored, replayed, err := a.createWaiting(r.Context(), j, s.dependsOn, idem, now)
 	switch {
 	case errors.Is(err, dynamo.ErrIdempotencyConflict):

@@ -71,15 +71,15 @@ func Children(parent Job) []Job {
 		c.Name = ChildName(parent.Name, i)
 		c.Status, c.WaitingOn, c.PendingReason = StatusBlocked, []string{parent.ID}, ReasonWaitingForArray
 		c.StatusHistory = []Transition{{Status: StatusBlocked, At: parent.CreatedAt}}
-		c.Manifests = childManifests(parent.Manifests, i)
+		c.Manifests = ChildManifests(parent.Manifests, i)
 		c.CheckpointURI = ""
 		out[i] = c
 	}
 	return out
 }
 
-// childManifests are manifests with each object's name taken for child i.
-func childManifests(ms []map[string]any, i int) []map[string]any {
+// ChildManifests are manifests with each object's name taken for child i.
+func ChildManifests(ms []map[string]any, i int) []map[string]any {
 	out := make([]map[string]any, len(ms))
 	for k, m := range ms {
 		c := make(map[string]any, len(m))
@@ -123,16 +123,16 @@ type ArrayEnds struct {
 func (e ArrayEnds) Ended() int { return e.Succeeded + e.Failed + e.Cancelled }
 
 // StatusOf is array parent's children counted by status from their ends: the children let in
-// are the first Parallelism and one more for each end (the slot rule), none while the parent
-// is blocked, and all once it ended.
+// are the first Parallelism and one more for each end (the slot rule), none while the parent is
+// blocked; once it ended, every child not counted ended with it, cancelled.
 func StatusOf(parent Job, ends ArrayEnds) ArrayStatus {
 	a := parent.Array
+	if parent.Status.Terminal() {
+		return ArrayStatus{Succeeded: ends.Succeeded, Failed: ends.Failed, Cancelled: a.Size - ends.Succeeded - ends.Failed}
+	}
 	let := min(a.Size, a.Parallelism+ends.Ended())
-	switch {
-	case parent.Status == StatusBlocked:
+	if parent.Status == StatusBlocked {
 		let = 0
-	case parent.Status.Terminal():
-		let = ends.Ended() // the rest are being cancelled
 	}
 	return ArrayStatus{
 		Blocked: a.Size - max(let, ends.Ended()), Active: max(0, let-ends.Ended()),

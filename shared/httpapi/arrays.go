@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/policy"
+	"github.com/tidegate/tidegate/shared/records"
+)
+
+// childrenAllowed refuses an array whose children's objects the policy would refuse: each child's
+// are the parent's named for its index (jobs.ChildName), so the longest names are the last
+// child's.
+func (a *api) childrenAllowed(ctx context.Context, s *submission) error {
+	if s.array == nil {
+		return nil
+	}
+	last := jobs.ChildManifests(s.manifests, s.array.Size-1)
+	res := a.policy.Check(policy.Request{Manifests: last, Namespaces: principalOf(ctx).Tenant.Namespaces, DefaultNamespace: s.namespace})
+	if res.Allowed() {
+		return nil
+	}
+	e := policyError(res.Violations)
+	e.Detail = fmt.Sprintf("the array's children name their objects after their index (child %d: %q): %s",
+		s.array.Size-1, jobs.ChildName(jobs.NameOf(s.manifests), s.array.Size-1), e.Detail)
+	return e
+}
+
+// createArray stores job j, with ev, as createWaiting settled it; an array's children are written
+// first (a crash between leaves children no one lists, never a parent without them), then the
+// parent, which the releaser starts at once when it waits on nothing. A key already used answers
+// its job before any child is written.
+func (a *api) createArray(ctx context.Context, j jobs.Job, ev outbox.Event, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error) {
+	if j.Array == nil {
+		return a.jobs.Create(ctx, j, ev, idem, now)
+	}
+	if idem != nil {
+		if prev, replayed, err := a.jobs.Replay(ctx, *idem, now); err != nil || replayed {
+			return prev, replayed, err
+		}
+	}
+	if j.Status != jobs.StatusCancelled {
+		start := time.Now()
+		if err := a.jobs.CreateChildren(ctx, jobs.Children(j), nil); err != nil {
+			return j, false, err
+		}
+		a.logger(ctx).InfoContext(ctx, "stored an array's children", "job_id", j.ID, "children", j.Array.Size, "took", time.Since(start))
+	}
+	stored, replayed, err := a.jobs.Create(ctx, j, ev, idem, now)
+	if err != nil || replayed || stored.Status != jobs.StatusBlocked || len(stored.WaitingOn) > 0 {
+		if err == nil {
+			err = a.withArrayStatus(ctx, &stored)
+		}
+		return stored, replayed, err
+	}
+	if _, err := a.releaser.Release(ctx, stored.ID); err != nil {
+		// Stored, and due to the releaser: the next beat starts it.
+		a.logger(ctx).WarnContext(ctx, "starting an array; the beat will", "job_id", stored.ID, "err", err)
+	}
+	started, err := a.jobs.Job(ctx, stored.ID)
+	if err == nil {
+		err = a.withArrayStatus(ctx, &started)
+	}
+	return started, false, err
+}
+
+// withArrayStatus fills in array parent j's children counted by status.
+func (a *api) withArrayStatus(ctx context.Context, j *jobs.Job) error {
+	if j.Array == nil {
+		return nil
+	}
+	ends, err := a.jobs.ArrayEnds(ctx, j.ID)
+	if err != nil && !errors.Is(err, records.ErrNotFound) {
+		return err
+	}
+	st := jobs.StatusOf(*j, ends)
+	j.ArrayStatus = &st
+	return nil
+}
+
+// cancelChildren cancels the children of array j that its dispatch has reached, each as a job
+// is cancelled (its objects deleted first); the releaser cancels the rest once the array is.
+func (a *api) cancelChildren(ctx context.Context, j jobs.Job) error {
+	children, err := a.jobs.ChildStates(ctx, j.ID)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range children {
+		if !slices.Contains([]jobs.Status{jobs.StatusDispatching, jobs.StatusPending, jobs.StatusRunning}, c.Status) {
+			continue
+		}
+		whole, err := a.jobs.Job(ctx, c.ID)
+		if err == nil && !whole.Status.Terminal() {
+			err = a.cancel(ctx, whole)
+		}
+		var conflict *Error
+		if errors.As(err, &conflict) && conflict.Code == CodeConflict {
+			err = nil // it ended meanwhile
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
