@@ -250,6 +250,16 @@ var steps = []Step{
 		},
 	},
 	{
+		Name: "arrays", About: "a 10,000-child array's submission against as many single submissions in DynamoDB units, and an array of 1,000 one-second children at parallelism 50 run to its end on the dev stack",
+		Command: "go run ./bench/arrays -size 10000 -singles 1000 -run-size 1000 -parallelism 50",
+		Rows: []Row{
+			// Its summary table: | Figure | Measured | Goal | Ratio |.
+			{What: "submitting a 10,000-child array ÷ 10,000 single submissions, in DynamoDB units", Goal: atMost(1.1), Find: Cell{First: "array submission ÷ single submissions", Col: 4}},
+			{What: "1,000 children at parallelism 50: the most let in at once, sampled each second ÷ 50", Goal: atMost(1), Find: Cell{First: "most children let in at once", Col: 4}},
+			{What: "1,000 children at parallelism 50: succeeded ÷ the array's size", Goal: atLeast(1), Find: Cell{First: "children succeeded", Col: 4}},
+		},
+	},
+	{
 		Name: "calls", About: "AWS calls per job from submission to success on the dev stack, against the least the design needs, and the cost of 1,000 jobs",
 		Command: "go run ./bench/calls -n 200",
 		Rows: []Row{

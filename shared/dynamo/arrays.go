@@ -32,7 +32,7 @@ type arrayItem struct {
 // arrayPut is the transaction's put of array parent j's count of ends, all zero.
 func (s *JobStore) arrayPut(j jobs.Job) (types.TransactWriteItem, error) {
 	pk, _ := jobKey(j.ID)
-	item, err := attributevalue.MarshalMap(arrayItem{PK: pk, SK: arraySK, Size: j.Array.Size})
+	item, err := attributevalue.MarshalMap(arrayItem{PK: pk, SK: arraySK, Size: j.GroupSize()})
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("encoding array %s's count: %w", j.ID, err)
 	}
@@ -114,7 +114,9 @@ func (s *JobStore) ArrayEnds(ctx context.Context, parent string) (jobs.ArrayEnds
 }
 
 // childAttrs are what cancelling a child needs of it, and its event tells.
-const childAttrs = "id, tenant, #ns, #region, #status, priority, labels, parent, array_index, claim, attempt"
+const childAttrs = "id, tenant, #ns, #region, #status, priority, labels, parent, array_index, step, claim, attempt, #array, status_history"
+
+var childNames = map[string]string{"#ns": "namespace", "#region": "region", "#status": "status", "#array": "array"}
 
 // ChildStates reads every child of array parent with childAttrs, in index order.
 func (s *JobStore) ChildStates(ctx context.Context, parent string) ([]jobs.Job, error) {
@@ -123,7 +125,7 @@ func (s *JobStore) ChildStates(ctx context.Context, parent string) ([]jobs.Job, 
 		KeyConditionExpression:    aws.String("gsi1pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "parent#" + parent}},
 		ProjectionExpression:      aws.String(childAttrs),
-		ExpressionAttributeNames:  summaryNames,
+		ExpressionAttributeNames:  childNames,
 	})
 	var out []jobs.Job
 	for p.HasMorePages() {

@@ -47,7 +47,7 @@ var ErrDependencyEnded = errors.New("a job it depends on has ended since it was 
 // and marks them: an edge whose dependent was never stored is dropped when it is released.
 func (s *JobStore) keepEdges(ctx context.Context, j jobs.Job) error {
 	var reqs []types.WriteRequest
-	for _, id := range j.WaitingOn {
+	for _, id := range dependencies(j) {
 		d, _ := j.DependencyOn(id)
 		pk, _ := jobKey(id)
 		item, err := attributevalue.MarshalMap(edgeItem{PK: pk, SK: edgePrefix + j.ID, Edge: Edge{Dependent: j.ID, On: d.On}})
@@ -64,11 +64,16 @@ func (s *JobStore) keepEdges(ctx context.Context, j jobs.Job) error {
 	return nil
 }
 
+// dependencies are the jobs new job j waits on but its parent, which releases its children itself.
+func dependencies(j jobs.Job) []string {
+	return slices.DeleteFunc(slices.Clone(j.WaitingOn), func(id string) bool { return id == j.Parent })
+}
+
 // marks are the transaction's updates that mark each job new job j waits on as having a
 // dependent, each only while that job is the tenant's and has not ended.
 func (s *JobStore) marks(j jobs.Job) []types.TransactWriteItem {
 	out := make([]types.TransactWriteItem, 0, len(j.WaitingOn))
-	for _, id := range j.WaitingOn {
+	for _, id := range dependencies(j) {
 		out = append(out, types.TransactWriteItem{Update: &types.Update{
 			TableName: &s.tables.Jobs, Key: keyOf(jobKey(id)),
 			UpdateExpression:         aws.String("SET gsi5sk = :id"),

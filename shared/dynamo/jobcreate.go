@@ -50,14 +50,17 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 	if err != nil {
 		return j, false, fmt.Errorf("encoding job %s: %w", j.ID, err)
 	}
-	evPut, err := s.tables.eventPut(ev)
-	if err != nil {
-		return j, false, err
-	}
 	writes := []types.TransactWriteItem{
 		{Put: &types.Put{TableName: &s.tables.Jobs, Item: item, ConditionExpression: ptr("attribute_not_exists(pk)")}},
-		evPut,
 	}
+	if ev.ID != "" { // a workflow's parent tells of its end alone
+		evPut, err := s.tables.eventPut(ev)
+		if err != nil {
+			return j, false, err
+		}
+		writes = append(writes, evPut)
+	}
+	idemAt := len(writes)
 	if err := s.keepEdges(ctx, j); err != nil {
 		return j, false, err
 	}
@@ -80,7 +83,7 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 	}
 	marks := len(writes)
 	writes = append(writes, s.marks(j)...)
-	if j.Array != nil {
+	if j.Group() {
 		put, err := s.arrayPut(j)
 		if err != nil {
 			return j, false, err
@@ -92,11 +95,11 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 		return j, false, nil
 	}
 	if idem != nil {
-		if old, failed := isConditionFailed(err, 2); failed {
+		if old, failed := isConditionFailed(err, idemAt); failed {
 			return s.replay(ctx, old, idem)
 		}
 	}
-	for i := marks; i < marks+len(j.WaitingOn); i++ {
+	for i := marks; i < marks+len(dependencies(j)); i++ {
 		if _, failed := isConditionFailed(err, i); failed {
 			return j, false, fmt.Errorf("storing job %s: %w", j.ID, ErrDependencyEnded)
 		}

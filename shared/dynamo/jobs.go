@@ -126,14 +126,22 @@ func toJobItem(j jobs.Job) (jobItem, error) {
 		GSI4PK: "ns#" + j.Namespace, GSI4SK: byName(j),
 	}
 	it.GSI2PK, it.GSI2SK = queueKeys(j)
-	if j.Parent != "" && j.ArrayIndex != nil {
-		// A child is listed under its parent, in index order, not among its namespace's jobs;
-		// its end is counted by its parent (arrays.go), so it is marked as a dependency is.
-		under, at := "parent#"+j.Parent, fmt.Sprintf("%05d", *j.ArrayIndex)
+	if j.Parent != "" {
+		// A child is listed under its parent, in index (or step) order, not among its
+		// namespace's jobs; its end is counted by its parent (arrays.go), so it is marked as a
+		// dependency is.
+		under, at := "parent#"+j.Parent, j.Step
+		if j.ArrayIndex != nil {
+			at = fmt.Sprintf("%05d", *j.ArrayIndex)
+		}
 		it.GSI1PK, it.GSI1SK, it.GSI3PK, it.GSI3SK, it.GSI4PK, it.GSI4SK = under, at, under, at, under, at
 		it.GSI5SK = j.ID
 	}
-	if j.Array != nil {
+	if j.Workflow != nil {
+		// A workflow is listed among its namespace's workflows, not its jobs.
+		it.GSI1PK, it.GSI3PK, it.GSI4PK = "workflow#"+j.Namespace, "workflow#"+j.Namespace, "workflow#"+j.Namespace
+	}
+	if j.Group() {
 		// A parent has its children to settle at its end; one that waits on nothing is due to
 		// the releaser at once, which starts it (one that waits is started by its release).
 		it.GSI5SK = j.ID
@@ -159,8 +167,8 @@ func toJobItem(j jobs.Job) (jobItem, error) {
 // observes now meets (JobStore.HeldPage).
 func queueKeys(j jobs.Job) (pk, sk string) {
 	switch {
-	case j.Array != nil:
-		return "", "" // an array's parent runs nothing; its children are queued
+	case j.Group():
+		return "", "" // an array's or a workflow's parent runs nothing; its children are queued
 	case j.Status == jobs.StatusQueued && j.Roaming():
 		return roamingQueue, dispatchSort(j)
 	case j.Status == jobs.StatusQueued && Held(j):

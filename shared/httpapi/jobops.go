@@ -121,7 +121,7 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 	switch {
 	case j.Status.Terminal():
 		return Errorf(CodeConflict, "job %s is already %s", j.ID, j.Status)
-	case j.Array != nil: // runs nothing itself; its children reached by dispatch are cancelled first
+	case j.Group(): // runs nothing itself; its children reached by dispatch are cancelled first
 		if err := a.cancelChildren(ctx, j); err != nil {
 			return err
 		}
@@ -141,12 +141,33 @@ func (a *api) cancel(ctx context.Context, j jobs.Job) error {
 		return Errorf(CodeConflict, "job %s changed while it was being cancelled; look at it and try again", j.ID)
 	}
 	if err == nil && j.HasDependents {
-		// Its dependents now, rather than at the next beat, which finishes what this leaves.
+		a.release(ctx, j)
+	}
+	return err
+}
+
+// groupRelease bounds the release of a cancelled array's or workflow's children that the API
+// starts beside its answer: thousands of children take longer than a request may, and the
+// reconcile beat's sweep finishes what is left.
+const groupRelease = 25 * time.Second
+
+// release releases cancelled job j's dependents now, rather than at the next beat, which
+// finishes what this leaves: in the request for a job, beside it for a group's children.
+func (a *api) release(ctx context.Context, j jobs.Job) {
+	do := func(ctx context.Context) {
 		if _, err := a.releaser.Release(ctx, j.ID); err != nil {
 			a.logger(ctx).WarnContext(ctx, "releasing a cancelled job's dependents; the beat will finish", "job_id", j.ID, "err", err)
 		}
 	}
-	return err
+	if !j.Group() {
+		do(ctx)
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), groupRelease)
+		defer cancel()
+		do(ctx)
+	}()
 }
 
 // claimWait bounds how long a cancel waits for a dispatcher applying the job to finish: an apply

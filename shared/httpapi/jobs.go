@@ -80,8 +80,8 @@ func (a *api) jobFilter(ctx context.Context, q url.Values) (jobs.Filter, error) 
 	}
 	if f.Parent = q.Get("parent"); f.Parent != "" {
 		p, err := a.jobs.Job(ctx, f.Parent)
-		if errors.Is(err, records.ErrNotFound) || err == nil && (p.Array == nil || !tenant.Allows(p.Namespace)) {
-			return f, Errorf(CodeNotFound, "no array job %q in your namespaces", f.Parent)
+		if errors.Is(err, records.ErrNotFound) || err == nil && (!p.Group() || !tenant.Allows(p.Namespace)) {
+			return f, Errorf(CodeNotFound, "no array job or workflow %q in your namespaces", f.Parent)
 		}
 		if err != nil {
 			return f, err
@@ -162,7 +162,7 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if j.Array != nil {
+	if j.Group() {
 		// A parent runs nothing of its own: what it has is its children's count.
 		if err := a.withArrayStatus(r.Context(), &j); err != nil {
 			return err

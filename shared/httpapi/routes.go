@@ -194,6 +194,10 @@ func (a *api) register() {
 	a.handle("GET /api/v1/queue/stats", a.authed(accessRead, a.queueStats))
 	a.handle("GET /api/v1/costs", a.authed(accessRead, a.costs))
 
+	a.handle("POST /api/v1/workflows", a.authed(accessWrite, a.submitWorkflow))
+	a.handle("GET /api/v1/workflows/{id}", a.authed(accessRead, a.getWorkflow))
+	a.handle("DELETE /api/v1/workflows/{id}", a.authed(accessWrite, a.cancelWorkflow))
+
 	a.handle("POST /api/v1/templates", a.authed(accessWrite, a.createTemplate))
 	a.handle("GET /api/v1/templates", a.authed(accessRead, a.listTemplates))
 	a.handle("GET /api/v1/templates/{name}", a.authed(accessRead, a.getTemplate))

@@ -266,33 +266,14 @@ func policyError(vs []policy.Violation) *Error {
 func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error {
 	p := principalOf(r.Context())
 	now := a.now()
-	j := jobs.New(ids.New("job-", now), p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
-	j.Template, j.RetryOf, j.GPUs, j.Podless, j.Retry = s.template, s.retryOf, s.gpus, s.podless, s.retry
-	j.Regions, j.Demand, j.ReadyTimeout, j.NodeSelector = s.regions, s.demand, s.readyTimeout, s.nodeSelector
-	j.CheckpointURI = jobs.CheckpointURI(a.checkpoint, j.Tenant, j.ID)
-	j.MaxPreemptions = s.maxPreemptions
-	// A retry rule raising memory never takes a pod past the policy's cap on it: the raise stops
-	// at the cap (jobs.Retrying), so an OOMKilled attempt is no way round the policy.
-	j.MemoryFactorMax = s.memoryHeadroom
-	if s.maxSpotPrice != nil {
-		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
-		if s.deadline != nil {
-			on, _ := jobs.ParseOnDeadline(s.onDeadline) // checked by admit
-			j.Spot.Deadline, j.Spot.OnDeadline = s.deadline, on
-		}
-	}
-	var idem *dynamo.Idempotency
-	if s.idempotencyKey != "" {
-		sum := sha256.Sum256(s.body)
-		idem = &dynamo.Idempotency{Tenant: p.Tenant.Name, Key: s.idempotencyKey, BodyHash: hex.EncodeToString(sum[:])}
-	}
+	j := a.jobOf(r.Context(), s, ids.New("job-", now), now)
+	idem := idempotencyOf(r.Context(), s.idempotencyKey, s.body)
 	if err := a.overCap(r.Context(), w, p.Tenant); err != nil {
 		return a.replayOverCap(r.Context(), w, idem, err)
 	}
 	if err := a.holdAtSubmission(r.Context(), &j, now); err != nil {
 		return err
 	}
-	j.Array = s.array
 	stored, replayed, err := a.createWaiting(r.Context(), j, s.dependsOn, idem, now)
 	switch {
 	case errors.Is(err, dynamo.ErrIdempotencyConflict):
@@ -318,6 +299,38 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	}
 	<-webhooksRung
 	return writeJSON(w, http.StatusAccepted, map[string]any{"job": stored})
+}
+
+// jobOf is the job submission s makes, with id, by the caller's tenant, at now: not stored yet.
+func (a *api) jobOf(ctx context.Context, s submission, id string, now time.Time) jobs.Job {
+	p := principalOf(ctx)
+	j := jobs.New(id, p.Tenant.Name, s.namespace, s.region, s.priority, s.labels, s.manifests, now)
+	j.Template, j.RetryOf, j.GPUs, j.Podless, j.Retry = s.template, s.retryOf, s.gpus, s.podless, s.retry
+	j.Regions, j.Demand, j.ReadyTimeout, j.NodeSelector = s.regions, s.demand, s.readyTimeout, s.nodeSelector
+	j.CheckpointURI = jobs.CheckpointURI(a.checkpoint, j.Tenant, j.ID)
+	j.MaxPreemptions = s.maxPreemptions
+	// A retry rule raising memory never takes a pod past the policy's cap on it: the raise stops
+	// at the cap (jobs.Retrying), so an OOMKilled attempt is no way round the policy.
+	j.MemoryFactorMax = s.memoryHeadroom
+	if s.maxSpotPrice != nil {
+		j.Spot = &jobs.Spot{InstanceType: s.spotType, MaxPrice: *s.maxSpotPrice}
+		if s.deadline != nil {
+			on, _ := jobs.ParseOnDeadline(s.onDeadline) // checked by admit
+			j.Spot.Deadline, j.Spot.OnDeadline = s.deadline, on
+		}
+	}
+	j.Array = s.array
+	return j
+}
+
+// idempotencyOf is the caller's Idempotency-Key with a digest of the body it came with; nil
+// without a key.
+func idempotencyOf(ctx context.Context, key string, body []byte) *dynamo.Idempotency {
+	if key == "" {
+		return nil
+	}
+	sum := sha256.Sum256(body)
+	return &dynamo.Idempotency{Tenant: principalOf(ctx).Tenant.Name, Key: key, BodyHash: hex.EncodeToString(sum[:])}
 }
 
 // idempotencyKey reads and checks the Idempotency-Key header.

@@ -214,21 +214,10 @@ func (a *api) runTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	filled, err := templating.Fill([]map[string]any{t.Manifest}, req.Name, req.Parameters, t.Parameters)
-	if err != nil {
-		return templateError(err)
-	}
-	// The filled manifest meets the same decoder a submitted one does: shape, bounds and all.
-	raw, err := json.Marshal(filled)
+	ms, err := filledManifest(t, req.Name, req.Parameters, "manifest")
 	if err != nil {
 		return err
 	}
-	ms, err := decodeManifests("manifest", raw)
-	if err != nil {
-		return err
-	}
-	meta, _ := ms[0]["metadata"].(map[string]any)
-	meta["name"] = req.Name
 	s := req.submission(ms, key, body)
 	s.template = t.Name
 	if s.retry == nil {
@@ -238,4 +227,25 @@ func (a *api) runTemplate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return a.store(w, r, s)
+}
+
+// filledManifest is template t's manifest with its placeholders filled from params, named name,
+// read by the same decoder a submitted manifest meets (shape, bounds and all), field its path in
+// errors.
+func filledManifest(t templating.Template, name string, params map[string]any, field string) ([]map[string]any, error) {
+	filled, err := templating.Fill([]map[string]any{t.Manifest}, name, params, t.Parameters)
+	if err != nil {
+		return nil, templateError(err)
+	}
+	raw, err := json.Marshal(filled)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := decodeManifests(field, raw)
+	if err != nil {
+		return nil, err
+	}
+	meta, _ := ms[0]["metadata"].(map[string]any)
+	meta["name"] = name
+	return ms, nil
 }

@@ -67,7 +67,7 @@ func Children(parent Job) []Job {
 	for i := range out {
 		c := parent
 		c.ID, c.Parent, c.ArrayIndex = ChildID(parent.ID, i), parent.ID, &i
-		c.Array, c.DependsOn, c.HasDependents = nil, nil, false
+		c.Array, c.DependsOn, c.HasDependents, c.Step = nil, nil, false, ""
 		c.Name = ChildName(parent.Name, i)
 		c.Status, c.WaitingOn, c.PendingReason = StatusBlocked, []string{parent.ID}, ReasonWaitingForArray
 		c.StatusHistory = []Transition{{Status: StatusBlocked, At: parent.CreatedAt}}
@@ -148,7 +148,11 @@ func ArrayEnd(ends ArrayEnds) (Status, string) {
 	return StatusFailed, fmt.Sprintf("%d of %d children failed, %d cancelled", ends.Failed, ends.Ended(), ends.Cancelled)
 }
 
-// Started is array parent p moved to running: its children may be let in.
+// Started is array or workflow parent p moved to running: its children may be let in.
 func Started(p Job, at time.Time) (Job, Change, error) {
-	return Move(p, StatusRunning, fmt.Sprintf("array of %d, %d at once", p.Array.Size, p.Array.Parallelism), at)
+	why := fmt.Sprintf("workflow of %d jobs", p.GroupSize())
+	if p.Array != nil {
+		why = fmt.Sprintf("array of %d, %d at once", p.Array.Size, p.Array.Parallelism)
+	}
+	return Move(p, StatusRunning, why, at)
 }

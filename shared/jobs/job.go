@@ -175,6 +175,10 @@ type Job struct {
 	ArrayStatus *ArrayStatus `json:"array_status,omitempty" dynamodbav:"-"`
 	Parent      string       `json:"parent,omitempty" dynamodbav:"parent,omitempty"`
 	ArrayIndex  *int         `json:"array_index,omitempty" dynamodbav:"array_index,omitempty"`
+	// Workflow, on a workflow's parent, is its graph (workflow.go); Step, on a job of a
+	// workflow (its Parent), is its name there.
+	Workflow *Workflow `json:"workflow,omitempty" dynamodbav:"workflow,omitempty"`
+	Step     string    `json:"step,omitempty" dynamodbav:"step,omitempty"`
 	// Claim is the dispatcher's hold on a job it is applying; internal.
 	Claim *Claim `json:"-" dynamodbav:"claim,omitempty"`
 	// Manifests are the objects the job applies, as submitted after template substitution.

@@ -50,6 +50,13 @@ var moves = map[Status]map[Status]outbox.Type{
 	},
 }
 
+// workflowEvents are the events a workflow's parent writes in place of a job's: its ends alone.
+var workflowEvents = map[outbox.Type]outbox.Type{
+	outbox.JobCompleted: outbox.WorkflowSucceeded,
+	outbox.JobFailed:    outbox.WorkflowFailed,
+	outbox.JobCancelled: outbox.WorkflowCancelled,
+}
+
 // Why a dispatch failed, the first word of its reason: the cluster refused the job's objects with
 // an answer no retry changes (invalid, forbidden, a namespace or kind it does not have), or it
 // kept failing in ways a retry might have mended until MaxDispatchAttempts.
@@ -176,6 +183,9 @@ func Move(j Job, to Status, reason string, at time.Time) (Job, Change, error) {
 	}
 	if j.Status == StatusBlocked {
 		moved.WaitingOn = nil
+	}
+	if j.Workflow != nil {
+		t = workflowEvents[t]
 	}
 	if t != "" {
 		ev := Event(t, moved, reason, at)

@@ -24,13 +24,17 @@ const (
 	JobRetrying Type = "job.retrying"
 	// JobPreempted: the job was evicted to make room for another job; it is queued again in its place.
 	JobPreempted Type = "job.preempted"
-	AppLive      Type = "app.live"
-	AppFailed    Type = "app.failed"
-	WebhookTest  Type = "webhook.test"
+	// WorkflowSucceeded, WorkflowFailed and WorkflowCancelled: a workflow's jobs have all ended.
+	WorkflowSucceeded Type = "workflow.succeeded"
+	WorkflowFailed    Type = "workflow.failed"
+	WorkflowCancelled Type = "workflow.cancelled"
+	AppLive           Type = "app.live"
+	AppFailed         Type = "app.failed"
+	WebhookTest       Type = "webhook.test"
 )
 
 // Types lists the catalogue, in API.md's order.
-var Types = []Type{JobBlocked, JobQueued, JobDispatched, JobStarted, JobCompleted, JobFailed, JobCancelled, JobRetrying, JobPreempted, AppLive, AppFailed, WebhookTest}
+var Types = []Type{JobBlocked, JobQueued, JobDispatched, JobStarted, JobCompleted, JobFailed, JobCancelled, JobRetrying, JobPreempted, WorkflowSucceeded, WorkflowFailed, WorkflowCancelled, AppLive, AppFailed, WebhookTest}
 
 // Event is one outbox entry. Its ID is what receivers see as webhook-id, stable across retries.
 type Event struct {

@@ -12,13 +12,25 @@ import (
 // ReasonArrayCancelled is the reason a child its array's cancel cancels before it ran.
 const ReasonArrayCancelled = "array_cancelled"
 
-// start lets the first Parallelism children of running array p into their queue (those let in
-// already are left as they are), then takes p out of the release index.
+// start lets the first Parallelism children of running array p into their queue, or takes
+// running workflow p off what each of its jobs waits on (those let in already are left as they
+// are), then takes p out of the release index.
 func (r *Releaser) start(ctx context.Context, p jobs.Job, out *step) {
 	before := out.failures()
-	each(min(p.Array.Parallelism, p.Array.Size), func(i int) {
-		r.letChildIn(ctx, p, i, out)
-	})
+	if p.Workflow != nil {
+		each(len(p.Workflow.Steps), func(i int) {
+			c, to, err := r.free(ctx, p.Workflow.Steps[i].Job, p.ID, out)
+			if err != nil {
+				out.fail(fmt.Errorf("starting job %s of workflow %s: %w", p.Workflow.Steps[i].Job, p.ID, err))
+				return
+			}
+			out.record(c, to)
+		})
+	} else {
+		each(min(p.Array.Parallelism, p.Array.Size), func(i int) {
+			r.letChildIn(ctx, p, i, out)
+		})
+	}
 	if out.failures() == before {
 		if err := r.Jobs.Started(ctx, p.ID); err != nil {
 			out.fail(err)
@@ -36,8 +48,9 @@ func (r *Releaser) letChildIn(ctx context.Context, p jobs.Job, i int, out *step)
 	out.record(c, to)
 }
 
-// childEnded counts ended child c on its array and passes its slot on to the child Parallelism
-// after it; the last end ends the array, succeeded when every child did, else failed.
+// childEnded counts ended child c on its array or workflow, and passes an array child's slot on
+// to the child Parallelism after it; the last end ends the parent, succeeded when every child
+// did, else failed.
 func (r *Releaser) childEnded(ctx context.Context, c jobs.Job, out *step) {
 	ends, err := r.Jobs.CountEnd(ctx, c)
 	if err != nil {
@@ -51,13 +64,15 @@ func (r *Releaser) childEnded(ctx context.Context, c jobs.Job, out *step) {
 	case err != nil:
 		out.fail(err)
 		return
-	case p.Array == nil || p.Status != jobs.StatusRunning || c.ArrayIndex == nil:
+	case !p.Group() || p.Status != jobs.StatusRunning:
 		return // cancelled, or ended already: nothing to let in
 	}
-	if next := *c.ArrayIndex + p.Array.Parallelism; next < p.Array.Size {
-		r.letChildIn(ctx, p, next, out)
+	if p.Array != nil && c.ArrayIndex != nil {
+		if next := *c.ArrayIndex + p.Array.Parallelism; next < p.Array.Size {
+			r.letChildIn(ctx, p, next, out)
+		}
 	}
-	if ends.Ended() < p.Array.Size {
+	if ends.Ended() < p.GroupSize() {
 		return
 	}
 	status, reason := jobs.ArrayEnd(ends)
@@ -108,7 +123,7 @@ func (r *Releaser) settleChildren(ctx context.Context, p jobs.Job, out *step) {
 			out.fail(err)
 			return
 		}
-		ch.Settled = true
+		ch.Settled = c.Array == nil // an array's own children are settled at its end
 		switch err := r.Jobs.Apply(ctx, c, ch); {
 		case errors.Is(err, records.ErrStale):
 		case err != nil:

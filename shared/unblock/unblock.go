@@ -80,11 +80,11 @@ func (r *Releaser) Release(ctx context.Context, id string) (Result, error) {
 		case err != nil:
 			out.fail(err)
 			continue
-		case j.Array != nil && j.Status == jobs.StatusBlocked && len(j.WaitingOn) == 0:
+		case j.Group() && j.Status == jobs.StatusBlocked && len(j.WaitingOn) == 0:
 			if _, _, err := r.letIn(ctx, j, "", out); err != nil {
 				out.fail(err)
 			}
-		case j.Array != nil && j.Status == jobs.StatusRunning:
+		case j.Group() && j.Status == jobs.StatusRunning:
 			r.start(ctx, j, out) // a start cut short
 		case !j.Status.Terminal() || !j.HasDependents:
 			continue
@@ -170,7 +170,7 @@ func (r *Releaser) ended(ctx context.Context, j jobs.Job, out *step) {
 	if j.Parent != "" {
 		r.childEnded(ctx, j, out)
 	}
-	if j.Array != nil {
+	if j.Group() {
 		r.settleChildren(ctx, j, out)
 	}
 	edges, err := r.Jobs.Dependents(ctx, j.ID)
@@ -243,9 +243,9 @@ func (r *Releaser) free(ctx context.Context, id, from string, out *step) (jobs.J
 }
 
 // letIn moves blocked job d, which waits on nothing but only (when set), into its queue; an
-// array's parent it starts instead. to is "" where d was not where it was read.
+// array's or a workflow's parent it starts instead. to is "" where d was not where it was read.
 func (r *Releaser) letIn(ctx context.Context, d jobs.Job, only string, out *step) (jobs.Job, jobs.Status, error) {
-	if d.Array != nil {
+	if d.Group() {
 		moved, c, err := jobs.Started(d, r.now())
 		if err != nil {
 			return d, "", err

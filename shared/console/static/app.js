@@ -7,6 +7,7 @@ import { jobsView, jobView, submitView } from "./jobs.js";
 import { queueView } from "./queue.js";
 import { appsView, appView } from "./apps.js";
 import { webhooksView, webhookView } from "./webhooks.js";
+import { workflowView } from "./workflows.js";
 
 const main = document.getElementById("main");
 let timers = [];
@@ -33,6 +34,7 @@ const routes = [
   [/^#\/jobs\/new$/, submitView],
   [/^#\/jobs\/([^/]+)$/, jobView],
   [/^#\/jobs$/, jobsView],
+  [/^#\/workflows\/([^/]+)$/, workflowView],
   [/^#\/queue(?:\/([^/]+))?$/, queueView],
   [/^#\/apps\/([^/]+)$/, appView],
   [/^#\/apps$/, appsView],

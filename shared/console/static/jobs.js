@@ -2,6 +2,7 @@
 import { call } from "./api.js";
 import { h, when, status, table, kv, pre } from "./dom.js";
 import { showError } from "./errors.js";
+import { family } from "./workflows.js";
 
 const filters = ["status", "namespace", "region", "label_selector", "name", "sort"];
 const statuses = ["", "blocked", "queued", "dispatching", "pending", "running", "succeeded", "failed", "cancelled"];
@@ -47,7 +48,8 @@ export async function jobView(ctx, id) {
   let last = "";
   ctx.poll(async () => {
     const j = await call("GET", `/api/v1/jobs/${encodeURIComponent(id)}`);
-    renderJob(head, j, ctx);
+    const fam = await family(j);
+    renderJob(head, j, ctx, fam);
     const trail = await call("GET", `/api/v1/jobs/${encodeURIComponent(id)}/decisions`);
     sections.decisions.replaceChildren(decisionsTable(trail.items || []));
     sections.placement.replaceChildren(j.placement ? pre(j.placement) : h("p", { class: "muted" }, "Not placed yet."));
@@ -58,7 +60,7 @@ export async function jobView(ctx, id) {
   });
 }
 
-function renderJob(head, j, ctx) {
+function renderJob(head, j, ctx, fam) {
   const actions = h("div", { class: "actions" });
   const act = (label, method, path, then) => {
     const b = h("button", { type: "button", id: `job-${label.toLowerCase()}` }, label);
@@ -77,8 +79,9 @@ function renderJob(head, j, ctx) {
       ["demand", Object.entries(j.demand || {}).sort().map(([k, v]) => `${k} ${v}`).join(", ")],
       ["flavor", j.flavor || Object.entries(j.node_selector || {}).map(([k, v]) => `${k}=${v}`).join(", ")],
       ["spot gate", j.spot_gate ? `${j.spot_gate.instance_type}: observed ${j.spot_gate.observed_price ?? "unknown"}, cap ${j.spot_gate.max_price}` : ""],
-      ["attempt", j.attempt], ["dispatch error", j.dispatch_error], ["created", when(j.created_at)]]),
+      ["attempt", j.attempt], ["dispatch error", j.dispatch_error], ["created", when(j.created_at)], ...fam.rows]),
     actions,
+    fam.children ? h("section", { id: "children" }, h("h2", {}, "children"), fam.children) : "",
     h("h2", {}, "status history"),
     h("ol", { class: "timeline", id: "timeline" }, (j.status_history || []).map((t) =>
       h("li", { "data-status": t.status }, status(t.status), " ", h("span", { class: "muted" }, when(t.at)), t.reason ? ` — ${t.reason}` : ""))));

@@ -3,6 +3,7 @@ package devstack_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tidegate/tidegate/shared/dev/contract"
 	"github.com/tidegate/tidegate/shared/dev/devstack"
@@ -192,6 +194,33 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Error("the jobs list was loaded again to show a client's job; want it to update in place")
 	}
 	shot("jobs")
+
+	// A workflow's page draws its graph, each job's box taking its status as the jobs move.
+	pipeline, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "pipeline.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wfBody map[string]any
+	if err := yaml.Unmarshal(pipeline, &wfBody); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range wfBody["jobs"].([]any) {
+		meta := j.(map[string]any)["manifest"].(map[string]any)["metadata"].(map[string]any)
+		meta["name"] = fmt.Sprintf("%s-console-%d", meta["name"], os.Getpid())
+	}
+	raw, _ := json.Marshal(wfBody)
+	code, answer := c.do("POST", "/api/v1/workflows", string(raw))
+	var wf struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(answer), &wf); code != 202 || err != nil {
+		t.Fatalf("POST /api/v1/workflows = %d %s", code, answer)
+	}
+	do("the example workflow's graph reaching succeeded", 3*time.Minute, chromedp.Navigate(st.URL+"/#/workflows/"+wf.ID),
+		chromedp.WaitVisible(chromedp.CSS(`svg.graph path.edge[data-from="train"][data-to="report"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`svg.graph g[data-step="report"][data-status="succeeded"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`h1 [data-status="succeeded"]`)))
+	shot("workflow")
 
 	// A gated job: three prices above its cap of 0.30 make three points beside the cap.
 	setPrice(t, st.PricesURL, `{"region":"us-east-1","instance_type":"g5.xlarge","price":0.55}`)
