@@ -11,7 +11,7 @@ func costsCmd(s *session) *cobra.Command {
 	var groupBy, from, to string
 	cmd := &cobra.Command{
 		Use:   "costs",
-		Short: "Sum the cost estimates of your jobs that ended in a range, by tenant, namespace or label",
+		Short: "Sum the cost estimates of your jobs that ended in a range, by tenant, namespace, array or workflow, or label",
 		Long: "Sums the cost estimate kept on each job that ended in [--from, --to) (the last 30 days by default):\n" +
 			"each node its pods ran on, at the node's whole price per hour, for the time they ran there.\n" +
 			"INCOMPLETE counts jobs whose estimate lacks a node's price.",
@@ -46,7 +46,7 @@ func costsCmd(s *session) *cobra.Command {
 	}
 	s.addFlags(cmd.PersistentFlags())
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions("table", "json", "yaml"))
-	cmd.Flags().StringVar(&groupBy, "group-by", "tenant", "tenant, namespace or label:KEY")
+	cmd.Flags().StringVar(&groupBy, "group-by", "tenant", "tenant, namespace, group (each array's or workflow's jobs summed) or label:KEY")
 	cmd.Flags().StringVar(&from, "from", "", "start of the range of end times, RFC 3339 (default 30 days before --to)")
 	cmd.Flags().StringVar(&to, "to", "", "end of the range, excluded, RFC 3339 (default now)")
 	_ = cmd.RegisterFlagCompletionFunc("group-by", fixedCompletions("tenant", "namespace", "label:"))

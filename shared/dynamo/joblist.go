@@ -53,8 +53,12 @@ func (s *JobStore) List(ctx context.Context, f jobs.Filter, limit int, cursor st
 		return a < b
 	}
 	partitions := make([]string, 0, len(f.Namespaces))
+	prefix := "ns#"
+	if f.Workflows {
+		prefix = "workflow#"
+	}
 	for _, ns := range f.Namespaces {
-		partitions = append(partitions, "ns#"+ns)
+		partitions = append(partitions, prefix+ns)
 	}
 	if f.Parent != "" {
 		partitions = []string{"parent#" + f.Parent}

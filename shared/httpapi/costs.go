@@ -60,24 +60,11 @@ func (a *api) costs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	groups := map[string]*costGroup{}
-	cursor := ""
-	for len(namespaces) > 0 {
-		page, err := a.jobs.List(r.Context(), jobs.Filter{Namespaces: namespaces}, min(costsPage, costsMaxJobs-out.JobsRead), cursor)
-		if err != nil {
+	// The namespaces' jobs, arrays among them, then their workflows, whose jobs are listed
+	// under them.
+	for _, workflows := range []bool{false, true} {
+		if err := a.sumCosts(r.Context(), groups, groupKey, &out, jobs.Filter{Namespaces: namespaces, Workflows: workflows}); err != nil {
 			return err
-		}
-		out.JobsRead += len(page.Jobs)
-		for _, j := range page.Jobs {
-			if end, ok := endedAt(j); ok && !end.Before(out.From) && end.Before(out.To) {
-				addCost(groups, groupKey(j), j.Cost)
-			}
-		}
-		if cursor = page.Next; cursor == "" {
-			break
-		}
-		if out.JobsRead >= costsMaxJobs {
-			out.Truncated = true
-			break
 		}
 	}
 	for _, g := range groups {
@@ -88,6 +75,61 @@ func (a *api) costs(w http.ResponseWriter, r *http.Request) error {
 	out.Total = costing.Round(out.Total)
 	slices.SortFunc(out.Groups, func(x, y costGroup) int { return cmp.Compare(x.Key, y.Key) })
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// sumCosts counts the estimates of the jobs f lists, reading at most costsMaxJobs in all.
+func (a *api) sumCosts(ctx context.Context, groups map[string]*costGroup, key func(jobs.Job, string) string, out *costsAnswer, f jobs.Filter) error {
+	for cursor := ""; len(f.Namespaces) > 0 && !out.Truncated; {
+		if out.JobsRead >= costsMaxJobs {
+			out.Truncated = true
+			return nil
+		}
+		page, err := a.jobs.List(ctx, f, min(costsPage, costsMaxJobs-out.JobsRead), cursor)
+		if err != nil {
+			return err
+		}
+		out.JobsRead += len(page.Jobs)
+		for _, j := range page.Jobs {
+			if err := a.addCosts(ctx, groups, key, out, j, j.ID); err != nil {
+				return err
+			}
+		}
+		if cursor = page.Next; cursor == "" {
+			return nil
+		}
+	}
+	return nil
+}
+
+// addCosts counts job j's estimate into its group if it ended in the answer's range; of an array
+// or a workflow, which runs nothing itself, its children's (listed under it, not among the
+// namespace's jobs), each in the group of top, the outermost array or workflow it belongs to.
+func (a *api) addCosts(ctx context.Context, groups map[string]*costGroup, key func(jobs.Job, string) string, out *costsAnswer, j jobs.Job, top string) error {
+	if !j.Group() {
+		if end, ok := endedAt(j); ok && !end.Before(out.From) && end.Before(out.To) {
+			addCost(groups, key(j, top), j.Cost)
+		}
+		return nil
+	}
+	for cursor := ""; ; {
+		if out.JobsRead >= costsMaxJobs {
+			out.Truncated = true
+			return nil
+		}
+		page, err := a.jobs.List(ctx, jobs.Filter{Parent: j.ID}, min(costsPage, costsMaxJobs-out.JobsRead), cursor)
+		if err != nil {
+			return err
+		}
+		out.JobsRead += len(page.Jobs)
+		for _, c := range page.Jobs {
+			if err := a.addCosts(ctx, groups, key, out, c, top); err != nil {
+				return err
+			}
+		}
+		if cursor = page.Next; cursor == "" {
+			return nil
+		}
+	}
 }
 
 // addCost counts one ended job's estimate into its group.
@@ -108,19 +150,23 @@ func addCost(groups map[string]*costGroup, key string, c *jobs.Cost) {
 
 // costParams reads group_by, from and to, every problem at once, into an answer to fill and
 // the key a job is grouped by.
-func (a *api) costParams(q url.Values) (costsAnswer, func(jobs.Job) string, error) {
+func (a *api) costParams(q url.Values) (costsAnswer, func(jobs.Job, string) string, error) {
 	out := costsAnswer{Currency: costing.Currency, Groups: []costGroup{}, GroupBy: cmp.Or(q.Get("group_by"), "tenant")}
 	var bad []FieldProblem
-	var key func(jobs.Job) string
+	var key func(j jobs.Job, top string) string
 	switch label, isLabel := strings.CutPrefix(out.GroupBy, "label:"); {
 	case out.GroupBy == "tenant":
-		key = func(j jobs.Job) string { return j.Tenant }
+		key = func(j jobs.Job, _ string) string { return j.Tenant }
 	case out.GroupBy == "namespace":
-		key = func(j jobs.Job) string { return j.Namespace }
+		key = func(j jobs.Job, _ string) string { return j.Namespace }
+	case out.GroupBy == "group":
+		// The array or workflow a job belongs to (its own id for a job of neither): what one
+		// array or workflow cost in all.
+		key = func(_ jobs.Job, top string) string { return top }
 	case isLabel && label != "" && len(label) <= 317:
-		key = func(j jobs.Job) string { return j.Labels[label] }
+		key = func(j jobs.Job, _ string) string { return j.Labels[label] }
 	default:
-		bad = append(bad, FieldProblem{"group_by", "must be tenant, namespace or label:KEY"})
+		bad = append(bad, FieldProblem{"group_by", "must be tenant, namespace, group or label:KEY"})
 	}
 	var err error
 	out.To = a.now().UTC()

@@ -97,3 +97,52 @@ func TestCostsBadParams(t *testing.T) {
 		}
 	}
 }
+
+// TestCostsOfArraysAndWorkflows: an array's children and a workflow's jobs, listed under their
+// parent rather than among the namespace's jobs, are counted all the same, and group_by=group
+// sums each array or workflow (an array inside a workflow counting toward the workflow).
+func TestCostsOfArraysAndWorkflows(t *testing.T) {
+	st, keys, js := limitStack(t, tenancy.Tenant{Name: "a", Namespaces: []string{"team-a"}})
+	ctx := context.Background()
+	day := time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC)
+	endedJob(t, js, "job-alone", "a", "team-a", nil, day, 1)
+	group := func(id string, array *jobs.Array, workflow *jobs.Workflow, parent string) {
+		p := jobs.New(id, "a", "team-a", "us-east-1", jobs.DefaultPriority, nil, nil, day.Add(-time.Hour))
+		p.Array, p.Workflow, p.Parent, p.Step = array, workflow, parent, id
+		p.Status = jobs.StatusRunning
+		if _, _, err := js.Create(ctx, p, outbox.Event{}, nil, day); err != nil {
+			t.Fatal(err)
+		}
+	}
+	child := func(id, parent string, index *int, cost float64) {
+		endedJob(t, js, id, "a", "team-a", nil, day, cost)
+		j, err := js.Job(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := js.Purge(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		j.Parent, j.ArrayIndex, j.Step = parent, index, id
+		if _, _, err := js.Create(ctx, j, outbox.Event{}, nil, day); err != nil {
+			t.Fatal(err)
+		}
+	}
+	group("wf-1", nil, &jobs.Workflow{Name: "w", Steps: []jobs.Step{{Name: "s1", Job: "job-s1"}, {Name: "arr", Job: "job-arr"}}}, "")
+	child("job-s1", "wf-1", nil, 2)
+	group("job-arr", &jobs.Array{Size: 2, Parallelism: 2}, nil, "wf-1")
+	zero, one := 0, 1
+	child("job-arr-0", "job-arr", &zero, 4)
+	child("job-arr-1", "job-arr", &one, 8)
+
+	window := "&from=2026-11-01T00:00:00Z&to=2026-11-20T00:00:00Z"
+	for query, want := range map[string]string{
+		"group_by=tenant": `[{"incomplete_jobs":0,"jobs":4,"key":"a","total":15}]`,
+		"group_by=group":  `[{"incomplete_jobs":0,"jobs":1,"key":"job-alone","total":1},{"incomplete_jobs":0,"jobs":3,"key":"wf-1","total":14}]`,
+	} {
+		status, out := st.do(t, 0, "GET", "/api/v1/costs?"+query+window, keys["a"], "", "", nil)
+		if got := mustJSON(out["groups"]); status != 200 || got != want {
+			t.Errorf("GET /api/v1/costs?%s = %d %s, want %s", query, status, got, want)
+		}
+	}
+}

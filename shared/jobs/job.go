@@ -378,9 +378,11 @@ type Filter struct {
 	Namespaces []string
 	// Parent, when set, lists the children of that array job instead, in index order.
 	Parent string
-	Region string
-	Status Status
-	Labels map[string]string
+	// Workflows lists the namespaces' workflows instead of their jobs.
+	Workflows bool
+	Region    string
+	Status    Status
+	Labels    map[string]string
 	// Name is a job's name (Job.Name) exactly, or, ending in "*", the start of one.
 	Name       string
 	ByPriority bool // highest priority first, then newest; else newest first
