@@ -52,7 +52,7 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 	fl.BoolVarP(&f.wait, "wait", "w", false, "follow the job until it ends; exit non-zero unless it succeeded")
 	fl.IntVar(&f.array, "array", 0, "run it as an array of this many children (2–10,000), each with TIDEGATE_ARRAY_INDEX")
 	fl.IntVar(&f.parallelism, "parallelism", 0, "with --array, at most this many children queued or running at once (default all)")
-	fl.StringArrayVar(&f.dependsOn, "depends-on", nil, "a job ID this one waits for, as ID (its success) or ID:succeeded, ID:failed or ID:ended; repeat for more")
+	fl.StringArrayVar(&f.dependsOn, "depends-on", nil, "a job ID this one waits for, as ID (its success) or ID:succeeded, ID:failed or ID:ended, and with --array ID:CONDITION:n_to_n (child i waits for child i of that array); repeat for more")
 	fl.StringSliceVar(&f.regions, "regions", nil, "instead of --region, the regions it may run in (a,b): each drain sends it to the cheapest open one with room")
 	_ = cmd.RegisterFlagCompletionFunc("region", completeRegions(s))
 	_ = cmd.RegisterFlagCompletionFunc("namespace", cobra.NoFileCompletions)
@@ -73,13 +73,14 @@ func (f *submitFlags) arrayShape() *apiclient.Array {
 	return &apiclient.Array{Size: f.array, Parallelism: f.parallelism}
 }
 
-// dependencies reads --depends-on: ID, or ID:CONDITION. The API checks the condition and that
+// dependencies reads --depends-on: ID, ID:CONDITION or ID:CONDITION:MODE. The API checks the condition and that
 // each job is the caller's.
 func (f *submitFlags) dependencies() []apiclient.Dependency {
 	out := make([]apiclient.Dependency, 0, len(f.dependsOn))
 	for _, d := range f.dependsOn {
-		id, on, _ := strings.Cut(d, ":")
-		out = append(out, apiclient.Dependency{Job: id, On: on})
+		id, rest, _ := strings.Cut(d, ":")
+		on, mode, _ := strings.Cut(rest, ":")
+		out = append(out, apiclient.Dependency{Job: id, On: on, Mode: mode})
 	}
 	return out
 }

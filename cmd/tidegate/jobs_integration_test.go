@@ -399,3 +399,57 @@ func TestArrayOnDev(t *testing.T) {
 		t.Errorf("jobs list --parent =\n%s\nwant its 6 children, succeeded", got)
 	}
 }
+
+// TestNToNOnDev: on the dev stack, two arrays of 20, the second n_to_n on the first: every
+// child i of the second starts only after child i of the first succeeded, and both succeed.
+func TestNToNOnDev(t *testing.T) {
+	h := newHarness(t)
+	submit := func(args ...string) apiclient.Job {
+		t.Helper()
+		h.stdin = exampleJob(t, uniqueName("nn"))
+		out := h.ok(append([]string{"jobs", "submit", "-f", "-", "--region", "us-east-1", "--array", "20", "-o", "json"}, args...)...)
+		var j apiclient.Job
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatalf("jobs submit = %s: %v", out, err)
+		}
+		return j
+	}
+	first := submit("--parallelism", "5")
+	jr := apiclient.JobRequest{Region: "us-east-1", Namespace: "team-a", Array: &apiclient.Array{Size: 20}, DependsOn: []apiclient.Dependency{{Job: first.ID, On: "succeeded", Mode: "n_to_n"}}}
+	docs, err := documents([]byte(exampleJob(t, uniqueName("nn"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jr.Manifest = docs[0]
+	second, err := h.api.SubmitJob(context.Background(), jr, "")
+	if err != nil {
+		t.Fatalf("an array n_to_n on another: %v", err)
+	}
+	h.eventually("both arrays succeeded", func() bool {
+		a, err1 := h.api.Job(context.Background(), first.ID)
+		b, err2 := h.api.Job(context.Background(), second.ID)
+		return err1 == nil && err2 == nil && a.Status == "succeeded" && b.Status == "succeeded"
+	})
+	at := func(j apiclient.Job, status string) time.Time {
+		for _, tr := range j.StatusHistory {
+			if tr.Status == status {
+				return tr.At
+			}
+		}
+		return time.Time{}
+	}
+	for i := range 20 {
+		a, err1 := h.api.Job(context.Background(), fmt.Sprintf("%s-%d", first.ID, i))
+		b, err2 := h.api.Job(context.Background(), fmt.Sprintf("%s-%d", second.ID, i))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if done, started := at(a, "succeeded"), at(b, "dispatching"); started.Before(done) {
+			t.Errorf("child %d of the second was dispatched at %s, before child %d of the first succeeded at %s", i, started.Format(time.StampMilli), i, done.Format(time.StampMilli))
+		}
+	}
+	h.stdin = exampleJob(t, uniqueName("nn"))
+	if stderr := h.fails("jobs", "submit", "-f", "-", "--region", "us-east-1", "--array", "3", "--depends-on", first.ID+":succeeded:n_to_n"); !strings.Contains(stderr, "not an array of 3") {
+		t.Errorf("n_to_n on an array of another size: stderr %q, want it refused", stderr)
+	}
+}

@@ -166,8 +166,9 @@ type ArrayStatus struct {
 // Dependency is a job another waits for, and the end it waits for: succeeded (the API's default
 // when On is empty), failed or ended.
 type Dependency struct {
-	Job string `json:"job"`
-	On  string `json:"on,omitempty"`
+	Job  string `json:"job"`
+	On   string `json:"on,omitempty"`
+	Mode string `json:"mode,omitempty"` // n_to_n: child i of an array waits for child i of another
 }
 
 // jobAnswer is the routes' {job} answer.

@@ -45,8 +45,8 @@ func (s *JobStore) arrayPut(j jobs.Job) (types.TransactWriteItem, error) {
 func (s *JobStore) CreateChildren(ctx context.Context, children []jobs.Job, progress func(done int)) error {
 	done := 0
 	for batch := range slices.Chunk(children, writesPerBatch) {
-		reqs := make([]types.WriteRequest, len(batch))
-		for i, c := range batch {
+		reqs := make([]types.WriteRequest, 0, len(batch))
+		for _, c := range batch {
 			it, err := toJobItem(c)
 			if err != nil {
 				return fmt.Errorf("encoding child %s: %w", c.ID, err)
@@ -55,7 +55,12 @@ func (s *JobStore) CreateChildren(ctx context.Context, children []jobs.Job, prog
 			if err != nil {
 				return fmt.Errorf("encoding child %s: %w", c.ID, err)
 			}
-			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		}
+		// Its edges on the children of arrays it waits on child by child, before it: an edge
+		// whose dependent was never stored is dropped at its release.
+		if err := s.keepEdgesOf(ctx, batch); err != nil {
+			return err
 		}
 		if err := s.putBatch(ctx, reqs, 8); err != nil {
 			return fmt.Errorf("storing an array's children: %w", err)

@@ -46,19 +46,26 @@ var ErrDependencyEnded = errors.New("a job it depends on has ended since it was 
 // keepEdges writes the edges of new job j's dependencies, before the transaction that stores j
 // and marks them: an edge whose dependent was never stored is dropped when it is released.
 func (s *JobStore) keepEdges(ctx context.Context, j jobs.Job) error {
+	return s.keepEdgesOf(ctx, []jobs.Job{j})
+}
+
+// keepEdgesOf writes the edges of new jobs js' dependencies, 25 to a BatchWriteItem.
+func (s *JobStore) keepEdgesOf(ctx context.Context, js []jobs.Job) error {
 	var reqs []types.WriteRequest
-	for _, id := range dependencies(j) {
-		d, _ := j.DependencyOn(id)
-		pk, _ := jobKey(id)
-		item, err := attributevalue.MarshalMap(edgeItem{PK: pk, SK: edgePrefix + j.ID, Edge: Edge{Dependent: j.ID, On: d.On}})
-		if err != nil {
-			return fmt.Errorf("encoding job %s's dependency on %s: %w", j.ID, id, err)
+	for _, j := range js {
+		for _, id := range dependencies(j) {
+			d, _ := j.DependencyOn(id)
+			pk, _ := jobKey(id)
+			item, err := attributevalue.MarshalMap(edgeItem{PK: pk, SK: edgePrefix + j.ID, Edge: Edge{Dependent: j.ID, On: d.On}})
+			if err != nil {
+				return fmt.Errorf("encoding job %s's dependency on %s: %w", j.ID, id, err)
+			}
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 		}
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
 	for batch := range slices.Chunk(reqs, writesPerBatch) {
 		if err := s.putBatch(ctx, batch, 5); err != nil {
-			return fmt.Errorf("keeping job %s's dependencies: %w", j.ID, err)
+			return fmt.Errorf("keeping %d jobs' dependencies: %w", len(js), err)
 		}
 	}
 	return nil

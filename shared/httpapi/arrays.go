@@ -45,14 +45,21 @@ func (a *api) createArray(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 			return prev, replayed, err
 		}
 	}
+	_, byChild := jobs.Split(j.DependsOn)
+	if err := a.sameShape(ctx, j, byChild); err != nil {
+		return j, false, err
+	}
 	if j.Status != jobs.StatusCancelled {
 		start := time.Now()
-		if err := a.jobs.CreateChildren(ctx, jobs.Children(j), nil); err != nil {
+		if err := a.jobs.CreateChildren(ctx, jobs.ChildByChild(jobs.Children(j), byChild), nil); err != nil {
 			return j, false, err
 		}
 		a.logger(ctx).InfoContext(ctx, "stored an array's children", "job_id", j.ID, "children", j.Array.Size, "took", time.Since(start))
 	}
 	stored, replayed, err := a.jobs.Create(ctx, j, ev, idem, now)
+	if err == nil && !replayed {
+		err = a.settleChildByChild(ctx, stored, byChild)
+	}
 	if err != nil || replayed || stored.Status != jobs.StatusBlocked || len(stored.WaitingOn) > 0 {
 		if err == nil {
 			err = a.withArrayStatus(ctx, &stored)
@@ -105,6 +112,42 @@ func (a *api) cancelChildren(ctx context.Context, j jobs.Job) error {
 			err = nil // it ended meanwhile
 		}
 		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// sameShape refuses an array's child-by-child dependency on a job that is not an array of the
+// same size: child i must have a child i to wait for.
+func (a *api) sameShape(ctx context.Context, j jobs.Job, byChild []jobs.Dependency) error {
+	for i, d := range byChild {
+		other, err := a.jobs.Job(ctx, d.Job)
+		if err != nil {
+			return err
+		}
+		if other.Array == nil || other.Array.Size != j.Array.Size {
+			e := Errorf(CodePolicyViolation, "job %s is not an array of %d: an n_to_n dependency makes child i wait for child i of an array of the same size", d.Job, j.Array.Size)
+			e.Fields = []FieldProblem{{fmt.Sprintf("depends_on[%d]", i), "an array of the same size, or leave mode out"}}
+			return e
+		}
+	}
+	return nil
+}
+
+// settleChildByChild settles each child of new array j against its counterpart of each array it
+// depends on child by child that ended before the child's edge was written, whose own release
+// therefore never saw it; one that ends later releases it as any dependency does.
+func (a *api) settleChildByChild(ctx context.Context, j jobs.Job, byChild []jobs.Dependency) error {
+	var errs []error
+	for _, d := range byChild {
+		others, err := a.jobs.ChildStates(ctx, d.Job)
+		if err != nil {
+			return err
+		}
+		for _, o := range others {
+			if o.Status.Terminal() && o.ArrayIndex != nil {
+				errs = append(errs, a.releaser.Settle(ctx, o, jobs.ChildID(j.ID, *o.ArrayIndex), d.On))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

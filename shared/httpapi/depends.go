@@ -29,7 +29,8 @@ func (a *api) createWaiting(ctx context.Context, j jobs.Job, deps []jobs.Depende
 		if err != nil {
 			return j, false, err
 		}
-		status, waiting, reason := jobs.Settle(deps, statuses)
+		whole, _ := jobs.Split(deps) // an array's child-by-child ones its children wait on (createArray)
+		status, waiting, reason := jobs.Settle(whole, statuses)
 		event := outbox.JobQueued
 		switch {
 		case status == jobs.StatusBlocked:

@@ -83,6 +83,8 @@ func TestSubmitDependsOn(t *testing.T) {
 		"unknown condition": {[]map[string]any{{"job": aID, "on": "whenever"}}, "depends_on[0].on"},
 		"named twice":       {[]map[string]any{{"job": aID}, {"job": aID}}, "depends_on[1].job"},
 		"no id":             {[]map[string]any{{"on": "ended"}}, "depends_on[0].job"},
+		"n_to_n, no array":  {[]map[string]any{{"job": aID, "mode": "n_to_n"}}, "depends_on[0].mode"},
+		"unknown mode":      {[]map[string]any{{"job": aID, "mode": "zip"}}, "depends_on[0].mode"},
 		"51 of them":        {many, "depends_on"},
 	} {
 		status, out := submit(st.member, "team-a", tc.deps...)

@@ -94,6 +94,11 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	var deps, shape [][2]string
 	s.dependsOn, deps = jobs.CheckDependencies(s.dependsOn)
 	s.array, shape = jobs.CheckArray(s.array)
+	for i, d := range s.dependsOn {
+		if d.Mode == jobs.ModeNToN && s.array == nil {
+			shape = append(shape, [2]string{fmt.Sprintf("depends_on[%d].mode", i), "n_to_n is for an array's dependency on another array: give the job an array, or leave mode out"})
+		}
+	}
 	for _, b := range append(deps, shape...) {
 		bad = append(bad, FieldProblem{b[0], b[1]})
 	}

@@ -156,3 +156,20 @@ func Started(p Job, at time.Time) (Job, Change, error) {
 	}
 	return Move(p, StatusRunning, why, at)
 }
+
+// ChildByChild makes each of children wait, besides its parent, for its counterpart in each array
+// byChild names (ModeNToN): child i for child i.
+func ChildByChild(children []Job, byChild []Dependency) []Job {
+	if len(byChild) == 0 {
+		return children
+	}
+	for i := range children {
+		c := &children[i]
+		for _, d := range byChild {
+			other := ChildID(d.Job, *c.ArrayIndex)
+			c.DependsOn = append(c.DependsOn, Dependency{Job: other, On: d.On})
+			c.WaitingOn = append(c.WaitingOn, other)
+		}
+	}
+	return children
+}

@@ -11,10 +11,17 @@ import (
 // blocked until every one of its dependencies has ended as its condition asks, and is cancelled
 // (ReasonDependencyNotMet) as soon as one has ended otherwise. A retry or an eviction is no end:
 // the dependency is queued again, and the dependent keeps waiting.
+//
+// Mode ModeNToN, between two arrays of one size, makes child i of the dependent array wait for
+// child i of the array it names, rather than the whole array for the whole array.
 type Dependency struct {
-	Job string    `json:"job" dynamodbav:"job"`
-	On  Condition `json:"on" dynamodbav:"on"`
+	Job  string    `json:"job" dynamodbav:"job"`
+	On   Condition `json:"on" dynamodbav:"on"`
+	Mode string    `json:"mode,omitempty" dynamodbav:"mode,omitempty"`
 }
+
+// ModeNToN is the mode of an array's dependency on another array, child by child.
+const ModeNToN = "n_to_n"
 
 // Condition is the end a dependency must come to.
 type Condition string
@@ -85,9 +92,11 @@ func CheckDependencies(ds []Dependency) ([]Dependency, [][2]string) {
 			bad = append(bad, [2]string{field + ".job", fmt.Sprintf("%s is named twice; name each job once", d.Job)})
 		case !ok:
 			bad = append(bad, [2]string{field + ".on", fmt.Sprintf("must be %s, %s or %s", OnSucceeded, OnFailed, OnEnded)})
+		case d.Mode != "" && d.Mode != ModeNToN:
+			bad = append(bad, [2]string{field + ".mode", fmt.Sprintf("must be %s (child i waits for child i of that array) or left out", ModeNToN)})
 		}
 		seen[d.Job] = true
-		out = append(out, Dependency{Job: d.Job, On: c})
+		out = append(out, Dependency{Job: d.Job, On: c, Mode: d.Mode})
 	}
 	return out, bad
 }
@@ -147,4 +156,17 @@ func reasonOfEntry(status Status, reason string) string {
 		return reason
 	}
 	return ""
+}
+
+// Split parts an array's dependencies into those of the array as a whole and those child by
+// child (ModeNToN).
+func Split(ds []Dependency) (whole, byChild []Dependency) {
+	for _, d := range ds {
+		if d.Mode == ModeNToN {
+			byChild = append(byChild, d)
+		} else {
+			whole = append(whole, d)
+		}
+	}
+	return whole, byChild
 }

@@ -95,8 +95,14 @@ func (r *Releaser) Release(ctx context.Context, id string) (Result, error) {
 		work, out.more = append(work, out.more...), nil
 		out.mu.Unlock()
 	}
-	slices.Sort(out.regions)
-	for _, region := range slices.Compact(out.regions) {
+	r.ring(ctx, out.regions)
+	return Result{Queued: out.queued, Cancelled: out.cancelled}, errors.Join(out.errs...)
+}
+
+// ring rings dispatch once for each of regions.
+func (r *Releaser) ring(ctx context.Context, regions []string) {
+	slices.Sort(regions)
+	for _, region := range slices.Compact(regions) {
 		if r.Ringer == nil {
 			break
 		}
@@ -105,7 +111,6 @@ func (r *Releaser) Release(ctx context.Context, id string) (Result, error) {
 			r.log().WarnContext(ctx, "dispatch not rung for released jobs; the sweep will", "region", region, "err", err)
 		}
 	}
-	return Result{Queued: out.queued, Cancelled: out.cancelled}, errors.Join(out.errs...)
 }
 
 // step is what a release did so far, and the ended jobs it is still to release (more).
@@ -192,6 +197,24 @@ func (r *Releaser) ended(ctx context.Context, j jobs.Job, out *step) {
 			out.fail(err)
 		}
 	}
+}
+
+// Settle releases dependent of ended job j as j's release would, for a dependent whose edge j's
+// release may not have seen: it was written after j ended.
+func (r *Releaser) Settle(ctx context.Context, j jobs.Job, dependent string, on jobs.Condition) error {
+	out := &step{}
+	d, to, err := r.releaseEdge(ctx, j, dynamo.Edge{Dependent: dependent, On: on}, out)
+	if err != nil {
+		return err
+	}
+	out.record(d, to)
+	for _, id := range out.more {
+		if _, err := r.Release(ctx, id); err != nil {
+			return err
+		}
+	}
+	r.ring(ctx, out.regions)
+	return errors.Join(out.errs...)
 }
 
 // releaseEdge releases dependent e of ended job j: it answers the dependent and what became of
