@@ -400,22 +400,22 @@ func TestArrayOnDev(t *testing.T) {
 	}
 }
 
-// TestNToNOnDev: on the dev stack, two arrays of 20, the second n_to_n on the first: every
+// TestNToNOnDev: on the dev stack, two arrays of 100, the second n_to_n on the first: every
 // child i of the second starts only after child i of the first succeeded, and both succeed.
 func TestNToNOnDev(t *testing.T) {
 	h := newHarness(t)
 	submit := func(args ...string) apiclient.Job {
 		t.Helper()
 		h.stdin = exampleJob(t, uniqueName("nn"))
-		out := h.ok(append([]string{"jobs", "submit", "-f", "-", "--region", "us-east-1", "--array", "20", "-o", "json"}, args...)...)
+		out := h.ok(append([]string{"jobs", "submit", "-f", "-", "--region", "us-east-1", "--array", "100", "-o", "json"}, args...)...)
 		var j apiclient.Job
 		if err := json.Unmarshal([]byte(out), &j); err != nil {
 			t.Fatalf("jobs submit = %s: %v", out, err)
 		}
 		return j
 	}
-	first := submit("--parallelism", "5")
-	jr := apiclient.JobRequest{Region: "us-east-1", Namespace: "team-a", Array: &apiclient.Array{Size: 20}, DependsOn: []apiclient.Dependency{{Job: first.ID, On: "succeeded", Mode: "n_to_n"}}}
+	first := submit("--parallelism", "25")
+	jr := apiclient.JobRequest{Region: "us-east-1", Namespace: "team-a", Array: &apiclient.Array{Size: 100}, DependsOn: []apiclient.Dependency{{Job: first.ID, On: "succeeded", Mode: "n_to_n"}}}
 	docs, err := documents([]byte(exampleJob(t, uniqueName("nn"))))
 	if err != nil {
 		t.Fatal(err)
@@ -438,11 +438,18 @@ func TestNToNOnDev(t *testing.T) {
 		}
 		return time.Time{}
 	}
-	for i := range 20 {
-		a, err1 := h.api.Job(context.Background(), fmt.Sprintf("%s-%d", first.ID, i))
-		b, err2 := h.api.Job(context.Background(), fmt.Sprintf("%s-%d", second.ID, i))
-		if err1 != nil || err2 != nil {
-			t.Fatal(err1, err2)
+	children := func(id string) []apiclient.Job {
+		page, err := h.api.Jobs(context.Background(), apiclient.JobFilter{Parent: id}, apiclient.ListOptions{Limit: 100})
+		if err != nil || len(page.Items) != 100 {
+			t.Fatalf("the children of %s: %d, %v; want 100", id, len(page.Items), err)
+		}
+		return page.Items
+	}
+	as, bs := children(first.ID), children(second.ID)
+	for i := range 100 {
+		a, b := as[i], bs[i]
+		if *a.ArrayIndex != i || *b.ArrayIndex != i {
+			t.Fatalf("children listed out of order: %d and %d at %d", *a.ArrayIndex, *b.ArrayIndex, i)
 		}
 		if done, started := at(a, "succeeded"), at(b, "dispatching"); started.Before(done) {
 			t.Errorf("child %d of the second was dispatched at %s, before child %d of the first succeeded at %s", i, started.Format(time.StampMilli), i, done.Format(time.StampMilli))

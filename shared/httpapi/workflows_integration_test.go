@@ -75,11 +75,33 @@ func TestSubmitWorkflow(t *testing.T) {
 		}
 	}
 
+	// A step may be a template of the tenant's, filled with its parameters.
+	if status, out := st.do(t, 0, "POST", "/api/v1/templates", st.member, "application/json", mustJSON(map[string]any{"name": "step-tmpl", "manifest": restrictedJob(nil)}), nil); status != 201 {
+		t.Fatalf("POST /api/v1/templates = %d %v", status, out)
+	}
+	status, templated := post(st.member, map[string]any{"name": "from-templates", "jobs": []any{
+		map[string]any{"name": "first", "template": "step-tmpl", "namespace": "team-a", "region": "us-east-1"},
+		job("second", "first"),
+	}})
+	if status != 202 {
+		t.Fatalf("a workflow with a template step = %d %v, want 202", status, templated)
+	}
+	firstID := fmt.Sprint(templated["jobs"].([]any)[0].(map[string]any)["id"])
+	if _, first := st.do(t, 0, "GET", "/api/v1/jobs/"+firstID, st.member, "", "", nil); first["template"] != "step-tmpl" || first["name"] != "first" {
+		t.Errorf("the template step = template %v, name %v; want step-tmpl, first", first["template"], first["name"])
+	}
+	if status, out := post(st.member, map[string]any{"name": "no-such", "jobs": []any{map[string]any{"name": "x", "template": "nowhere", "namespace": "team-a", "region": "us-east-1"}}}); status != 404 || !strings.Contains(fmt.Sprint(out["detail"]), `job "x" (jobs[0])`) {
+		t.Errorf("a step of a template that is not there = %d %v, want 404 naming the step", status, out)
+	}
+
 	// Hostile: another tenant can neither read nor cancel it, nor list its jobs.
 	for _, m := range []string{"GET", "DELETE"} {
 		if status, _ := st.do(t, 0, m, "/api/v1/workflows/"+id, st.rival, "", "", nil); status != 404 {
 			t.Errorf("rival %s the workflow = %d, want 404", m, status)
 		}
+	}
+	if status, _ := st.do(t, 0, "GET", "/api/v1/jobs?parent="+id, st.rival, "", "", nil); status != 404 {
+		t.Errorf("rival listing the workflow's jobs = %d, want 404", status)
 	}
 	if status, _ := st.do(t, 0, "GET", "/api/v1/workflows/"+dID, st.member, "", "", nil); status != 404 {
 		t.Errorf("GET /api/v1/workflows/ of a job's id = %d, want 404", status)

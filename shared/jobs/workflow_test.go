@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
@@ -49,5 +51,23 @@ func TestCheckGraph(t *testing.T) {
 	}
 	if _, bad, _ := CheckGraph(many, tenancy.IsDNSLabel); len(bad) != 1 {
 		t.Errorf("CheckGraph(%d steps) = %v, want one problem", len(many), bad)
+	}
+}
+
+// TestWorkflowEvents: a workflow's parent writes workflow.* events at its ends, and none when it
+// starts; a job's moves write a job's.
+func TestWorkflowEvents(t *testing.T) {
+	at := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	wf := New("wf-1", "ml", "team-a", "us-east-1", 50, nil, nil, at)
+	wf.Workflow = &Workflow{Name: "w", Steps: []Step{{Name: "a", Job: "job-a"}}}
+	wf.Status = StatusBlocked
+	running, c, err := Started(wf, at)
+	if err != nil || c.Event != nil {
+		t.Fatalf("Started(workflow) = %+v, %v; want running, no event", c.Event, err)
+	}
+	for to, want := range map[Status]outbox.Type{StatusSucceeded: outbox.WorkflowSucceeded, StatusFailed: outbox.WorkflowFailed, StatusCancelled: outbox.WorkflowCancelled} {
+		if _, c, err := Move(running, to, "why", at); err != nil || c.Event == nil || c.Event.Type != want {
+			t.Errorf("Move(workflow → %s) event = %v, %v; want %s", to, c.Event, err, want)
+		}
 	}
 }

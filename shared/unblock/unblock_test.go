@@ -390,3 +390,50 @@ func TestArrayWaitsForItsDependencies(t *testing.T) {
 		t.Errorf("release index after the cancel = %v, want empty (the children settled)", got)
 	}
 }
+
+// TestAnEvictionIsNoEnd: a dependency evicted for another job is queued again as a new attempt,
+// which is no end: it enters no release index and its dependent stays blocked, until the
+// attempt after it succeeds.
+func TestAnEvictionIsNoEnd(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	x := r.submit()
+	d := r.submit(jobs.Dependency{Job: x.ID, On: jobs.OnSucceeded})
+	for _, s := range []jobs.Status{jobs.StatusDispatching, jobs.StatusPending, jobs.StatusRunning} {
+		j := r.job(x.ID)
+		_, c, err := jobs.Move(j, s, "test", r.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == jobs.StatusDispatching {
+			c.NewClaim = &jobs.Claim{Token: "t", Until: r.now.Add(time.Minute)}
+		}
+		if err := r.store.Apply(ctx, j, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running := r.job(x.ID)
+	_, c, err := jobs.Preempted(running, "reclaimed", jobs.AttemptRecord{Attempt: 1}, r.now)
+	if err != nil || c.To != jobs.StatusQueued {
+		t.Fatalf("Preempted = %+v, %v; want queued again", c, err)
+	}
+	if err := r.store.Apply(ctx, running, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.rel.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.due(); len(got) != 0 {
+		t.Errorf("release index after an eviction = %v, want empty", got)
+	}
+	if got := r.job(d.ID); got.Status != jobs.StatusBlocked {
+		t.Errorf("the dependent after its dependency's eviction = %s, want blocked", got.Status)
+	}
+	r.end(x.ID, jobs.StatusSucceeded)
+	if _, err := r.rel.Release(ctx, x.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.job(d.ID); got.Status != jobs.StatusQueued {
+		t.Errorf("the dependent after its dependency's next attempt succeeded = %s, want queued", got.Status)
+	}
+}
