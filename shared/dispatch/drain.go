@@ -404,6 +404,11 @@ func (h *Handler) record(ctx context.Context, j jobs.Job, token string, to jobs.
 	}
 	h.counted(ctx, j, to, reason)
 	h.Log.InfoContext(ctx, "dispatched", "job_id", j.ID, "region", j.Region, "status", to, "reason", reason)
+	if to.Terminal() && j.HasDependents && h.Releaser != nil {
+		if _, err := h.Releaser.Release(ctx, j.ID); err != nil {
+			h.Log.WarnContext(ctx, "releasing a failed job's dependents; the beat will finish", "job_id", j.ID, "err", err)
+		}
+	}
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/tidegate/tidegate/shared/metrics"
 	"github.com/tidegate/tidegate/shared/spotgate"
 	"github.com/tidegate/tidegate/shared/tenancy"
+	"github.com/tidegate/tidegate/shared/unblock"
 )
 
 // Wake is the body of a dispatch queue message: "look at this region's queued jobs".
@@ -89,6 +90,11 @@ var (
 	_ Tenants = (*dynamo.TenantStore)(nil)
 )
 
+// Releaser releases the dependents of an ended job; unblock.Releaser is the real one.
+type Releaser interface {
+	Release(ctx context.Context, id string) (unblock.Result, error)
+}
+
 // Handler is the dispatch function's SQS handler.
 type Handler struct {
 	Regions map[string]string // region → cluster, from config
@@ -134,6 +140,11 @@ type Handler struct {
 	// Ringer, when set, wakes the drains of other regions: those this drain chose for roaming
 	// jobs, and the other regions of a roaming job that waits here for room.
 	Ringer Ringer
+
+	// Releaser, when set, releases the dependents of a claimed job the cluster refused (or that
+	// kept failing to apply) as its failure is recorded; the reconcile beat's sweep releases
+	// what it does not (unblock).
+	Releaser Releaser
 
 	// PriceStep is how far apart the points of each region's spot price history are
 	// (jobs.PriceSlots of them are kept); 0 is jobs.DefaultPriceStep.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
+	"github.com/tidegate/tidegate/shared/unblock"
 )
 
 // storeJob creates queued job id of namespace ns running manifests.
@@ -160,5 +161,38 @@ func TestTransientApplyErrorsRetryThenFail(t *testing.T) {
 	got := r.job(t, stuck.ID)
 	if last := got.StatusHistory[len(got.StatusHistory)-1]; got.Status != jobs.StatusFailed || !strings.HasPrefix(last.Reason, jobs.ReasonDispatchFailed+": ") {
 		t.Errorf("a job the cluster never takes = %s (%q, %d attempts), want failed, dispatch_failed", got.Status, last.Reason, got.DispatchAttempts)
+	}
+}
+
+// TestRejectedReleasesItsDependents: a job the cluster refuses releases its dependents as its
+// failure is recorded: the one waiting for its success is cancelled dependency_not_met, the one
+// waiting for any end is queued.
+func TestRejectedReleasesItsDependents(t *testing.T) {
+	r := newRig(t, 1)
+	r.dispatch.Releaser = &unblock.Releaser{Jobs: r.store, Now: r.clock.now}
+	ctx := context.Background()
+	refused := r.storeJob(t, "job-refused", r.ns, 90, configMap("refused", map[string]any{"not a key!": "v"}))
+	waiting := func(id string, on jobs.Condition) {
+		now := r.clock.now()
+		j := jobs.New(id, "ml", r.ns, region, 50, nil, []map[string]any{configMap(id, nil)}, now)
+		j.DependsOn = []jobs.Dependency{{Job: refused.ID, On: on}}
+		j = jobs.Block(j, jobs.StatusBlocked, []string{refused.ID}, jobs.ReasonWaitingForDependencies, now)
+		if _, _, err := r.store.Create(ctx, j, jobs.Event(outbox.JobBlocked, j, "", now), nil, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting("job-on-success", jobs.OnSucceeded)
+	waiting("job-on-end", jobs.OnEnded)
+	if err := r.dispatch.Drain(ctx, region); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.job(t, refused.ID); got.Status != jobs.StatusFailed {
+		t.Fatalf("the refused job = %s, want failed", got.Status)
+	}
+	if got := r.job(t, "job-on-success"); got.Status != jobs.StatusCancelled {
+		t.Errorf("the job waiting for its success = %s, want cancelled at once", got.Status)
+	}
+	if got := r.job(t, "job-on-end"); got.Status != jobs.StatusQueued && got.Status != jobs.StatusDispatching && got.Status != jobs.StatusPending {
+		t.Errorf("the job waiting for any end = %s, want released into the queue", got.Status)
 	}
 }

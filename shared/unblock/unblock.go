@@ -305,7 +305,7 @@ func (r *Releaser) move(ctx context.Context, d jobs.Job, to jobs.Status, reason,
 }
 
 // Sweep releases the dependents of the ended jobs whose release is still due: those whose end
-// was written by something that does not release (a dispatch that failed a job, say), and those
+// was written by something that does not release (a drain that failed a job at its spot deadline, say), and those
 // whose release was cut short.
 func (r *Releaser) Sweep(ctx context.Context) error {
 	due, err := r.Jobs.ReleaseDue(ctx, sweepLimit)

@@ -17,6 +17,7 @@ import (
 	"github.com/tidegate/tidegate/shared/handlers"
 	"github.com/tidegate/tidegate/shared/kube"
 	"github.com/tidegate/tidegate/shared/podspec"
+	"github.com/tidegate/tidegate/shared/unblock"
 	"github.com/tidegate/tidegate/shared/wake"
 )
 
@@ -34,14 +35,18 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		Store:    dynamo.NewJobStore(c.DynamoDB, handlers.Tables(cfg)).Retain(cfg.JobRetention),
 		Leases:   dynamo.NewLeaseStore(c.DynamoDB, cfg.ControlTable),
 		// Each tenant's share of a region: its record's quota, else the default.
-		Tenants:       dynamo.NewTenantStore(c.DynamoDB, cfg.ControlTable),
-		DefaultQuota:  cfg.DefaultQuota,
-		Prices:        prices,
-		Clusters:      clusters,
-		Log:           log,
-		Metrics:       c.Metrics,
-		Webhooks:      delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
-		Ringer:        wake.New(c.SQS, cfg.DispatchQueueURL),
+		Tenants:      dynamo.NewTenantStore(c.DynamoDB, cfg.ControlTable),
+		DefaultQuota: cfg.DefaultQuota,
+		Prices:       prices,
+		Clusters:     clusters,
+		Log:          log,
+		Metrics:      c.Metrics,
+		Webhooks:     delivery.NewQueue(c.SQS, cfg.WebhookQueueURL),
+		Ringer:       wake.New(c.SQS, cfg.DispatchQueueURL),
+		// A job that fails at dispatch releases its dependents (an array's next child among them).
+		Releaser: &unblock.Releaser{
+			Jobs: dynamo.NewJobStore(c.DynamoDB, handlers.Tables(cfg)).Retain(cfg.JobRetention), Ringer: wake.New(c.SQS, cfg.DispatchQueueURL), Log: log,
+		},
 		CapacityLabel: cfg.CapacityTypeLabel,
 		// The objects it applies are labelled with the deployment, whose sweep takes only its own.
 		Stack:  podspec.StackValue(cfg.Stack),
