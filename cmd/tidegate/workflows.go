@@ -54,10 +54,7 @@ graph redrawn as its jobs move, and exits non-zero unless it succeeded.`,
 			if err != nil {
 				return err
 			}
-			if watch {
-				return followWorkflow(cmd.Context(), p, c, wf)
-			}
-			return p.emit(wf, func() { drawWorkflow(p.out, wf) })
+			return showWorkflow(cmd.Context(), p, c, wf, watch)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "the workflow: a YAML or JSON file, or - for standard input (required)")
@@ -88,10 +85,7 @@ func workflowsGetCmd(s *session) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if watch {
-				return followWorkflow(cmd.Context(), p, c, wf)
-			}
-			return p.emit(wf, func() { drawWorkflow(p.out, wf) })
+			return showWorkflow(cmd.Context(), p, c, wf, watch)
 		},
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow it to its end, the graph redrawn as its jobs move; exit non-zero unless it succeeded")
@@ -116,9 +110,17 @@ func workflowsDeleteCmd(s *session) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return p.emit(wf, func() { drawWorkflow(p.out, wf) })
+			return showWorkflow(cmd.Context(), p, c, wf, false)
 		},
 	}
+}
+
+// showWorkflow draws wf once, or with watch follows it to its end.
+func showWorkflow(ctx context.Context, p *printer, c *apiclient.Client, wf apiclient.Workflow, watch bool) error {
+	if watch {
+		return followWorkflow(ctx, p, c, wf)
+	}
+	return p.emit(wf, func() { drawWorkflow(p.out, wf) })
 }
 
 // followWorkflow redraws wf's graph each time one of its jobs moves, until it ends; it fails

@@ -87,17 +87,7 @@ func (r *Releaser) childEnded(ctx context.Context, c jobs.Job, out *step) {
 
 // end moves running array p to its end; to is "" where another release did first.
 func (r *Releaser) end(ctx context.Context, p jobs.Job, status jobs.Status, reason string) (jobs.Job, jobs.Status, error) {
-	moved, c, err := jobs.Move(p, status, reason, r.now())
-	if err != nil {
-		return p, "", err
-	}
-	switch err := r.Jobs.Apply(ctx, p, c); {
-	case errors.Is(err, records.ErrStale):
-		return p, "", nil
-	case err != nil:
-		return p, "", err
-	}
-	return moved, status, nil
+	return r.move(ctx, p, status, reason, "")
 }
 
 // settleChildren cancels the children of ended array p that were never let in, or wait queued:

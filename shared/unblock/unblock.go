@@ -268,29 +268,27 @@ func (r *Releaser) free(ctx context.Context, id, from string, out *step) (jobs.J
 // letIn moves blocked job d, which waits on nothing but only (when set), into its queue; an
 // array's or a workflow's parent it starts instead. to is "" where d was not where it was read.
 func (r *Releaser) letIn(ctx context.Context, d jobs.Job, only string, out *step) (jobs.Job, jobs.Status, error) {
-	if d.Group() {
-		moved, c, err := jobs.Started(d, r.now())
-		if err != nil {
-			return d, "", err
-		}
-		c.WaitingOnly = only
-		switch err := r.Jobs.Apply(ctx, d, c); {
-		case errors.Is(err, records.ErrStale):
-			return d, "", nil
-		case err != nil:
-			return d, "", err
-		}
+	if !d.Group() {
+		return r.move(ctx, d, jobs.StatusQueued, jobs.ReasonDependenciesMet, only)
+	}
+	moved, to, err := r.apply(ctx, d, only, func() (jobs.Job, jobs.Change, error) { return jobs.Started(d, r.now()) })
+	if err == nil && to != "" {
 		moved.HasDependents = d.HasDependents
 		r.start(ctx, moved, out)
-		return moved, jobs.StatusRunning, nil
 	}
-	return r.move(ctx, d, jobs.StatusQueued, jobs.ReasonDependenciesMet, only)
+	return moved, to, err
 }
 
-// move moves blocked job d to status to, holding only while it waits on only alone when that is
-// set; a move another release made first is no error.
+// move moves job d to status to, holding only while it waits on only alone when that is set.
 func (r *Releaser) move(ctx context.Context, d jobs.Job, to jobs.Status, reason, only string) (jobs.Job, jobs.Status, error) {
-	moved, c, err := jobs.Move(d, to, reason, r.now())
+	return r.apply(ctx, d, only, func() (jobs.Job, jobs.Change, error) { return jobs.Move(d, to, reason, r.now()) })
+}
+
+// apply records the move made of job d, holding only while d waits on only alone when that is
+// set, and answers d moved and its new status; a move another release made first is no error,
+// and answers d as it was and "".
+func (r *Releaser) apply(ctx context.Context, d jobs.Job, only string, moveOf func() (jobs.Job, jobs.Change, error)) (jobs.Job, jobs.Status, error) {
+	moved, c, err := moveOf()
 	if err != nil {
 		return d, "", err
 	}
@@ -301,7 +299,7 @@ func (r *Releaser) move(ctx context.Context, d jobs.Job, to jobs.Status, reason,
 	case err != nil:
 		return d, "", err
 	}
-	return moved, to, nil
+	return moved, c.To, nil
 }
 
 // Sweep releases the dependents of the ended jobs whose release is still due: those whose end
