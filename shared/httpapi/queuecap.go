@@ -30,10 +30,15 @@ const capRetryAfter = 60
 // job: a write more on the paths every job takes, to close a gap that the request budget already
 // bounds. A census that cannot be read lets the submission through: the cap guards the queues
 // against floods, and a failed read is no flood.
-func (a *api) overCap(ctx context.Context, w http.ResponseWriter, t tenancy.Tenant) error {
+func (a *api) overCap(ctx context.Context, w http.ResponseWriter, t tenancy.Tenant, adds int) error {
 	limit := t.QueuedLimit(a.maxQueued)
 	if limit == 0 {
 		return nil
+	}
+	if adds > limit {
+		// An array whose parallelism alone is past the cap would wait for ever at it.
+		return Invalid(fmt.Sprintf("the submission lets %d jobs into the queue at once, more than tenant %s's cap of %d queued jobs", adds, t.Name, limit),
+			FieldProblem{"array.parallelism", fmt.Sprintf("at most %d", limit)})
 	}
 	c, err := a.cachedCensus(ctx)
 	if err != nil {
@@ -41,7 +46,7 @@ func (a *api) overCap(ctx context.Context, w http.ResponseWriter, t tenancy.Tena
 		return nil
 	}
 	n := c.queuedOf(t.Name)
-	if n < limit {
+	if n+adds <= limit {
 		return nil
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(capRetryAfter))

@@ -89,6 +89,25 @@ func TestQueueCapHostileTenant(t *testing.T) {
 		}
 	}
 
+	// An array counts what it lets into the queue at once: its parallelism. b holds 3 of its 100.
+	array := func(size, parallelism int) string {
+		return mustJSON(map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-b", "array": map[string]any{"size": size, "parallelism": parallelism}})
+	}
+	if status, out := st.do(t, 0, "POST", "/api/v1/jobs", keys["b"], "application/json", array(500, 98), nil); status != 429 {
+		t.Errorf("b's array letting 98 in beside its 3 = %d %v, want 429 past its cap of 100", status, out)
+	}
+	if status, out := st.do(t, 0, "POST", "/api/v1/jobs", keys["b"], "application/json", array(500, 101), nil); status != 400 || !strings.Contains(mustJSON(out["fields"]), "array.parallelism") {
+		t.Errorf("b's array letting 101 in = %d %v, want 400 naming array.parallelism", status, out)
+	}
+	if status, out := st.do(t, 0, "POST", "/api/v1/jobs", keys["b"], "application/json", array(500, 90), nil); status != 202 {
+		t.Errorf("b's array letting 90 in = %d %v, want 202", status, out)
+	}
+	// A workflow counts the jobs its start lets in: a, at its cap, is refused one.
+	wf := mustJSON(map[string]any{"name": "w", "jobs": []any{map[string]any{"name": "x", "manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a"}}})
+	if rec := serve(st, "POST", "/api/v1/workflows", keys["a"], wf, nil); rec.Code != 429 {
+		t.Errorf("a's workflow at its cap = %d %s, want 429", rec.Code, rec.Body)
+	}
+
 	// The key that made a's job before the flood still answers that job.
 	status, out = st.do(t, 0, "POST", "/api/v1/jobs", keys["a"], "application/json", job, idem)
 	if got, _ := out["job"].(map[string]any); status != 200 || got["id"] != firstID {

@@ -273,7 +273,11 @@ func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error 
 	now := a.now()
 	j := a.jobOf(r.Context(), s, ids.New("job-", now), now)
 	idem := idempotencyOf(r.Context(), s.idempotencyKey, s.body)
-	if err := a.overCap(r.Context(), w, p.Tenant); err != nil {
+	adds := 1 // an array lets its parallelism in at once, and no more
+	if s.array != nil {
+		adds = s.array.Parallelism
+	}
+	if err := a.overCap(r.Context(), w, p.Tenant, adds); err != nil {
 		return a.replayOverCap(r.Context(), w, idem, err)
 	}
 	if err := a.holdAtSubmission(r.Context(), &j, now); err != nil {

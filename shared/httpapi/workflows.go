@@ -94,6 +94,9 @@ func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := a.overCap(ctx, w, principalOf(ctx).Tenant, rootsOf(steps, subs)); err != nil {
+		return err
+	}
 	now := a.now()
 	idem := idempotencyOf(ctx, key, body)
 	if idem != nil {
@@ -309,4 +312,20 @@ func (a *api) cancelWorkflow(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return a.answerWorkflow(r.Context(), w, http.StatusOK, wf)
+}
+
+// rootsOf is how many jobs of a workflow its start lets into the queue at once: those after no
+// step, an array among them its parallelism.
+func rootsOf(steps []jobs.Step, subs []submission) int {
+	n := 0
+	for i, s := range steps {
+		switch {
+		case len(s.After) > 0:
+		case subs[i].array != nil:
+			n += subs[i].array.Parallelism
+		default:
+			n++
+		}
+	}
+	return n
 }
