@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/user"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/flavors"
+	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/records"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -42,20 +44,61 @@ eval "$(tidegate dev env)" first.`,
 
 // tenantStore reaches the control table named by the environment.
 func tenantStore(ctx context.Context) (*dynamo.TenantStore, error) {
+	db, table, err := controlTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dynamo.NewTenantStore(db, table), nil
+}
+
+// controlTable is a client of the control table named by the environment, and its name.
+func controlTable(ctx context.Context) (*dynamodb.Client, string, error) {
 	table := os.Getenv(config.EnvControlTable)
 	if table == "" {
-		return nil, fmt.Errorf("%s is not set: name the control table (for the dev stack: eval \"$(tidegate dev env)\")", config.EnvControlTable)
+		return nil, "", fmt.Errorf("%s is not set: name the control table (for the dev stack: eval \"$(tidegate dev env)\")", config.EnvControlTable)
 	}
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("loading AWS configuration: %w", err)
+		return nil, "", fmt.Errorf("loading AWS configuration: %w", err)
 	}
 	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		if ep := os.Getenv(config.EnvDynamoDBEndpoint); ep != "" {
 			o.BaseEndpoint = &ep
 		}
 	})
-	return dynamo.NewTenantStore(db, table), nil
+	return db, table, nil
+}
+
+// audited records operator action (such as "admin tenants put") on tenant's target in the audit
+// log before it is made, and answers the function that records how it ended: an action whose
+// record cannot be written is not made. The tenant acted on reads it in its own log.
+func audited(ctx context.Context, action, tenant, target string) (func(err error), error) {
+	db, table, err := controlTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var retention config.Config
+	if err := retention.ApplyTunables(os.Getenv); err != nil {
+		return nil, err
+	}
+	log := dynamo.NewAuditStore(db, table, retention.AuditRetention)
+	who := "operator"
+	if u, err := user.Current(); err == nil {
+		who += ":" + u.Username
+	}
+	rec := dynamo.AuditRecord{At: time.Now().UTC(), Tenant: tenant, Principal: who, RequestID: ids.New("cli_", time.Now()), Action: action, Path: target}
+	if err := log.Begin(ctx, rec); err != nil {
+		return nil, fmt.Errorf("not done: %w", err)
+	}
+	return func(err error) {
+		status := 200
+		if err != nil {
+			status = 500
+		}
+		if ferr := log.Finish(context.WithoutCancel(ctx), rec, status); ferr != nil {
+			fmt.Fprintf(os.Stderr, "tidegate: the audit record of %s was written, its outcome not: %v\n", action, ferr)
+		}
+	}, nil
 }
 
 // checkQuotaRegions refuses a quota for a region Tidegate does not run jobs in, when the regions
@@ -151,7 +194,13 @@ func tenantsPutCmd() *cobra.Command {
 			if err := checkNamespaces(cmd.Context(), store, t, shareNamespace); err != nil {
 				return err
 			}
-			if err := store.PutTenant(cmd.Context(), t); err != nil {
+			done, err := audited(cmd.Context(), "admin tenants put", t.Name, "tenants/"+t.Name)
+			if err != nil {
+				return err
+			}
+			err = store.PutTenant(cmd.Context(), t)
+			done(err)
+			if err != nil {
 				return err
 			}
 			for _, arn := range iamARNs {
@@ -272,7 +321,13 @@ func keysCreateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := store.AddKey(cmd.Context(), tenant, key, time.Now()); err != nil {
+			done, err := audited(cmd.Context(), "admin keys create", tenant, "tenants/"+tenant+"/keys/"+tenancy.KeyID(key))
+			if err != nil {
+				return err
+			}
+			err = store.AddKey(cmd.Context(), tenant, key, time.Now())
+			done(err)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "key %s for tenant %s; it is not shown again:\n", tenancy.KeyID(key), tenant)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,37 @@ func TestTenantsPutLimits(t *testing.T) {
 	}
 	if got, err := store.Tenant(context.Background(), "lim"); err != nil || got.PreemptWithin != tenancy.PreemptLowerPriority {
 		t.Errorf("tenant put with --preempt-within lower-priority = %+v, %v", got, err)
+	}
+}
+
+// TestAdminActionsAreAudited: an operator's tenants put and keys create each leave one audit
+// record under the tenant acted on, naming the operator and the outcome, before the change.
+func TestAdminActionsAreAudited(t *testing.T) {
+	adminEnv(t)
+	if out, err := admin(t, "tenants", "put", "team-q", "--org", "acme", "--namespace", "q-one"); err != nil {
+		t.Fatalf("tenants put = %v\n%s", err, out)
+	}
+	if out, err := admin(t, "keys", "create", "--tenant", "team-q"); err != nil {
+		t.Fatalf("keys create = %v\n%s", err, out)
+	}
+	db, table, err := controlTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := dynamo.NewAuditStore(db, table, 0).Audit(context.Background(), dynamo.AuditQuery{
+		Tenant: "team-q", From: time.Now().Add(-time.Minute), To: time.Now().Add(time.Minute), Limit: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		if !strings.HasPrefix(r.Principal, "operator") {
+			t.Errorf("record %+v: principal %q, want the operator", r, r.Principal)
+		}
+		got = append(got, r.Action+" "+strconv.Itoa(r.Status))
+	}
+	if want := []string{"admin tenants put 200", "admin keys create 200"}; !cmp.Equal(got, want) {
+		t.Errorf("team-q's audit log = %v, want %v", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -458,5 +459,40 @@ func TestNToNOnDev(t *testing.T) {
 	h.stdin = exampleJob(t, uniqueName("nn"))
 	if stderr := h.fails("jobs", "submit", "-f", "-", "--region", "us-east-1", "--array", "3", "--depends-on", first.ID+":succeeded:n_to_n"); !strings.Contains(stderr, "not an array of 3") {
 		t.Errorf("n_to_n on an array of another size: stderr %q, want it refused", stderr)
+	}
+}
+
+// TestAuditOnDev: `tidegate audit` shows a submission and a cancel the dev tenant made, each once
+// with its outcome; a read made between leaves nothing.
+func TestAuditOnDev(t *testing.T) {
+	h := newHarness(t)
+	from := time.Now().UTC().Add(-time.Second).Format(time.RFC3339)
+	h.stdin = exampleJob(t, uniqueName("audited"))
+	out := h.ok("jobs", "submit", "-f", "-", "--region", "us-east-1", "-o", "json")
+	var j apiclient.Job
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	h.ok("jobs", "get", j.ID)
+	h.ok("jobs", "delete", j.ID)
+	log := h.ok("audit", "--from", from, "-o", "json")
+	var page apiclient.Page[apiclient.AuditRecord]
+	if err := json.Unmarshal([]byte(log), &page); err != nil {
+		t.Fatalf("audit -o json = %s: %v", log, err)
+	}
+	seen := map[string]int{}
+	for _, r := range page.Items {
+		if strings.Contains(r.Path, j.ID) || r.Action == "POST /api/v1/manifests" {
+			seen[r.Action+" "+strconv.Itoa(r.Status)]++
+		}
+		if r.Action == "GET /api/v1/jobs/{id}" {
+			t.Errorf("a read was audited: %+v", r)
+		}
+	}
+	if seen["POST /api/v1/manifests 202"] < 1 || seen["DELETE /api/v1/jobs/{id} 200"] != 1 {
+		t.Errorf("audit since %s = %v, want the submission (202) and the cancel (200)", from, seen)
+	}
+	if table := h.ok("audit", "--from", from, "--action", "DELETE /api/v1/jobs/{id}"); !strings.Contains(table, "/api/v1/jobs/"+j.ID) {
+		t.Errorf("tidegate audit --action = %s, want the cancel's row", table)
 	}
 }

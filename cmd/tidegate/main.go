@@ -30,7 +30,7 @@ func root() *cobra.Command {
 	}
 	cmd.AddCommand(devCmd(), adminCmd(), sandboxCmd())
 	s := &session{}
-	cmd.AddCommand(loginCmd(s), jobsCmd(s), queueCmd(s), costsCmd(s), templatesCmd(s), workflowsCmd(s), webhooksCmd(s), appsCmd(s), secretsCmd(s))
+	cmd.AddCommand(loginCmd(s), jobsCmd(s), queueCmd(s), costsCmd(s), templatesCmd(s), workflowsCmd(s), webhooksCmd(s), auditCmd(s), appsCmd(s), secretsCmd(s))
 	return cmd
 }
 

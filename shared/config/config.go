@@ -73,6 +73,10 @@ type Config struct {
 	// TTL deletes it (its events keep their own 30 days from when they happened); 0 keeps records
 	// for good. TIDEGATE_JOB_RETENTION_DAYS, whole days, DefaultJobRetentionDays when unset.
 	JobRetention time.Duration
+	// AuditRetention is how long an audit record is kept before DynamoDB's TTL deletes it; 0
+	// keeps them for good. TIDEGATE_AUDIT_RETENTION_DAYS, whole days, DefaultAuditRetentionDays
+	// when unset.
+	AuditRetention time.Duration
 	// JobTTL is the ttlSecondsAfterFinished dispatch gives a batch/v1 Job (and a CronJob's
 	// jobTemplate) whose manifest sets none or less: the cluster deletes the finished Job that
 	// long after it ends. 0 leaves Jobs as their manifests have them. Never below MinJobTTL, so
@@ -185,6 +189,9 @@ const DefaultJobRetentionDays = 90
 // MaxJobRetentionDays bounds TIDEGATE_JOB_RETENTION_DAYS at ten years; 0 keeps records for good.
 const MaxJobRetentionDays = 3650
 
+// DefaultAuditRetentionDays keeps an audit record 400 days: a year's reviews and a margin.
+const DefaultAuditRetentionDays = 400
+
 // DefaultJobTTL is the ttlSecondsAfterFinished Tidegate gives the Jobs it creates: an hour, time
 // for a person to look at a finished Job's pods with kubectl, and sixty beats to record its end.
 const DefaultJobTTL = time.Hour
@@ -228,6 +235,7 @@ const (
 	EnvRateBurst            = "TIDEGATE_RATE_BURST"
 	EnvDefaultQuota         = "TIDEGATE_DEFAULT_QUOTA"
 	EnvJobRetentionDays     = "TIDEGATE_JOB_RETENTION_DAYS"
+	EnvAuditRetentionDays   = "TIDEGATE_AUDIT_RETENTION_DAYS"
 	EnvJobTTLSeconds        = "TIDEGATE_JOB_TTL_SECONDS"
 	EnvWatchSeconds         = "TIDEGATE_WATCH_SECONDS"
 	EnvCapacityTypeLabel    = "TIDEGATE_CAPACITY_TYPE_LABEL"
@@ -421,6 +429,19 @@ func (r *reader) cleanup() (retention, ttl time.Duration) {
 		ttl = time.Duration(v) * time.Second
 	}
 	return time.Duration(days) * 24 * time.Hour, ttl
+}
+
+// auditRetention is how long audit records are kept, DefaultAuditRetentionDays when unset.
+func (r *reader) auditRetention() time.Duration {
+	days := DefaultAuditRetentionDays
+	if s := r.get(EnvAuditRetentionDays); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 || v > MaxJobRetentionDays {
+			r.fail(EnvAuditRetentionDays, fmt.Errorf("%q is not a whole number of days from 0 (keep for good) to %d", s, MaxJobRetentionDays))
+		}
+		days = v
+	}
+	return time.Duration(days) * 24 * time.Hour
 }
 
 // watch is how long each beat watches: EnvWatchSeconds, or WatchFor(BeatInterval) when unset.

@@ -14,7 +14,7 @@ package config
 var Tunables = []string{
 	EnvRegionCapacity, EnvRegionGPUs, EnvFlavors,
 	EnvRateLimit, EnvRateBurst, EnvDefaultQuota,
-	EnvJobRetentionDays, EnvJobTTLSeconds,
+	EnvJobRetentionDays, EnvJobTTLSeconds, EnvAuditRetentionDays,
 	EnvOnDemandPrices, EnvAppRuntimes, EnvAppUnreadySeconds, EnvReadyTimeoutMax,
 	EnvLongRunningHoldsSlot, EnvLongRunningPerTenant, EnvMaxQueuedPerTenant, EnvDrainReadBudget,
 	EnvPreemptionsPerMinute, EnvPreemptionCooldown, EnvPreemptionGraceMax,
@@ -46,6 +46,7 @@ func (r *reader) tunables(c *Config) {
 	c.RateLimit, c.RateBurst = r.rate()
 	c.DefaultQuota = r.quota(EnvDefaultQuota)
 	c.JobRetention, c.JobTTL = r.cleanup()
+	c.AuditRetention = r.auditRetention()
 	c.OnDemandPrices = r.onDemand(EnvOnDemandPrices)
 	c.AppRuntimes = r.appRuntimes(EnvAppRuntimes)
 	c.AppUnreadyLimit = r.unreadyLimit(EnvAppUnreadySeconds)

@@ -18,7 +18,7 @@ func tuned() map[string]string {
 	return map[string]string{
 		EnvRegionCapacity: "us-east-1=3", EnvRegionGPUs: "us-east-1=8", EnvFlavors: `{"*": [{"name": "any", "resources": {"pods": "9"}}]}`,
 		EnvRateLimit: "2.5", EnvRateBurst: "7", EnvDefaultQuota: "4:2",
-		EnvJobRetentionDays: "7", EnvJobTTLSeconds: "600",
+		EnvJobRetentionDays: "7", EnvJobTTLSeconds: "600", EnvAuditRetentionDays: "30",
 		EnvOnDemandPrices:    "g5.xlarge=1.006",
 		EnvAppRuntimes:       "node22=ghcr.io/acme/node@sha256:" + strings.Repeat("a", 64),
 		EnvAppUnreadySeconds: "120", EnvReadyTimeoutMax: "10m", EnvLongRunningHoldsSlot: "true", EnvLongRunningPerTenant: "2", EnvDrainReadBudget: "250",

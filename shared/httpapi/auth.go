@@ -56,6 +56,11 @@ func (a *api) authed(need access, h handlerFunc) handlerFunc {
 			return Errorf(CodeForbidden, detailNotDeployer, p.Tenant.Role)
 		}
 		ctx := context.WithValue(r.Context(), keyPrincipal, p)
+		if need != accessRead && a.audit != nil {
+			// Every change a principal may make (every route that needs more than reading) is
+			// audited; reads and dry runs are not.
+			return a.audited(w, r.WithContext(ctx), p, h)
+		}
 		return h(w, r.WithContext(ctx))
 	}
 }

@@ -83,6 +83,9 @@ type Deps struct {
 	Rate ratelimit.Limit
 	// Metrics takes the API's request counts (metrics.APIRequests); nil records none.
 	Metrics *metrics.Recorder
+	// Audit, when set, keeps a record of every change a principal asks for (audit.go), and
+	// serves GET /api/v1/audit; nil audits nothing (tests of the API alone).
+	Audit AuditLog
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -105,6 +108,7 @@ type api struct {
 	maxQueued  int                                // Deps.MaxQueuedPerTenant
 	censuses   censusCache                        // the censuses the caps of queued jobs read
 	releaser   *unblock.Releaser                  // releases a cancelled job's dependents
+	audit      AuditLog                           // Deps.Audit
 	iamCaller  IAMCaller
 	now        func() time.Time
 	rate       ratelimit.Limit
@@ -136,6 +140,9 @@ type Route struct {
 	Path   string
 	Open   bool // needs no principal
 }
+
+// Routes are the API's routes, as register lists them.
+func Routes() []Route { return slices.Clone(newAPI(Deps{}).routes) }
 
 // New returns the API as one handler.
 func New(d Deps) http.Handler {
@@ -170,6 +177,7 @@ func newAPI(d Deps) *api {
 	a.uploads = d.Uploads
 	a.webhooks, a.webhookQueue, a.webhooksAllowPrivate = d.Webhooks, d.WebhookQueue, d.WebhooksAllowPrivate
 	a.releaser = &unblock.Releaser{Jobs: d.Jobs, Ringer: d.Ringer, Log: a.log, Now: a.now}
+	a.audit = d.Audit
 	a.register()
 	return a
 }
@@ -193,6 +201,7 @@ func (a *api) register() {
 	a.handle("POST /api/v1/jobs/bulk-delete", a.authed(accessWrite, a.bulkDelete))
 	a.handle("GET /api/v1/queue/stats", a.authed(accessRead, a.queueStats))
 	a.handle("GET /api/v1/costs", a.authed(accessRead, a.costs))
+	a.handle("GET /api/v1/audit", a.authed(accessRead, a.auditLog))
 
 	a.handle("POST /api/v1/workflows", a.authed(accessWrite, a.submitWorkflow))
 	a.handle("GET /api/v1/workflows/{id}", a.authed(accessRead, a.getWorkflow))

@@ -60,11 +60,13 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Principals: httpapi.NewPrincipalCache(dynamo.NewTenantStore(c.DynamoDB, t.Control), nil),
 		Jobs:       dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
 		Templates:  dynamo.NewTemplateStore(c.DynamoDB, t.Control),
-		Policy:     checker,
-		Ringer:     wake.New(c.SQS, cfg.DispatchQueueURL),
-		Regions:    cfg.RegionNames(),
-		Clusters:   clusters,
-		Capacity:   cfg.Capacity,
+		// Every change a principal asks for is recorded before it is made.
+		Audit:    dynamo.NewAuditStore(c.DynamoDB, t.Control, cfg.AuditRetention),
+		Policy:   checker,
+		Ringer:   wake.New(c.SQS, cfg.DispatchQueueURL),
+		Regions:  cfg.RegionNames(),
+		Clusters: clusters,
+		Capacity: cfg.Capacity,
 		Flavors: func(region string) flavors.Region {
 			return set.Of(region, cfg.Capacity(region), cfg.GPUCapacity(region))
 		},

@@ -1,0 +1,130 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/tenancy"
+)
+
+// AuditLog keeps the record of every change a principal asks for; dynamo.AuditStore is the real
+// one.
+type AuditLog interface {
+	Begin(ctx context.Context, r dynamo.AuditRecord) error
+	Finish(ctx context.Context, r dynamo.AuditRecord, status int) error
+	Audit(ctx context.Context, q dynamo.AuditQuery) ([]dynamo.AuditRecord, string, error)
+}
+
+var _ AuditLog = (*dynamo.AuditStore)(nil)
+
+// detailUnaudited is the 503 of a change whose audit record could not be written: it is not made.
+const detailUnaudited = "the change was not made: its audit record could not be written; try again"
+
+// audited runs h, a change principal p asks for, between its audit record's two writes: the
+// record first (a change is never made unrecorded: if it cannot be written, the change is not
+// made), then how it ended. A process that dies between them leaves the record with status 0: the
+// change may or may not have been made, and the record says so.
+func (a *api) audited(w http.ResponseWriter, r *http.Request, p tenancy.Principal, h handlerFunc) error {
+	rec := dynamo.AuditRecord{
+		At: a.now().UTC(), Tenant: p.Tenant.Name, Principal: p.Subject, RequestID: requestID(r.Context()),
+		SourceIP: sourceIP(r), Action: r.Pattern, Path: r.URL.Path,
+	}
+	if err := a.audit.Begin(r.Context(), rec); err != nil {
+		a.logger(r.Context()).ErrorContext(r.Context(), "writing an audit record", "err", err)
+		return Errorf(CodeUnavailable, detailUnaudited)
+	}
+	status := http.StatusInternalServerError // a handler that panics answers 500
+	defer func() {
+		if ferr := a.audit.Finish(context.WithoutCancel(r.Context()), rec, status); ferr != nil {
+			// The record stands, with status 0: the change's outcome is unknown to it, not hidden.
+			a.logger(r.Context()).WarnContext(r.Context(), "finishing an audit record", "err", ferr)
+		}
+	}()
+	sw := &statusRecorder{ResponseWriter: w}
+	err := h(sw, r)
+	status = sw.status
+	var apiErr *Error
+	switch {
+	case errors.As(err, &apiErr):
+		status = apiErr.Status()
+	case err != nil:
+		status = http.StatusInternalServerError
+	}
+	return err
+}
+
+// sourceIP is where the request came from: API Gateway's source IP, which its Lambda adapter
+// puts in RemoteAddr, without the port.
+func sourceIP(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// auditPage bounds one page of GET /api/v1/audit.
+const (
+	auditDefaultLimit = 100
+	auditMaxLimit     = 1000
+	auditDefaultRange = 30 * 24 * time.Hour
+)
+
+// auditLog is GET /api/v1/audit?from&to&action&limit&cursor: the caller's tenant's records,
+// oldest first; the operator's, every tenant's (or one's, with tenant).
+func (a *api) auditLog(w http.ResponseWriter, r *http.Request) error {
+	if a.audit == nil {
+		return Errorf(CodeUnavailable, "this deployment keeps no audit log")
+	}
+	q := r.URL.Query()
+	p := principalOf(r.Context())
+	aq := dynamo.AuditQuery{Tenant: p.Tenant.Name, Action: q.Get("action"), Limit: auditDefaultLimit, Cursor: q.Get("cursor")}
+	var bad []FieldProblem
+	aq.To = a.now().UTC()
+	if s := q.Get("to"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			bad = append(bad, FieldProblem{"to", "must be a time in RFC 3339, such as 2026-12-01T00:00:00Z"})
+		}
+		aq.To = t
+	}
+	aq.From = aq.To.Add(-auditDefaultRange)
+	if s := q.Get("from"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			bad = append(bad, FieldProblem{"from", "must be a time in RFC 3339, such as 2026-11-01T00:00:00Z"})
+		}
+		aq.From = t
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > auditMaxLimit {
+			bad = append(bad, FieldProblem{"limit", "must be a whole number from 1 to 1000"})
+		}
+		aq.Limit = n
+	}
+	switch t := q.Get("tenant"); {
+	case t != "" && !p.Tenant.Operator:
+		bad = append(bad, FieldProblem{"tenant", "only the operator reads another tenant's records; leave it out to read your own"})
+	case p.Tenant.Operator:
+		aq.Tenant = t // "" for every tenant's
+	}
+	if len(bad) > 0 {
+		return Invalid("fix the listed query parameters", bad...)
+	}
+	recs, next, err := a.audit.Audit(r.Context(), aq)
+	if errors.Is(err, dynamo.ErrBadAuditCursor) {
+		return Invalid("the cursor is not one this listing gave", FieldProblem{"cursor", "use next_cursor from the page before, unchanged"})
+	}
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []dynamo.AuditRecord{}
+	}
+	return writeJSON(w, http.StatusOK, listPage[dynamo.AuditRecord]{Items: recs, NextCursor: nextCursor(next)})
+}
