@@ -69,6 +69,17 @@ func controlTable(ctx context.Context) (*dynamodb.Client, string, error) {
 	return db, table, nil
 }
 
+// auditedDo does change, operator action on tenant's target, between its audit record's writes.
+func auditedDo(ctx context.Context, action, tenant, target string, change func() error) error {
+	done, err := audited(ctx, action, tenant, target)
+	if err != nil {
+		return err
+	}
+	err = change()
+	done(err)
+	return err
+}
+
 // audited records operator action (such as "admin tenants put") on tenant's target in the audit
 // log before it is made, and answers the function that records how it ended: an action whose
 // record cannot be written is not made. The tenant acted on reads it in its own log.
@@ -194,13 +205,9 @@ func tenantsPutCmd() *cobra.Command {
 			if err := checkNamespaces(cmd.Context(), store, t, shareNamespace); err != nil {
 				return err
 			}
-			done, err := audited(cmd.Context(), "admin tenants put", t.Name, "tenants/"+t.Name)
-			if err != nil {
-				return err
-			}
-			err = store.PutTenant(cmd.Context(), t)
-			done(err)
-			if err != nil {
+			if err := auditedDo(cmd.Context(), "admin tenants put", t.Name, "tenants/"+t.Name, func() error {
+				return store.PutTenant(cmd.Context(), t)
+			}); err != nil {
 				return err
 			}
 			for _, arn := range iamARNs {
@@ -321,13 +328,9 @@ func keysCreateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			done, err := audited(cmd.Context(), "admin keys create", tenant, "tenants/"+tenant+"/keys/"+tenancy.KeyID(key))
-			if err != nil {
-				return err
-			}
-			err = store.AddKey(cmd.Context(), tenant, key, time.Now())
-			done(err)
-			if err != nil {
+			if err := auditedDo(cmd.Context(), "admin keys create", tenant, "tenants/"+tenant+"/keys/"+tenancy.KeyID(key), func() error {
+				return store.AddKey(cmd.Context(), tenant, key, time.Now())
+			}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "key %s for tenant %s; it is not shown again:\n", tenancy.KeyID(key), tenant)

@@ -42,6 +42,8 @@ type JobStore interface {
 	Dependencies(ctx context.Context, ids []string) ([]jobs.Job, error)
 	// A job cancelled releases its dependents at once (unblock).
 	unblock.Store
+	// Health is whether the beat reaches each region's cluster, for the queue stats.
+	Health(ctx context.Context, regions []string) (map[string]dynamo.RegionHealth, error)
 	// An array's: its children stored before it, its ends counted so far.
 	CreateChildren(ctx context.Context, children []jobs.Job, progress func(done int)) error
 	ArrayEnds(ctx context.Context, parent string) (jobs.ArrayEnds, error)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/admission"
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -58,6 +59,15 @@ type regionStats struct {
 	// Roaming are the caller's tenant's jobs that may run here among other regions and wait for
 	// one: in no region's Counts, and in the Roaming of every region they allow.
 	Roaming roamingStats `json:"roaming"`
+	// Reach is whether the reconcile beat reaches the region's cluster (dynamo.RegionHealth,
+	// with how long it has gone unreached); nil where no beat has recorded it yet.
+	Reach *regionReach `json:"reach"`
+}
+
+// regionReach is a region's health as the beat recorded it, and how long it has gone unreached.
+type regionReach struct {
+	dynamo.RegionHealth
+	UnreachableSeconds float64 `json:"unreachable_seconds"`
 }
 
 // queueStats is GET /api/v1/queue/stats: per region, the caller's tenant's live batch jobs by
@@ -83,6 +93,10 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	roam, total := census.roamingOf(tenant.Name)
+	health, err := a.jobs.Health(r.Context(), a.regions)
+	if err != nil {
+		return err
+	}
 	var out []regionStats
 	for _, region := range a.regions {
 		st, err := a.regionStats(r.Context(), region, tenant, all, census)
@@ -90,6 +104,9 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		st.Roaming = roam[region]
+		if h, ok := health[region]; ok {
+			st.Reach = &regionReach{RegionHealth: h, UnreachableSeconds: h.Unreachable(a.now()).Seconds()}
+		}
 		out = append(out, st)
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"regions": out, "roaming": total})

@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -39,6 +41,10 @@ func TestQueueStatsOperator(t *testing.T) {
 			}
 		}
 	}
+	// The beat could not reach the region once: every caller sees it, with how long.
+	if err := js.Missed(context.Background(), "us-east-1", now.Add(-time.Minute), errors.New("dial tcp: connection refused")); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct{ caller, want string }{
 		{"boss", `[{"long_running":0,"share":{"gpus":8,"jobs":3},"tenant":"a","use":{"gpus":0,"jobs":1}},` +
 			`{"long_running":0,"share":{"gpus":0,"jobs":2},"tenant":"b","use":{"gpus":0,"jobs":2}},` +
@@ -54,6 +60,12 @@ func TestQueueStatsOperator(t *testing.T) {
 		}
 		if got := mustJSON(regions[0].(map[string]any)["tenants"]); got != tt.want {
 			t.Errorf("GET /api/v1/queue/stats as %s: tenants = %s, want %s", tt.caller, got, tt.want)
+		}
+		reach, _ := regions[0].(map[string]any)["reach"].(map[string]any)
+		var gone float64
+		_, _ = fmt.Sscan(fmt.Sprint(reach["unreachable_seconds"]), &gone)
+		if reach == nil || fmt.Sprint(reach["consecutive_failures"]) != "1" || reach["last_error"] != "dial tcp: connection refused" || gone < 59 {
+			t.Errorf("GET /api/v1/queue/stats as %s: reach = %v, want one failure a minute ago, with why", tt.caller, reach)
 		}
 	}
 }

@@ -74,6 +74,8 @@ var (
 		About: "releases that failed, by reason", Source: "reconcile", Summed: true}
 	SweptObjects = Metric{Name: "SweptObjects", Unit: Count, Dimensions: []string{DimRegion, DimKind},
 		About: "objects the beat's sweep deleted, by region and kind: labelled with the id of a job that ended or has no record, left by an end whose delete failed or by nothing that deletes", Source: "reconcile", Summed: true}
+	RegionUnreachable = Metric{Name: "RegionUnreachable", Unit: Seconds, Dimensions: []string{DimRegion},
+		About: "how long the beat has failed to reach the region's cluster: since its last success, 0 while it reaches it", Source: "reconcile"}
 	APIRequests = Metric{Name: "APIRequests", Unit: Count, Dimensions: []string{DimRoute, DimStatusClass},
 		About: "API requests by route pattern and status class (2xx, 4xx, 5xx)", Source: "api", Summed: true}
 )
@@ -82,7 +84,7 @@ var (
 var All = []Metric{
 	QueuedJobs, GatedJobs, ActiveJobs, OldestQueuedAge, SubmitToDispatched, SubmitToRunning,
 	DispatchOutcomes, BeatDuration, BeatLateness, WebhookAttempts, OldestUndeliveredAge,
-	HostPlanSteps, FailedReleases, SweptObjects, APIRequests,
+	HostPlanSteps, FailedReleases, SweptObjects, RegionUnreachable, APIRequests,
 }
 
 // Named answers the metric called name; ok is false for a name Tidegate does not publish.

@@ -65,12 +65,14 @@ func (h *Handler) follow(ctx context.Context, region string) (read []jobs.Job, l
 	}
 	kc, err := h.Clusters.Client(ctx, region)
 	if err != nil {
+		h.reach(ctx, region, err)
 		read, err := h.statesWithoutCluster(ctx, region, err)
 		return read, owned{}, false, err
 	}
 
 	last := h.recall(region)
 	l, unlisted, err := h.look(ctx, kc, region, last)
+	h.reach(ctx, region, l.err)
 	if err != nil {
 		return unlisted, owned{}, false, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/ids"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/metrics"
@@ -42,6 +43,14 @@ type Leases interface {
 // the real one.
 type WebhookSweeper interface {
 	Sweep(ctx context.Context) error
+}
+
+// Health records whether each beat reached each region's cluster; dynamo.JobStore is the real
+// one.
+type Health interface {
+	Reached(ctx context.Context, region string, at time.Time) error
+	Missed(ctx context.Context, region string, at time.Time, why error) error
+	Health(ctx context.Context, regions []string) (map[string]dynamo.RegionHealth, error)
 }
 
 // Releaser releases the dependents of ended jobs; unblock.Releaser is the real one.
@@ -89,6 +98,10 @@ type Handler struct {
 	// Releaser, when set, releases the dependents of each job whose end is recorded, as it is,
 	// and each beat sweeps the ended jobs whose dependents are still to be released (unblock).
 	Releaser Releaser
+	// Health, when set, records each region's reachability as each beat found it (its LISTs of
+	// the region's cluster), and each beat publishes how long each region has gone unreached
+	// (metrics.RegionUnreachable).
+	Health Health
 	// Isolation, when set, is kept each beat beside the jobs and hosts. What it fails at is
 	// logged, not returned: a failed beat is delivered again by EventBridge and would follow
 	// every job again, and a cluster that refuses one object (say, an RBAC gap) would fail them all.
@@ -207,6 +220,7 @@ func (h *Handler) pass(ctx context.Context, ev events.EventBridgeEvent, followed
 	wg.Wait()
 	errs = append(errs, <-hosted)
 	<-isolated
+	h.publishReach(ctx)
 	if h.Releaser != nil {
 		errs = append(errs, h.Releaser.Sweep(ctx))
 	}

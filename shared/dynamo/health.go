@@ -1,0 +1,106 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// RegionHealth is whether Tidegate reaches a region's cluster: when the beat last reached it,
+// when it last failed and with what, and how many times in a row it failed since it last
+// reached it (0 while it is reached).
+type RegionHealth struct {
+	Region      string     `json:"region" dynamodbav:"region"`
+	LastSuccess *time.Time `json:"last_success,omitempty" dynamodbav:"last_success,omitempty"`
+	LastFailure *time.Time `json:"last_failure,omitempty" dynamodbav:"last_failure,omitempty"`
+	LastError   string     `json:"last_error,omitempty" dynamodbav:"last_error,omitempty"`
+	Failures    int        `json:"consecutive_failures" dynamodbav:"failures"`
+}
+
+// Unreachable is how long region has gone unreached at now: 0 while the last call reached it;
+// since the last success, or since the first failure on record when it never succeeded.
+func (h RegionHealth) Unreachable(now time.Time) time.Duration {
+	switch {
+	case h.Failures == 0:
+		return 0
+	case h.LastSuccess != nil:
+		return now.Sub(*h.LastSuccess)
+	case h.LastFailure != nil:
+		return now.Sub(*h.LastFailure)
+	}
+	return 0
+}
+
+// healthTime writes times at one width, so that they compare as strings in a condition.
+const healthTime = "2006-01-02T15:04:05.000000000Z"
+
+func healthKey(region string) (string, string) { return "health#" + region, "health" }
+
+// healthQuiet is how often a region that stays reached has its success written: a beat a minute
+// in AWS reaches each region every minute, and a write a minute says as much as a write a call.
+const healthQuiet = time.Minute
+
+// Reached records that a call reached region's cluster at at; a region reached within
+// healthQuiet, and failing since, costs no write.
+func (s *JobStore) Reached(ctx context.Context, region string, at time.Time) error {
+	pk, sk := healthKey(region)
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.tables.Control, Key: keyOf(pk, sk),
+		UpdateExpression:         aws.String("SET #region = :region, last_success = :at, failures = :zero REMOVE last_error"),
+		ConditionExpression:      aws.String("attribute_not_exists(pk) OR failures > :zero OR last_success < :quiet"),
+		ExpressionAttributeNames: map[string]string{"#region": "region"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":region": &types.AttributeValueMemberS{Value: region},
+			":at":     &types.AttributeValueMemberS{Value: at.UTC().Format(healthTime)},
+			":quiet":  &types.AttributeValueMemberS{Value: at.Add(-healthQuiet).UTC().Format(healthTime)},
+			":zero":   &types.AttributeValueMemberN{Value: "0"},
+		},
+	})
+	if err != nil && !conditionFailed(err) {
+		return fmt.Errorf("recording %s reached: %w", region, err)
+	}
+	return nil
+}
+
+// Missed records that a call failed to reach region's cluster at at, and why.
+func (s *JobStore) Missed(ctx context.Context, region string, at time.Time, why error) error {
+	pk, sk := healthKey(region)
+	msg := why.Error()
+	if len(msg) > 500 {
+		msg = msg[:500]
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.tables.Control, Key: keyOf(pk, sk),
+		UpdateExpression:         aws.String("SET #region = :region, last_failure = :at, last_error = :why ADD failures :one"),
+		ExpressionAttributeNames: map[string]string{"#region": "region"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":region": &types.AttributeValueMemberS{Value: region},
+			":at":     &types.AttributeValueMemberS{Value: at.UTC().Format(healthTime)},
+			":why":    &types.AttributeValueMemberS{Value: msg},
+			":one":    &types.AttributeValueMemberN{Value: strconv.Itoa(1)},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("recording %s missed: %w", region, err)
+	}
+	return nil
+}
+
+// Health reads regions' health (at most statesPerRead regions); a region never recorded is
+// left out.
+func (s *JobStore) Health(ctx context.Context, regions []string) (map[string]RegionHealth, error) {
+	items, err := controlItems[RegionHealth](ctx, s, regions, healthKey, "health")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]RegionHealth, len(items))
+	for _, h := range items {
+		out[h.Region] = h
+	}
+	return out, nil
+}
