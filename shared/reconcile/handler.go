@@ -139,6 +139,8 @@ type Handler struct {
 	memory map[string]memory    // by region: what the last beat saw
 	kept   map[string]kept      // by region: where the last beat's watch left off (watch.go)
 	swept  map[string]time.Time // by region: when its last sweep started
+	// reached is, by region, when this process last recorded it reached (health.go).
+	reached map[string]time.Time
 
 	// nodes are the nodes ended jobs' pods ran on, as read lately (nodes.go).
 	nodes nodeCache

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"time"
 
 	"github.com/tidegate/tidegate/shared/metrics"
 )
@@ -12,16 +13,39 @@ func (h *Handler) reach(ctx context.Context, region string, why error) {
 	if h.Health == nil {
 		return
 	}
+	now := h.now()
+	h.mu.Lock()
+	last, quiet := h.reached[region]
+	quiet = quiet && why == nil && now.Sub(last) < reachQuiet
+	h.mu.Unlock()
+	if quiet {
+		return // reached, and recorded so by this process within reachQuiet: no call at all
+	}
 	var err error
 	if why == nil {
-		err = h.Health.Reached(ctx, region, h.now())
+		err = h.Health.Reached(ctx, region, now)
 	} else {
-		err = h.Health.Missed(ctx, region, h.now(), why)
+		err = h.Health.Missed(ctx, region, now, why)
 	}
 	if err != nil {
 		h.Log.WarnContext(ctx, "recording a region's reachability", "region", region, "err", err)
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reached == nil {
+		h.reached = map[string]time.Time{}
+	}
+	if why == nil && err == nil {
+		h.reached[region] = now
+	} else {
+		delete(h.reached, region)
+	}
 }
+
+// reachQuiet is how long a process that recorded a region reached makes no call to record it
+// again while it stays reached: the store writes a success at most once a minute anyway
+// (dynamo.JobStore.Reached), and this spares the call.
+const reachQuiet = time.Minute
 
 // publishReach publishes how long each region has gone unreached (0 for one reached), as the
 // regions' health records have it after this beat.
