@@ -73,11 +73,7 @@ func workflowsGetCmd(s *session) *cobra.Command {
 		Example: "  tidegate workflows get wf-0abc --watch",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := s.printer(cmd)
-			if err != nil {
-				return err
-			}
-			c, err := s.client(cmd.Context())
+			p, c, err := s.open(cmd)
 			if err != nil {
 				return err
 			}
@@ -98,11 +94,7 @@ func workflowsDeleteCmd(s *session) *cobra.Command {
 		Short: "Cancel a workflow: every job of it not ended, and the workflow",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := s.printer(cmd)
-			if err != nil {
-				return err
-			}
-			c, err := s.client(cmd.Context())
+			p, c, err := s.open(cmd)
 			if err != nil {
 				return err
 			}
