@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 func workflowsCmd(s *session) *cobra.Command {
 	cmd := apiGroup(s, "workflows", "Submit workflows (jobs that come after jobs), follow them, cancel them",
-		workflowsSubmitCmd(s), workflowsGetCmd(s), workflowsDeleteCmd(s))
+		workflowsSubmitCmd(s), workflowsListCmd(s), workflowsGetCmd(s), workflowsDeleteCmd(s))
 	cmd.Aliases = []string{"workflow", "wf"}
 	return cmd
 }
@@ -62,6 +63,40 @@ graph redrawn as its jobs move, and exits non-zero unless it succeeded.`,
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow the workflow to its end; exit non-zero unless it succeeded")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	return cmd
+}
+
+func workflowsListCmd(s *session) *cobra.Command {
+	var namespace string
+	var l listFlags
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List your workflows, newest first",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, c, err := s.open(cmd)
+			if err != nil {
+				return err
+			}
+			page, err := apiclient.Collect(cmd.Context(), l.max(), l.cursor, func(ctx context.Context, o apiclient.ListOptions) (apiclient.Page[apiclient.WorkflowSummary], error) {
+				return c.Workflows(ctx, namespace, o)
+			})
+			if err != nil {
+				return err
+			}
+			return p.emit(page, func() {
+				t := &table{header: []string{"ID", "NAME", "STATUS", "JOBS", "NAMESPACE", "CREATED"}}
+				for _, w := range page.Items {
+					t.add(plain(w.ID), plain(w.Name), plain(w.Status), plain(strconv.Itoa(w.Jobs)), plain(w.Namespace), plain(w.CreatedAt.Local().Format("2006-01-02 15:04:05")))
+				}
+				p.print(t)
+				moreNote(p, page.NextCursor)
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "only this namespace's")
+	l.add(cmd)
 	return cmd
 }
 

@@ -77,6 +77,9 @@ func TestWorkflowOnDev(t *testing.T) {
 		t.Errorf("ends: report %s, train %s, the workflow %s; want report cancelled, then train succeeded, then the workflow failed",
 			ends["report"].Format(time.StampMilli), ends["train"].Format(time.StampMilli), wfEnd.Format(time.StampMilli))
 	}
+	if listed := h.ok("workflows", "list"); !strings.Contains(listed, got.ID) || !strings.Contains(listed, "failed") {
+		t.Errorf("workflows list =\n%s\nwant %s, failed", listed, got.ID)
+	}
 	drawn := h.ok("workflows", "get", got.ID)
 	for _, want := range []string{"failed: 0 blocked, 0 active, 2 succeeded, 1 failed, 1 cancelled", "✗ " + "  evaluate", "after train, evaluate", "(dependency_not_met: "} {
 		if !strings.Contains(drawn, want) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -49,4 +51,33 @@ func (c *Client) Workflow(ctx context.Context, id string) (Workflow, error) {
 func (c *Client) CancelWorkflow(ctx context.Context, id string) (Workflow, error) {
 	var out Workflow
 	return out, c.do(ctx, request{method: http.MethodDelete, path: "/api/v1/workflows/" + pathEscape(id)}, &out)
+}
+
+// WorkflowSummary is one workflow of a listing: its status and how many jobs it has.
+type WorkflowSummary struct {
+	ID            string       `json:"id"`
+	Name          string       `json:"name"`
+	Namespace     string       `json:"namespace"`
+	Status        string       `json:"status"`
+	StatusHistory []Transition `json:"status_history"`
+	CreatedAt     time.Time    `json:"created_at"`
+	UpdatedAt     time.Time    `json:"updated_at"`
+	Jobs          int          `json:"jobs"`
+}
+
+// Workflows reads one page of the caller's tenant's workflows, newest first; namespace, when
+// set, narrows them to one namespace.
+func (c *Client) Workflows(ctx context.Context, namespace string, o ListOptions) (Page[WorkflowSummary], error) {
+	q := url.Values{}
+	if namespace != "" {
+		q.Set("namespace", namespace)
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Cursor != "" {
+		q.Set("cursor", o.Cursor)
+	}
+	var out Page[WorkflowSummary]
+	return out, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/workflows", query: q}, &out)
 }

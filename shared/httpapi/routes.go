@@ -204,6 +204,7 @@ func (a *api) register() {
 	a.handle("GET /api/v1/audit", a.authed(accessRead, a.auditLog))
 
 	a.handle("POST /api/v1/workflows", a.authed(accessWrite, a.submitWorkflow))
+	a.handle("GET /api/v1/workflows", a.authed(accessRead, a.listWorkflows))
 	a.handle("GET /api/v1/workflows/{id}", a.authed(accessRead, a.getWorkflow))
 	a.handle("DELETE /api/v1/workflows/{id}", a.authed(accessWrite, a.cancelWorkflow))
 

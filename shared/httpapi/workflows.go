@@ -329,3 +329,49 @@ func rootsOf(steps []jobs.Step, subs []submission) int {
 	}
 	return n
 }
+
+// workflowSummary is one workflow of a listing: its record's own fields and its size, without
+// its jobs' statuses (GET /api/v1/workflows/{id} reads those).
+type workflowSummary struct {
+	ID            string            `json:"id"`
+	Name          string            `json:"name"`
+	Namespace     string            `json:"namespace"`
+	Status        jobs.Status       `json:"status"`
+	StatusHistory []jobs.Transition `json:"status_history"`
+	CreatedAt     time.Time         `json:"created_at"`
+	UpdatedAt     time.Time         `json:"updated_at"`
+	Jobs          int               `json:"jobs"`
+}
+
+// listWorkflows is GET /api/v1/workflows: the caller's tenant's workflows, newest first, in one
+// namespace of its with namespace.
+func (a *api) listWorkflows(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit, cursor, err := pageParams(q)
+	if err != nil {
+		return err
+	}
+	tenant := principalOf(r.Context()).Tenant
+	f := jobs.Filter{Namespaces: tenant.Namespaces, Workflows: true}
+	if ns := q.Get("namespace"); ns != "" {
+		if !tenant.Allows(ns) {
+			return Errorf(CodeForbidden, "namespace %q is not one of tenant %s's", ns, tenant.Name)
+		}
+		f.Namespaces = []string{ns}
+	}
+	page, err := a.jobs.List(r.Context(), f, limit, cursor)
+	if err != nil {
+		return err
+	}
+	out := make([]workflowSummary, 0, len(page.Jobs))
+	for _, j := range page.Jobs {
+		if j.Workflow == nil {
+			continue
+		}
+		out = append(out, workflowSummary{
+			ID: j.ID, Name: j.Workflow.Name, Namespace: j.Namespace, Status: j.Status, StatusHistory: j.StatusHistory,
+			CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, Jobs: len(j.Workflow.Steps),
+		})
+	}
+	return writeJSON(w, http.StatusOK, listPage[workflowSummary]{Items: out, NextCursor: nextCursor(page.Next)})
+}

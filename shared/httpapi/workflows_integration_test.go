@@ -94,6 +94,19 @@ func TestSubmitWorkflow(t *testing.T) {
 		t.Errorf("a step of a template that is not there = %d %v, want 404 naming the step", status, out)
 	}
 
+	// Listed among the tenant's workflows, newest first; never among another's.
+	status, listed := st.do(t, 0, "GET", "/api/v1/workflows", st.member, "", "", nil)
+	items, _ := listed["items"].([]any)
+	if status != 200 || len(items) != 2 || items[0].(map[string]any)["name"] != "from-templates" || items[1].(map[string]any)["id"] != id || fmt.Sprint(items[1].(map[string]any)["jobs"]) != "4" {
+		t.Errorf("GET /api/v1/workflows = %d %v, want from-templates then pipeline (4 jobs)", status, listed)
+	}
+	if status, listed := st.do(t, 0, "GET", "/api/v1/workflows", st.rival, "", "", nil); status != 200 || len(listed["items"].([]any)) != 0 {
+		t.Errorf("rival's GET /api/v1/workflows = %d %v, want none", status, listed)
+	}
+	if status, _ := st.do(t, 0, "GET", "/api/v1/workflows?namespace=team-a", st.rival, "", "", nil); status != 403 {
+		t.Errorf("rival listing ml's namespace's workflows = %d, want 403", status)
+	}
+
 	// Hostile: another tenant can neither read nor cancel it, nor list its jobs.
 	for _, m := range []string{"GET", "DELETE"} {
 		if status, _ := st.do(t, 0, m, "/api/v1/workflows/"+id, st.rival, "", "", nil); status != 404 {
