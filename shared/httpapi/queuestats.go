@@ -59,7 +59,8 @@ type regionStats struct {
 	// Roaming are the caller's tenant's jobs that may run here among other regions and wait for
 	// one: in no region's Counts, and in the Roaming of every region they allow.
 	Roaming roamingStats `json:"roaming"`
-	// Reach is whether the reconcile beat reaches the region's cluster (dynamo.RegionHealth,
+	// Reach is whether the reconcile beat reaches the region's cluster (dynamo.RegionHealth, its
+	// last error for the operator alone,
 	// with how long it has gone unreached); nil where no beat has recorded it yet.
 	Reach *regionReach `json:"reach"`
 }
@@ -105,6 +106,10 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		}
 		st.Roaming = roam[region]
 		if h, ok := health[region]; ok {
+			if !tenant.Operator {
+				// The client's error names the cluster's endpoint: the operator's to know.
+				h.LastError = ""
+			}
 			st.Reach = &regionReach{RegionHealth: h, UnreachableSeconds: h.Unreachable(a.now()).Seconds()}
 		}
 		out = append(out, st)
