@@ -350,6 +350,12 @@ func (s *JobStore) Purge(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return fmt.Errorf("deleting job %s's record: %w", j.ID, err)
 	}
+	if j.Group() {
+		// Its count of its children's ends goes with it (arrays.go).
+		if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.tables.Jobs, Key: keyOf(pk, arraySK)}); err != nil {
+			return fmt.Errorf("deleting job %s's count of its children: %w", j.ID, err)
+		}
+	}
 	return nil
 }
 

@@ -151,3 +151,22 @@ func (a *api) settleChildByChild(ctx context.Context, j jobs.Job, byChild []jobs
 	}
 	return errors.Join(errs...)
 }
+
+// settledForPurge settles ended array or workflow j's children now, as its release would, and
+// refuses (409) to let its record go while any of them has not ended: a parent purged first would
+// leave children let into the queue running with nothing to cancel them, and the rest blocked for
+// good.
+func (a *api) settledForPurge(ctx context.Context, j jobs.Job) error {
+	if _, err := a.releaser.Release(ctx, j.ID); err != nil {
+		return err
+	}
+	children, err := a.jobs.ChildStates(ctx, j.ID)
+	if err != nil {
+		return err
+	}
+	if left := slices.DeleteFunc(children, func(c jobs.Job) bool { return c.Status.Terminal() }); len(left) > 0 {
+		return Errorf(CodeConflict, "job %s is %s, but %d of its children have not ended yet (%s is %s); purge it again once they have",
+			j.ID, j.Status, len(left), left[0].ID, left[0].Status)
+	}
+	return nil
+}

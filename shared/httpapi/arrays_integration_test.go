@@ -84,6 +84,21 @@ func TestSubmitArray(t *testing.T) {
 		t.Errorf("retrying the array = %d, want 409", status)
 	}
 
+	// Purged while its children wait in the queue: they are cancelled first, none is left to run.
+	status, out = submit(st.member, map[string]any{"size": 3}, "")
+	if status != 202 {
+		t.Fatalf("POST a second array = %d %v", status, out)
+	}
+	purged := fmt.Sprint(out["job"].(map[string]any)["id"])
+	if status, out := st.do(t, 0, "DELETE", "/api/v1/jobs/"+purged+"?purge=true", st.member, "", "", nil); status != 204 {
+		t.Fatalf("DELETE ?purge=true of an array with its children queued = %d %v, want 204", status, out)
+	}
+	for i := range 3 {
+		if status, c := st.do(t, 0, "GET", fmt.Sprintf("/api/v1/jobs/%s-%d", purged, i), st.member, "", "", nil); status != 200 || c["status"] != "cancelled" {
+			t.Errorf("child %d of the purged array = %d %v, want cancelled", i, status, c["status"])
+		}
+	}
+
 	if status, out := st.do(t, 0, "DELETE", "/api/v1/jobs/"+id, st.member, "", "", nil); status != 200 {
 		t.Fatalf("DELETE the array = %d %v", status, out)
 	}

@@ -81,6 +81,11 @@ func (a *api) deleteJob(ctx context.Context, j jobs.Job, purge bool) error {
 	if !purge {
 		return nil
 	}
+	if j.Group() {
+		if err := a.settledForPurge(ctx, j); err != nil {
+			return err
+		}
+	}
 	switch err := a.jobs.Purge(ctx, j); {
 	case errors.Is(err, records.ErrNotFound):
 		return nil // deleted by another request meanwhile
