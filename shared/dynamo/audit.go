@@ -57,17 +57,44 @@ func auditSK(r AuditRecord) string {
 	return r.At.UTC().Format("2006-01-02T15:04:05.000000000Z") + "#" + r.RequestID
 }
 
-// Begin appends r, before the change it records is made.
-func (s *AuditStore) Begin(ctx context.Context, r AuditRecord) error {
-	it := auditItem{PK: "audit#" + r.Tenant, SK: auditSK(r), GSI1PK: auditAll, GSI1SK: auditSK(r), AuditRecord: r}
+// AuditEntry is an audit record as the transaction of the change it records writes it (JobStore's
+// CreateAudited), its retention applied.
+type AuditEntry struct {
+	Record  AuditRecord
+	Expires time.Time // zero: kept for good
+}
+
+// Entry is r as a change's own transaction writes it.
+func (s *AuditStore) Entry(r AuditRecord) AuditEntry {
+	e := AuditEntry{Record: r}
 	if s.retention > 0 {
-		it.Expires = r.At.Add(s.retention).Unix()
+		e.Expires = r.At.Add(s.retention)
+	}
+	return e
+}
+
+// put is e's item, for a PutItem or a transaction.
+func (e AuditEntry) put(table string) (*types.Put, error) {
+	r := e.Record
+	it := auditItem{PK: "audit#" + r.Tenant, SK: auditSK(r), GSI1PK: auditAll, GSI1SK: auditSK(r), AuditRecord: r}
+	if !e.Expires.IsZero() {
+		it.Expires = e.Expires.Unix()
 	}
 	item, err := attributevalue.MarshalMap(it)
 	if err != nil {
-		return fmt.Errorf("encoding an audit record: %w", err)
+		return nil, fmt.Errorf("encoding an audit record: %w", err)
 	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
+	return &types.Put{TableName: &table, Item: item}, nil
+}
+
+// Begin appends r, before the change it records is made; with r.Status set, it records a
+// request that made no change (one refused), once it is answered.
+func (s *AuditStore) Begin(ctx context.Context, r AuditRecord) error {
+	put, err := s.Entry(r).put(s.table)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item}); err != nil {
 		return fmt.Errorf("writing the audit record of request %s: %w", r.RequestID, err)
 	}
 	return nil

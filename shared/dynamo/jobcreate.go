@@ -42,6 +42,13 @@ type idemItem struct {
 // and its edges (depends.go) are written just before. If the key was already used with the same body it answers the
 // job that key made and replayed=true; with another body, ErrIdempotencyConflict.
 func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem *Idempotency, now time.Time) (job jobs.Job, replayed bool, err error) {
+	return s.CreateAudited(ctx, j, ev, idem, nil, now)
+}
+
+// CreateAudited is Create with the audit record of the request that makes the job, when audit is
+// set, in the same transaction (in the control table): the job is never made unrecorded, and the
+// record never says a job was made that was not.
+func (s *JobStore) CreateAudited(ctx context.Context, j jobs.Job, ev outbox.Event, idem *Idempotency, audit *AuditEntry, now time.Time) (job jobs.Job, replayed bool, err error) {
 	it, err := toJobItem(j)
 	if err != nil {
 		return j, false, err
@@ -89,6 +96,13 @@ func (s *JobStore) Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 			return j, false, err
 		}
 		writes = append(writes, put)
+	}
+	if audit != nil {
+		put, err := audit.put(s.tables.Control)
+		if err != nil {
+			return j, false, err
+		}
+		writes = append(writes, types.TransactWriteItem{Put: put})
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
 	if err == nil {

@@ -38,7 +38,7 @@ func (a *api) childrenAllowed(ctx context.Context, s *submission) error {
 // its job before any child is written.
 func (a *api) createArray(ctx context.Context, j jobs.Job, ev outbox.Event, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error) {
 	if j.Array == nil {
-		return a.jobs.Create(ctx, j, ev, idem, now)
+		return a.create(ctx, j, ev, idem, now)
 	}
 	if idem != nil {
 		if prev, replayed, err := a.jobs.Replay(ctx, *idem, now); err != nil || replayed {
@@ -56,7 +56,7 @@ func (a *api) createArray(ctx context.Context, j jobs.Job, ev outbox.Event, idem
 		}
 		a.logger(ctx).InfoContext(ctx, "stored an array's children", "job_id", j.ID, "children", j.Array.Size, "took", time.Since(start))
 	}
-	stored, replayed, err := a.jobs.Create(ctx, j, ev, idem, now)
+	stored, replayed, err := a.create(ctx, j, ev, idem, now)
 	if err == nil && !replayed {
 		err = a.settleChildByChild(ctx, stored, byChild)
 	}

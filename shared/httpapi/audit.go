@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"github.com/tidegate/tidegate/shared/dynamo"
+	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
 
 // AuditLog keeps the record of every change a principal asks for; dynamo.AuditStore is the real
 // one.
 type AuditLog interface {
+	Entry(r dynamo.AuditRecord) dynamo.AuditEntry
 	Begin(ctx context.Context, r dynamo.AuditRecord) error
 	Finish(ctx context.Context, r dynamo.AuditRecord, status int) error
 	Audit(ctx context.Context, q dynamo.AuditQuery) ([]dynamo.AuditRecord, string, error)
@@ -25,26 +28,45 @@ var _ AuditLog = (*dynamo.AuditStore)(nil)
 // detailUnaudited is the 503 of a change whose audit record could not be written: it is not made.
 const detailUnaudited = "the change was not made: its audit record could not be written; try again"
 
-// audited runs h, a change principal p asks for, between its audit record's two writes: the
-// record first (a change is never made unrecorded: if it cannot be written, the change is not
-// made), then how it ended. A process that dies between them leaves the record with status 0: the
-// change may or may not have been made, and the record says so.
+// audited runs h, a change principal p asks for, recorded in the audit log: a change is never
+// made unrecorded (if its record cannot be written, it is not made), and its record says how the
+// request ended.
+//
+// A route that makes a job (inTransaction) writes the record in the transaction that stores the
+// job (api.create), so the record and the change are one write; a request of such a route that
+// stores no job (refused, or a replayed key) is recorded once it is answered. Every other route's
+// record is written before its change and its status after; a process that dies between them
+// leaves status 0: the change may or may not have been made, and the record says so.
 func (a *api) audited(w http.ResponseWriter, r *http.Request, p tenancy.Principal, h handlerFunc) error {
 	rec := dynamo.AuditRecord{
 		At: a.now().UTC(), Tenant: p.Tenant.Name, Principal: p.Subject, RequestID: requestID(r.Context()),
 		SourceIP: sourceIP(r), Action: r.Pattern, Path: r.URL.Path,
 	}
-	if err := a.audit.Begin(r.Context(), rec); err != nil {
+	pending := &pendingAudit{}
+	if inTransaction[r.Pattern] {
+		r = r.WithContext(context.WithValue(r.Context(), keyAudit, pending))
+	} else if err := a.audit.Begin(r.Context(), rec); err != nil {
 		a.logger(r.Context()).ErrorContext(r.Context(), "writing an audit record", "err", err)
 		return Errorf(CodeUnavailable, detailUnaudited)
 	}
 	status := http.StatusInternalServerError // a handler that panics answers 500
 	defer func() {
-		if ferr := a.audit.Finish(context.WithoutCancel(r.Context()), rec, status); ferr != nil {
-			// The record stands, with status 0: the change's outcome is unknown to it, not hidden.
-			a.logger(r.Context()).WarnContext(r.Context(), "finishing an audit record", "err", ferr)
+		ctx := context.WithoutCancel(r.Context())
+		var err error
+		switch {
+		case pending.written:
+		case inTransaction[r.Pattern]:
+			rec.Status = status
+			err = a.audit.Begin(ctx, rec)
+		default:
+			err = a.audit.Finish(ctx, rec, status)
+		}
+		if err != nil {
+			// A refusal, or a change recorded with status 0: its outcome unknown to the record.
+			a.logger(r.Context()).WarnContext(r.Context(), "finishing an audit record", "err", err)
 		}
 	}()
+	pending.rec = rec
 	sw := &statusRecorder{ResponseWriter: w}
 	err := h(sw, r)
 	status = sw.status
@@ -56,6 +78,35 @@ func (a *api) audited(w http.ResponseWriter, r *http.Request, p tenancy.Principa
 		status = http.StatusInternalServerError
 	}
 	return err
+}
+
+// inTransaction are the routes that make a job (api.store), whose audit record is written in the
+// transaction that stores it.
+var inTransaction = map[string]bool{
+	"POST /api/v1/jobs": true, "POST /api/v1/manifests": true, "POST /api/v1/templates/{name}/jobs": true,
+	"POST /api/v1/jobs/{id}/retry": true,
+}
+
+// pendingAudit is the record of a request of an inTransaction route, until the job's transaction
+// writes it.
+type pendingAudit struct {
+	rec     dynamo.AuditRecord
+	written bool
+}
+
+// create stores job j as the JobStore's Create does, with the request's audit record in the same
+// transaction when the request is audited so (inTransaction): its status is the 202 of a job made.
+func (a *api) create(ctx context.Context, j jobs.Job, ev outbox.Event, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error) {
+	pending, _ := ctx.Value(keyAudit).(*pendingAudit)
+	if pending == nil || a.audit == nil {
+		return a.jobs.Create(ctx, j, ev, idem, now)
+	}
+	rec := pending.rec
+	rec.Status = http.StatusAccepted
+	entry := a.audit.Entry(rec)
+	stored, replayed, err := a.jobs.CreateAudited(ctx, j, ev, idem, &entry, now)
+	pending.written = err == nil && !replayed
+	return stored, replayed, err
 }
 
 // sourceIP is where the request came from: API Gateway's source IP, which its Lambda adapter

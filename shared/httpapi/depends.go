@@ -21,7 +21,7 @@ const settleTries = 5
 // is a 404 naming it, as a job of another tenant is everywhere else.
 func (a *api) createWaiting(ctx context.Context, j jobs.Job, deps []jobs.Dependency, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error) {
 	if len(deps) == 0 && j.Array == nil {
-		return a.jobs.Create(ctx, j, jobs.Event(outbox.JobQueued, j, "", now), idem, now)
+		return a.create(ctx, j, jobs.Event(outbox.JobQueued, j, "", now), idem, now)
 	}
 	j.DependsOn = deps
 	for try := 1; ; try++ {

@@ -23,6 +23,8 @@ type JobStore interface {
 	List(ctx context.Context, f jobs.Filter, limit int, cursor string) (jobs.Page, error)
 	Job(ctx context.Context, id string) (jobs.Job, error)
 	Create(ctx context.Context, j jobs.Job, ev outbox.Event, idem *dynamo.Idempotency, now time.Time) (jobs.Job, bool, error)
+	// CreateAudited is Create with the request's audit record in the same transaction.
+	CreateAudited(ctx context.Context, j jobs.Job, ev outbox.Event, idem *dynamo.Idempotency, audit *dynamo.AuditEntry, now time.Time) (jobs.Job, bool, error)
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 	QueuePosition(ctx context.Context, j jobs.Job) (int, error)

@@ -42,6 +42,7 @@ type ctxKey int
 const (
 	keyRequestID ctxKey = iota
 	keyPrincipal
+	keyAudit // the *pendingAudit of a request whose job's transaction writes its audit record
 )
 
 func requestID(ctx context.Context) string {
