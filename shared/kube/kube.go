@@ -41,10 +41,11 @@ var ErrUnknownRegion = errors.New("region is not configured")
 // as the process: each region's client, and with it its connections, its token and what
 // DescribeCluster said, is made once and kept.
 type Clusters struct {
-	regions map[string]string // region → EKS cluster name
+	regions map[string]string // region → cluster name
 
-	// shared, when set, serves every region: the kubeconfig of dev and tests.
-	shared *cluster
+	// fromKubeconfig, when set, holds every region's cluster, made from the kubeconfig of dev and
+	// tests at New; regions on one cluster share its client.
+	fromKubeconfig map[string]*cluster
 
 	describe clusterDescriber
 	tokens   tokenMaker
@@ -70,16 +71,14 @@ type slot struct {
 }
 
 // New returns the Clusters of cfg. With cfg.Kubeconfig set every region is reached through that
-// kubeconfig, read now; otherwise each region's EKS cluster is described and authenticated with
-// awsCfg's credentials, through cfg.Endpoints.EKS and cfg.Endpoints.STS when those are set.
+// kubeconfig, read now (kubeconfigClusters); otherwise each region's EKS cluster is described and
+// authenticated with awsCfg's credentials, through cfg.Endpoints.EKS and cfg.Endpoints.STS when
+// those are set.
 func New(cfg config.Config, awsCfg aws.Config) (*Clusters, error) {
 	c := &Clusters{regions: cfg.Regions, now: time.Now, byRegion: map[string]*slot{}}
 	if cfg.Kubeconfig != "" {
-		rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("reading kubeconfig %s: %w", cfg.Kubeconfig, err)
-		}
-		if c.shared, err = newCluster(rc); err != nil {
+		var err error
+		if c.fromKubeconfig, err = kubeconfigClusters(cfg.Kubeconfig, cfg.Regions); err != nil {
 			return nil, err
 		}
 		return c, nil
@@ -91,6 +90,45 @@ func New(cfg config.Config, awsCfg aws.Config) (*Clusters, error) {
 	})
 	c.tokens = ekstoken.NewGenerator(awsCfg, cfg.Endpoints.STS)
 	return c, nil
+}
+
+// kubeconfigClusters reads the kubeconfig at path and makes each region's cluster from it: a
+// region whose cluster name (regions' value) names one of its contexts is reached through that
+// context, so dev and tests can give each region a cluster of its own (us-west-2=sandbox-2); any
+// other through its current context, as every region was before. Each context's client is made
+// once, and the regions on it share it.
+func kubeconfigClusters(path string, regions map[string]string) (map[string]*cluster, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig %s: %w", path, err)
+	}
+	byContext := map[string]*cluster{}
+	out := map[string]*cluster{}
+	for region, name := range regions {
+		use := raw.CurrentContext
+		if _, ok := raw.Contexts[name]; ok {
+			use = name
+		}
+		if cl, ok := byContext[use]; ok {
+			out[region] = cl
+			continue
+		}
+		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: use}).ClientConfig()
+		if err != nil {
+			which := fmt.Sprintf("its context %q", use)
+			if use != name {
+				which = fmt.Sprintf("no context is named %q, its cluster, so the current context %q", name, use)
+			}
+			return nil, fmt.Errorf("reading kubeconfig %s for region %s (%s): %w", path, region, which, err)
+		}
+		cl, err := newCluster(rc)
+		if err != nil {
+			return nil, err
+		}
+		byContext[use], out[region] = cl, cl
+	}
+	return out, nil
 }
 
 // Config is a copy of the client configuration of region's cluster, token refresh included, to
@@ -119,8 +157,8 @@ func (c *Clusters) cluster(ctx context.Context, region string) (*cluster, error)
 	if !ok {
 		return nil, fmt.Errorf("reaching the cluster of %q: %w", region, ErrUnknownRegion)
 	}
-	if c.shared != nil {
-		return c.shared, nil
+	if c.fromKubeconfig != nil {
+		return c.fromKubeconfig[region], nil
 	}
 	s := c.slot(region)
 	select {
