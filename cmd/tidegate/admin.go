@@ -35,10 +35,10 @@ TIDEGATE_CONTROL_TABLE (and TIDEGATE_DYNAMODB_ENDPOINT for a local stack). Again
 eval "$(tidegate dev env)" first.`,
 	}
 	tenants := &cobra.Command{Use: "tenants", Short: "Create, change and list tenants"}
-	tenants.AddCommand(tenantsPutCmd(), tenantsListCmd())
+	tenants.AddCommand(tenantsPutCmd(), tenantsListCmd(), tenantsHoldCmd(true), tenantsHoldCmd(false))
 	keys := &cobra.Command{Use: "keys", Short: "Create API keys"}
 	keys.AddCommand(keysCreateCmd())
-	cmd.AddCommand(tenants, keys, adminSecretsCmd())
+	cmd.AddCommand(tenants, keys, adminSecretsCmd(), adminRegionsCmd())
 	return cmd
 }
 
@@ -103,7 +103,10 @@ func audited(ctx context.Context, action, tenant, target string) (func(err error
 	}
 	return func(err error) {
 		status := 200
-		if err != nil {
+		switch {
+		case errors.Is(err, records.ErrNotFound):
+			status = 404
+		case err != nil:
 			status = 500
 		}
 		if ferr := log.Finish(context.WithoutCancel(ctx), rec, status); ferr != nil {
@@ -198,7 +201,8 @@ func tenantsPutCmd() *cobra.Command {
 				return err
 			}
 			if old, err := store.Tenant(cmd.Context(), t.Name); err == nil {
-				t.CreatedAt = old.CreatedAt
+				// A put replaces what it sets; a hold is the operator's apart (tenants hold).
+				t.CreatedAt, t.Held = old.CreatedAt, old.Held
 			} else if !errors.Is(err, records.ErrNotFound) {
 				return err
 			}

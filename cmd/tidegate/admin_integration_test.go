@@ -187,3 +187,67 @@ func TestAdminActionsAreAudited(t *testing.T) {
 		t.Errorf("team-q's audit log = %v, want %v", got, want)
 	}
 }
+
+// TestAdminRegionsAndHolds: an operator cordons, drains and uncordons a region and holds and lets
+// go a tenant; each action is recorded on the region's or tenant's record and in the audit log.
+// A region Tidegate does not run in, and a tenant that does not exist, are refused by name.
+func TestAdminRegionsAndHolds(t *testing.T) {
+	tenants := adminEnv(t)
+	t.Setenv(config.EnvRegions, "us-east-1=a,us-west-2=b")
+	t.Setenv(config.EnvDispatchQueueURL, "")
+	ctx := context.Background()
+	db, table, err := controlTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := dynamo.NewJobStore(db, dynamo.Tables{Control: table})
+	for _, step := range []struct{ verb, want string }{{"cordon", dynamo.Cordoned}, {"drain", dynamo.Draining}, {"uncordon", ""}} {
+		out, err := admin(t, "regions", step.verb, "us-west-2")
+		if err != nil {
+			t.Fatalf("regions %s = %v\n%s", step.verb, err, out)
+		}
+		hl, err := health.Health(ctx, []string{"us-west-2"})
+		if err != nil || hl["us-west-2"].Cordon != step.want || !strings.HasPrefix(hl["us-west-2"].CordonedBy, "operator") {
+			t.Errorf("after regions %s: health %+v (%v); want cordon %q by the operator", step.verb, hl["us-west-2"], err, step.want)
+		}
+	}
+	if out, err := admin(t, "regions", "cordon", "eu-west-9"); err == nil || !strings.Contains(err.Error(), `"eu-west-9"`) || !strings.Contains(err.Error(), "us-east-1, us-west-2") {
+		t.Errorf("regions cordon eu-west-9 = %v\n%s; want a refusal naming it and the regions", err, out)
+	}
+	if out, err := admin(t, "tenants", "put", "team-h", "--org", "acme", "--namespace", "h-one"); err != nil {
+		t.Fatalf("tenants put = %v\n%s", err, out)
+	}
+	if out, err := admin(t, "tenants", "hold", "team-h"); err != nil || !strings.Contains(out, "held") {
+		t.Fatalf("tenants hold = %v\n%s", err, out)
+	}
+	// A put of the tenant's other settings keeps the hold: it is the operator's apart.
+	if out, err := admin(t, "tenants", "put", "team-h", "--org", "acme", "--namespace", "h-one", "--max-priority", "70"); err != nil {
+		t.Fatalf("tenants put = %v\n%s", err, out)
+	}
+	if h, err := tenants.Tenant(ctx, "team-h"); err != nil || !h.Held {
+		t.Errorf("team-h after hold and put: %+v (%v); want held", h, err)
+	}
+	if out, err := admin(t, "tenants", "unhold", "team-h"); err != nil {
+		t.Fatalf("tenants unhold = %v\n%s", err, out)
+	}
+	if h, err := tenants.Tenant(ctx, "team-h"); err != nil || h.Held {
+		t.Errorf("team-h after unhold: %+v (%v); want not held", h, err)
+	}
+	if out, err := admin(t, "tenants", "hold", "nobody"); err == nil || !strings.Contains(err.Error(), `"nobody"`) {
+		t.Errorf("tenants hold nobody = %v\n%s; want a refusal naming it", err, out)
+	}
+	recs, _, err := dynamo.NewAuditStore(db, table, 0).Audit(ctx, dynamo.AuditQuery{From: time.Now().Add(-time.Minute), To: time.Now().Add(time.Minute), Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Action+" "+r.Path+" "+strconv.Itoa(r.Status))
+	}
+	want := []string{"admin regions cordon regions/us-west-2 200", "admin regions drain regions/us-west-2 200", "admin regions uncordon regions/us-west-2 200",
+		"admin tenants put tenants/team-h 200", "admin tenants hold tenants/team-h 200", "admin tenants put tenants/team-h 200",
+		"admin tenants unhold tenants/team-h 200", "admin tenants hold tenants/nobody 404"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("the operator's audit log = %v, want %v", got, want)
+	}
+}

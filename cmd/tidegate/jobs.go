@@ -36,6 +36,7 @@ type submitFlags struct {
 	dependsOn         []string // ID or ID:CONDITION
 	array             int      // children, 0 for a single job
 	parallelism       int
+	onRegionLost      string
 }
 
 func (f *submitFlags) add(s *session, cmd *cobra.Command) {
@@ -53,6 +54,7 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 	fl.IntVar(&f.array, "array", 0, "run it as an array of this many children (2–10,000), each with TIDEGATE_ARRAY_INDEX")
 	fl.IntVar(&f.parallelism, "parallelism", 0, "with --array, at most this many children queued or running at once (default all)")
 	fl.StringArrayVar(&f.dependsOn, "depends-on", nil, "a job ID this one waits for, as ID (its success) or ID:succeeded, ID:failed or ID:ended, and with --array ID:CONDITION:n_to_n (child i waits for child i of that array); repeat for more")
+	fl.StringVar(&f.onRegionLost, "on-region-lost", "", "requeue: if its region's cluster is lost while the job runs there, run it again in another of --regions (the lost attempt is fenced); empty waits for the region")
 	fl.StringSliceVar(&f.regions, "regions", nil, "instead of --region, the regions it may run in (a,b): each drain sends it to the cheapest open one with room")
 	_ = cmd.RegisterFlagCompletionFunc("region", completeRegions(s))
 	_ = cmd.RegisterFlagCompletionFunc("namespace", cobra.NoFileCompletions)
@@ -62,7 +64,7 @@ func (f *submitFlags) add(s *session, cmd *cobra.Command) {
 func (f *submitFlags) settings(cmd *cobra.Command) bool {
 	fl := cmd.Flags()
 	return fl.Changed("priority") || len(f.labels) > 0 || fl.Changed("max-spot-price") || fl.Changed("spot-instance-type") ||
-		f.spotDeadline != "" || f.onDeadline != "" || len(f.dependsOn) > 0 || f.array != 0 || f.parallelism != 0
+		f.spotDeadline != "" || f.onDeadline != "" || len(f.dependsOn) > 0 || f.array != 0 || f.parallelism != 0 || f.onRegionLost != ""
 }
 
 // arrayShape is --array and --parallelism as the API takes them; nil without --array.
@@ -239,7 +241,7 @@ func (f *submitFlags) jobRequest(cmd *cobra.Command, body []byte) (apiclient.Job
 	return apiclient.JobRequest{
 		Manifest: docs[0], Region: f.region, Regions: f.regions, Namespace: ns, Priority: f.priorityPtr(cmd), Labels: labels,
 		MaxSpotPrice: f.spotPtr(cmd), SpotInstanceType: f.spotType, SpotDeadline: f.spotDeadline, OnDeadline: f.onDeadline,
-		DependsOn: f.dependencies(), Array: f.arrayShape(),
+		DependsOn: f.dependencies(), Array: f.arrayShape(), OnRegionLost: f.onRegionLost,
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,13 +27,16 @@ func queueCmd(s *session) *cobra.Command {
 				return err
 			}
 			return p.emit(st, func() {
-				t := &table{header: []string{"REGION", "QUEUED", "DISPATCHING", "PENDING", "RUNNING", "SPOT-GATED", "CAPACITY IN USE", "LONG-RUNNING"}}
+				if st.Held {
+					fmt.Fprintln(p.out, "Your tenant is held by the operator: none of its jobs is dispatched; each keeps its place.")
+				}
+				t := &table{header: []string{"REGION", "STATE", "QUEUED", "DISPATCHING", "PENDING", "RUNNING", "SPOT-GATED", "CAPACITY IN USE", "LONG-RUNNING"}}
 				for _, r := range st.Regions {
 					capacity := strconv.Itoa(r.CapacityInUse)
 					if r.CapacityLimit > 0 {
 						capacity = fmt.Sprintf("%d of %d", r.CapacityInUse, r.CapacityLimit)
 					}
-					t.add(plain(r.Region), plain(strconv.Itoa(r.Counts["queued"])), plain(strconv.Itoa(r.Counts["dispatching"])),
+					t.add(plain(r.Region), plain(regionState(r.Reach)), plain(strconv.Itoa(r.Counts["queued"])), plain(strconv.Itoa(r.Counts["dispatching"])),
 						plain(strconv.Itoa(r.Counts["pending"])), plain(strconv.Itoa(r.Counts["running"])), plain(strconv.Itoa(r.Gated)), plain(capacity),
 						plain(longRunning(r.LongRunning.Counts)))
 				}
@@ -44,6 +48,20 @@ func queueCmd(s *session) *cobra.Command {
 			})
 		},
 	})
+}
+
+// regionState is a region's admission state as the queue stats give it: "admitting" where no
+// beat has recorded it yet, and how long an unreached one has been so.
+func regionState(r *apiclient.RegionReach) string {
+	switch {
+	case r == nil:
+		return "admitting"
+	case r.State == "unreachable" || r.State == "lost":
+		return fmt.Sprintf("%s %s", r.State, (time.Duration(r.UnreachableSeconds) * time.Second).String())
+	case r.State == "clearing":
+		return fmt.Sprintf("clearing %d fenced", r.FencedAttempts)
+	}
+	return r.State
 }
 
 // longRunning says how many long-running jobs there are, and how many of them run: "0", or

@@ -26,7 +26,30 @@ type RegionState struct {
 	Queue      int
 	Unseen     bool
 	TenantFull bool
+	// Closed, when set, is why the region admits nothing now (a RegionClosed reason): the job is
+	// not sent there, whatever its price or room.
+	Closed Reason
 }
+
+// Why a region admits nothing now, whatever its room: the reason its own queued jobs wait, and a
+// roaming job's view of it (RegionOption.Wait).
+const (
+	// ReasonRegionCordoned: an operator cordoned it (`tidegate admin regions cordon`).
+	ReasonRegionCordoned Reason = "region_cordoned"
+	// ReasonRegionDraining: an operator is draining it; its running jobs are stopped and queued
+	// again.
+	ReasonRegionDraining Reason = "region_draining"
+	// ReasonRegionUnreachable: the beat's last calls to its cluster failed.
+	ReasonRegionUnreachable Reason = "region_unreachable"
+	// ReasonRegionClearing: it came back after it was lost, and the attempts fenced there are
+	// being deleted first.
+	ReasonRegionClearing Reason = "region_clearing_fenced_attempts"
+	// ReasonTenantHeld: the job's tenant is held (`tidegate admin tenants hold`): its jobs keep
+	// their place and none is dispatched.
+	ReasonTenantHeld Reason = "tenant_held"
+	// ReasonNoRegionAdmitting: every region the job allows admits nothing now.
+	ReasonNoRegionAdmitting Reason = "no_allowed_region_admitting"
+)
 
 // TenantReason says whether a job waits for a reason that is its tenant's alone in the region (its
 // share, its long-running limit), so that another region may well have room for it.
@@ -66,13 +89,19 @@ func ChooseRegion(spot *jobs.Spot, states []RegionState, onDemand bool) jobs.Reg
 	priced := spot != nil && !onDemand
 	views := make([]jobs.RegionOption, len(states))
 	var fit []int // the open regions with room
-	anyOpen := false
+	anyOpen, anyAdmitting := false, false
 	for i, s := range states {
 		v := jobs.RegionOption{Region: s.Region, Room: s.Room, Queue: s.Queue, Open: true, Unseen: s.Unseen}
 		if spot != nil && s.Observed.Known {
 			p := s.Observed.Price
 			v.Price = &p
 		}
+		if s.Closed != "" {
+			v.Room, v.Wait = false, string(s.Closed)
+			views[i] = v
+			continue
+		}
+		anyAdmitting = true
 		if priced {
 			if g := gate(spot, map[string]spotgate.Observation{spot.InstanceType: s.Observed}); g != open {
 				v.Open, v.Wait = false, string(verdictReasons[g])
@@ -101,6 +130,9 @@ func ChooseRegion(spot *jobs.Spot, states []RegionState, onDemand bool) jobs.Reg
 	})
 	c := jobs.RegionChoice{Views: views}
 	switch {
+	case len(fit) == 0 && !anyAdmitting && len(states) > 0:
+		c.Reason = string(ReasonNoRegionAdmitting)
+		return c
 	case len(fit) == 0 && !anyOpen:
 		c.Reason = string(ReasonNoRegionOpen)
 		return c

@@ -121,6 +121,24 @@ func TestChooseRegion(t *testing.T) {
 			{Region: west, Price: price(0.3), Open: true, Room: true, Unseen: true},
 		}},
 	}, {
+		name: "a closed region is passed over, however cheap",
+		spot: capped,
+		states: []RegionState{{Region: east, Observed: seen(0.2), Room: true, Closed: ReasonRegionCordoned},
+			{Region: west, Observed: seen(0.5), Room: true}},
+		want: jobs.RegionChoice{Region: west, Reason: RegionOnly, Views: []jobs.RegionOption{
+			{Region: east, Price: price(0.2), Open: true, Wait: string(ReasonRegionCordoned)},
+			{Region: west, Price: price(0.5), Open: true, Room: true},
+		}},
+	}, {
+		name: "every region closed: none admitting, not none open",
+		spot: capped,
+		states: []RegionState{{Region: east, Observed: seen(0.9), Room: true, Closed: ReasonRegionUnreachable},
+			{Region: west, Observed: seen(0.2), Room: true, Closed: ReasonRegionDraining}},
+		want: jobs.RegionChoice{Reason: string(ReasonNoRegionAdmitting), Views: []jobs.RegionOption{
+			{Region: east, Price: price(0.9), Open: true, Wait: string(ReasonRegionUnreachable)},
+			{Region: west, Price: price(0.2), Open: true, Wait: string(ReasonRegionDraining)},
+		}},
+	}, {
 		name:   "none allowed",
 		spot:   capped,
 		states: nil,

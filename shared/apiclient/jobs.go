@@ -145,6 +145,7 @@ type JobRequest struct {
 	OnDeadline       string            `json:"on_deadline,omitempty"`
 	DependsOn        []Dependency      `json:"depends_on,omitempty"`
 	Array            *Array            `json:"array,omitempty"`
+	OnRegionLost     string            `json:"on_region_lost,omitempty"`
 }
 
 // Array makes a job an array of Size children, at most Parallelism (0: all) queued or running

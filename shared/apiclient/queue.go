@@ -18,6 +18,16 @@ type RegionStats struct {
 	LongRunning LongRunningStats `json:"long_running"`
 	// Flavors are the region's flavors: capacity and use per resource, and the tenants' shares.
 	Flavors []FlavorStats `json:"flavors"`
+	// Reach is whether Tidegate reaches the region's cluster, and whether it admits (State).
+	Reach *RegionReach `json:"reach"`
+}
+
+// RegionReach is a region's reachability and admission state.
+type RegionReach struct {
+	State               string  `json:"state"`
+	ConsecutiveFailures int     `json:"consecutive_failures"`
+	UnreachableSeconds  float64 `json:"unreachable_seconds"`
+	FencedAttempts      int     `json:"fenced_attempts"`
 }
 
 // FlavorStats is one flavor of a region: what it has and what the active jobs hold, per
@@ -49,6 +59,8 @@ type LongRunningStats struct {
 // QueueStats are the queue's numbers per region.
 type QueueStats struct {
 	Regions []RegionStats `json:"regions"`
+	// Held: the operator holds the caller's tenant; none of its jobs is dispatched.
+	Held bool `json:"held"`
 
 	raw json.RawMessage
 }

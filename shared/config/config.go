@@ -77,6 +77,10 @@ type Config struct {
 	// keeps them for good. TIDEGATE_AUDIT_RETENTION_DAYS, whole days, DefaultAuditRetentionDays
 	// when unset.
 	AuditRetention time.Duration
+	// RegionLostAfter is how long a region's cluster goes unreached before it is lost: its
+	// running jobs that ask for it (on_region_lost: requeue) run again in another region.
+	// TIDEGATE_REGION_LOST_AFTER, a duration, DefaultRegionLostAfter when unset.
+	RegionLostAfter time.Duration
 	// JobTTL is the ttlSecondsAfterFinished dispatch gives a batch/v1 Job (and a CronJob's
 	// jobTemplate) whose manifest sets none or less: the cluster deletes the finished Job that
 	// long after it ends. 0 leaves Jobs as their manifests have them. Never below MinJobTTL, so
@@ -192,6 +196,14 @@ const MaxJobRetentionDays = 3650
 // DefaultAuditRetentionDays keeps an audit record 400 days: a year's reviews and a margin.
 const DefaultAuditRetentionDays = 400
 
+// DefaultRegionLostAfter and MinRegionLostAfter bound how long a region goes unreached before it
+// is lost: ten minutes outlasts a control plane's upgrade or a short network fault. The floor is
+// for the dev stack's fast beats; in AWS, below two beats (two minutes) one missed LIST moves jobs.
+const (
+	DefaultRegionLostAfter = 10 * time.Minute
+	MinRegionLostAfter     = 10 * time.Second
+)
+
 // DefaultJobTTL is the ttlSecondsAfterFinished Tidegate gives the Jobs it creates: an hour, time
 // for a person to look at a finished Job's pods with kubectl, and sixty beats to record its end.
 const DefaultJobTTL = time.Hour
@@ -236,6 +248,7 @@ const (
 	EnvDefaultQuota         = "TIDEGATE_DEFAULT_QUOTA"
 	EnvJobRetentionDays     = "TIDEGATE_JOB_RETENTION_DAYS"
 	EnvAuditRetentionDays   = "TIDEGATE_AUDIT_RETENTION_DAYS"
+	EnvRegionLostAfter      = "TIDEGATE_REGION_LOST_AFTER"
 	EnvJobTTLSeconds        = "TIDEGATE_JOB_TTL_SECONDS"
 	EnvWatchSeconds         = "TIDEGATE_WATCH_SECONDS"
 	EnvCapacityTypeLabel    = "TIDEGATE_CAPACITY_TYPE_LABEL"
@@ -442,6 +455,21 @@ func (r *reader) auditRetention() time.Duration {
 		days = v
 	}
 	return time.Duration(days) * 24 * time.Hour
+}
+
+// regionLostAfter is how long a region goes unreached before it is lost, DefaultRegionLostAfter
+// when unset.
+func (r *reader) regionLostAfter() time.Duration {
+	s := r.get(EnvRegionLostAfter)
+	if s == "" {
+		return DefaultRegionLostAfter
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < MinRegionLostAfter || d > 7*24*time.Hour {
+		r.fail(EnvRegionLostAfter, fmt.Errorf("%q is not a duration from %s to 168h (e.g. 10m): how long a region goes unreached before its jobs that allow it run elsewhere", s, MinRegionLostAfter))
+		return DefaultRegionLostAfter
+	}
+	return d
 }
 
 // watch is how long each beat watches: EnvWatchSeconds, or WatchFor(BeatInterval) when unset.

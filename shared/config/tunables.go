@@ -17,7 +17,7 @@ var Tunables = []string{
 	EnvJobRetentionDays, EnvJobTTLSeconds, EnvAuditRetentionDays,
 	EnvOnDemandPrices, EnvAppRuntimes, EnvAppUnreadySeconds, EnvReadyTimeoutMax,
 	EnvLongRunningHoldsSlot, EnvLongRunningPerTenant, EnvMaxQueuedPerTenant, EnvDrainReadBudget,
-	EnvPreemptionsPerMinute, EnvPreemptionCooldown, EnvPreemptionGraceMax,
+	EnvPreemptionsPerMinute, EnvPreemptionCooldown, EnvPreemptionGraceMax, EnvRegionLostAfter,
 	EnvPolicyMaxGPUs, EnvPolicyMaxCPU, EnvPolicyMaxMemory, EnvPolicyRegistries,
 	EnvPolicyAllowNodeName, EnvPolicyTolerations, EnvPolicyPriorityClasses, EnvPolicyRuntimeClasses,
 	EnvPolicyServiceAccounts, EnvPolicyAllowServiceAccountToken, EnvPolicyStorageClasses,
@@ -53,6 +53,7 @@ func (r *reader) tunables(c *Config) {
 	c.ReadyTimeoutMax = r.readyTimeoutMax(EnvReadyTimeoutMax)
 	c.LongRunning = r.longRunning()
 	c.Preemption = r.preemption()
+	c.RegionLostAfter = r.regionLostAfter()
 	c.MaxQueuedPerTenant = r.maxQueued(EnvMaxQueuedPerTenant)
 	c.Policy = r.policy()
 	c.Isolation = r.isolation()

@@ -22,7 +22,7 @@ func tuned() map[string]string {
 		EnvOnDemandPrices:    "g5.xlarge=1.006",
 		EnvAppRuntimes:       "node22=ghcr.io/acme/node@sha256:" + strings.Repeat("a", 64),
 		EnvAppUnreadySeconds: "120", EnvReadyTimeoutMax: "10m", EnvLongRunningHoldsSlot: "true", EnvLongRunningPerTenant: "2", EnvDrainReadBudget: "250",
-		EnvMaxQueuedPerTenant: "500", EnvPreemptionsPerMinute: "3", EnvPreemptionCooldown: "5m", EnvPreemptionGraceMax: "30s",
+		EnvMaxQueuedPerTenant: "500", EnvPreemptionsPerMinute: "3", EnvPreemptionCooldown: "5m", EnvPreemptionGraceMax: "30s", EnvRegionLostAfter: "5m",
 		EnvPolicyMaxGPUs: "1", EnvPolicyMaxCPU: "4", EnvPolicyMaxMemory: "16Gi", EnvPolicyRegistries: "ghcr.io/acme/",
 		EnvPolicyAllowNodeName: "true", EnvPolicyTolerations: "nvidia.com/gpu", EnvPolicyPriorityClasses: "batch",
 		EnvPolicyRuntimeClasses: "gvisor", EnvPolicyServiceAccounts: "builder", EnvPolicyAllowServiceAccountToken: "true",

@@ -133,6 +133,9 @@ func (h *Handler) drainHeld(ctx context.Context, region string, a *applying) (bo
 	var tr trail
 	defer h.keep(ctx, &tr)
 	errs = append(errs, h.evict(ctx, region, decision.Evict, active, p.queued, p.snap, &tr))
+	if p.closed == admission.ReasonRegionDraining {
+		errs = append(errs, h.drainOut(ctx, region, active, &tr))
+	}
 	read := time.Since(began)
 	errs = append(errs, h.claimAll(ctx, region, decision.Admit, p.onDemand, p.rm.choices, a, admitted(p.snap, &tr))...)
 	claimed := time.Since(began) - read
@@ -378,7 +381,12 @@ func (h *Handler) apply(ctx context.Context, region string, j jobs.Job, token st
 	applyErr := jobobjects.Apply(ctx, dc, applied, h.Stack, h.ended)
 	switch {
 	case errors.Is(applyErr, jobobjects.ErrNameFinishing):
-		return h.requeue(ctx, j, token, applyErr)
+		return h.requeue(ctx, j, token, applyErr, admission.ReasonNameInUse)
+	case applyErr != nil && !jobobjects.Final(applyErr) && unreached(applyErr):
+		// The cluster is out of reach, not the job at fault: it waits for the region, its
+		// dispatch attempts uncounted, and the region admits nothing until the beat reaches it.
+		h.missed(ctx, region, applyErr)
+		return h.requeue(ctx, j, token, applyErr, admission.ReasonRegionUnreachable)
 	case applyErr != nil && !jobobjects.Final(applyErr):
 		return h.retryLater(ctx, dc, j, token, applyErr)
 	}
@@ -458,14 +466,15 @@ func (h *Handler) retryLater(ctx context.Context, dc dynamic.Interface, j jobs.J
 	return nil
 }
 
-// requeue gives claimed job j back to the queue, to wait for why (a name held by a job whose end
-// is not recorded): the beat that records that end finds j queued and rings dispatch again.
-func (h *Handler) requeue(ctx context.Context, j jobs.Job, token string, why error) error {
-	_, c, err := jobs.Move(j, jobs.StatusQueued, why.Error(), h.now())
+// requeue gives claimed job j back to the queue, to wait for why (reason): a name held by a job
+// whose end is not recorded (the beat that records that end finds j queued and rings dispatch
+// again), or its region out of reach (the beat rings it while it has queued jobs).
+func (h *Handler) requeue(ctx context.Context, j jobs.Job, token string, why error, reason admission.Reason) error {
+	_, c, err := jobs.Move(j, jobs.StatusQueued, jobobjects.Redact(why.Error()), h.now())
 	if err != nil {
 		return err
 	}
-	c.Claim, c.PendingReason = token, string(admission.ReasonNameInUse)
+	c.Claim, c.PendingReason = token, string(reason)
 	if err := h.Store.Apply(ctx, j, c); err != nil && !errors.Is(err, records.ErrStale) {
 		return err
 	}

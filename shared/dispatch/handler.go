@@ -158,6 +158,12 @@ type Handler struct {
 	PreemptionCooldown   time.Duration
 	PreemptionGraceMax   time.Duration
 
+	// Health, when set, says which regions admit nothing now (gates.go): cordoned or drained by
+	// the operator, unreached by the beat, or clearing what attempts fenced there left. A drain
+	// of such a region admits nothing (a drained one stops its running jobs), and no roaming job
+	// is sent there; a drain that fails to reach its cluster records it.
+	Health Health
+
 	// ReadBudget is how many queued jobs a drain may read past its region's room (0 is
 	// DefaultReadBudget): the jobs further back wait for the next drain, which goes on from where
 	// this one stopped.
@@ -172,6 +178,8 @@ type Handler struct {
 	quotas quotaCache
 	// censuses keeps each region's last census for censusEvery.
 	censuses censusCache
+	// gateCache keeps the regions' gates for gateTTL.
+	gateCache gateCache
 
 	// hooks let the fault tests stop a drain at the moments a crash would: after a claim, after
 	// the apply, before the record. nil in production.

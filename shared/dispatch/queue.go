@@ -291,10 +291,11 @@ func (r *reading) judged() (own, roamers []jobs.Job) {
 // plan is a drain's judgement of the jobs it read: what it admits, what waits and why.
 type plan struct {
 	rm       roaming
-	rmErr    error      // reading other regions' summaries; the roaming jobs then wait
-	full     bool       // the region had no free room: no queue was read
-	queued   []jobs.Job // the region's own jobs and the roaming ones it takes up, less those failing
-	failing  []jobs.Job // at their spot deadline with the price still above their cap
+	rmErr    error            // reading other regions' summaries; the roaming jobs then wait
+	closed   admission.Reason // why the region admits nothing now ("" while it admits)
+	full     bool             // the region had no free room: no queue was read
+	queued   []jobs.Job       // the region's own jobs and the roaming ones it takes up, less those failing
+	failing  []jobs.Job       // at their spot deadline with the price still above their cap
 	onDemand map[string]bool
 	observed map[string]spotgate.Observation
 	snap     snapshot
@@ -313,7 +314,9 @@ type plan struct {
 // ones), with active the region's active jobs, writing nothing.
 func (h *Handler) judge(ctx context.Context, region string, own, roamers, active []jobs.Job, queue int) (plan, error) {
 	var p plan
-	p.rm, p.rmErr = h.roam(ctx, region, roamers, active, queue)
+	gates := h.gates(ctx)
+	p.closed = gates[region]
+	p.rm, p.rmErr = h.roam(ctx, region, roamers, active, queue, gates)
 	if p.rmErr != nil {
 		p.rm = roaming{}
 	}
@@ -327,12 +330,17 @@ func (h *Handler) judge(ctx context.Context, region string, own, roamers, active
 	var ready []jobs.Job
 	ready, p.backoff = backingOff(p.queued, h.now())
 	cands, needs := h.candidates(p.snap.region, ready, p.onDemand)
+	cands, needs, held := h.holdTenants(cands, needs)
 	decide := func() admission.FlavorDecision {
+		if p.closed != "" {
+			return shut(cands, p.closed)
+		}
 		return admission.DecideFlavors(cands, needs, p.snap.capacity, p.observed)
 	}
 	if p.decision, err = h.withinBudget(ctx, region, &p.snap.capacity, decide(), decide); err != nil {
 		return p, err
 	}
+	p.decision.Waiting = append(p.decision.Waiting, held...)
 	at := make(map[string]int, len(cands))
 	for i, c := range cands {
 		at[c.ID] = i

@@ -28,6 +28,7 @@ type quotaCache struct {
 type quotaEntry struct {
 	quotas map[string]tenancy.Quota // nil for a tenant without a record (deleted since)
 	within bool                     // its jobs may evict its own of lower priority
+	held   bool                     // none of its jobs is dispatched (tenancy.Tenant.Held)
 	at     time.Time
 }
 
@@ -64,7 +65,7 @@ func (h *Handler) quotasOf(ctx context.Context, names []string) (map[string]map[
 			case err != nil:
 				errs[i] = fmt.Errorf("reading tenant %s's quotas: %w", name, err)
 			default:
-				read[i] = quotaEntry{quotas: t.Quotas, within: t.PreemptWithin == tenancy.PreemptLowerPriority, at: now}
+				read[i] = quotaEntry{quotas: t.Quotas, within: t.PreemptWithin == tenancy.PreemptLowerPriority, held: t.Held, at: now}
 			}
 		}()
 	}
@@ -93,6 +94,24 @@ func (h *Handler) withinTenants(names []string) map[string]bool {
 	var out map[string]bool
 	for _, name := range names {
 		if c.seen[name].within {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// heldTenants are those of names, as the cache last read them, that the operator holds;
+// quotasOf reads them first.
+func (h *Handler) heldTenants(names []string) map[string]bool {
+	c := &h.quotas
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out map[string]bool
+	for _, name := range names {
+		if c.seen[name].held {
 			if out == nil {
 				out = map[string]bool{}
 			}

@@ -40,7 +40,7 @@ type roaming struct {
 // roam sorts the roaming jobs (all of them, as read) that allow region: the best region for each
 // (admission.ChooseRegion) from the prices observed in each of its regions, this region's own
 // room (its capacity less its active jobs) and queue, and other regions' summaries.
-func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Job, queue int) (roaming, error) {
+func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Job, queue int, closed map[string]admission.Reason) (roaming, error) {
 	rm := roaming{choices: map[string]jobs.RegionChoice{}, ring: map[string]bool{}, elsewhere: map[string]string{}}
 	var list []jobs.Job
 	var others []string
@@ -63,7 +63,7 @@ func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Jo
 		return rm, err
 	}
 	fr := h.flavorsOf(region)
-	v := view{h: h, region: region, now: h.now(), sums: sums, prices: map[[2]string]spotgate.Observation{}, flavors: fr, free: fr.Free(active), queue: queue}
+	v := view{h: h, region: region, now: h.now(), sums: sums, closed: closed, prices: map[[2]string]spotgate.Observation{}, flavors: fr, free: fr.Free(active), queue: queue}
 	for _, j := range list {
 		states := v.states(ctx, j)
 		c := admission.ChooseRegion(j.Spot, states, false)
@@ -101,6 +101,7 @@ type view struct {
 	flavors flavors.Region
 	free    []admission.Vec // each flavor's room less the active jobs'
 	queue   int
+	closed  map[string]admission.Reason // the regions that admit nothing now, and why
 }
 
 func (v *view) observe(ctx context.Context, r string, s *jobs.Spot) spotgate.Observation {
@@ -122,7 +123,7 @@ func (v *view) states(ctx context.Context, j jobs.Job) []admission.RegionState {
 		if _, ok := v.h.Regions[r]; !ok {
 			continue // no longer configured: no longer allowed
 		}
-		st := admission.RegionState{Region: r, Observed: v.observe(ctx, r, j.Spot), Room: true, Unseen: true}
+		st := admission.RegionState{Region: r, Observed: v.observe(ctx, r, j.Spot), Room: true, Unseen: true, Closed: v.closed[r]}
 		if r == v.region {
 			st.Room, st.Queue, st.Unseen = v.flavors.Fits(v.free, v.flavors.Need(j)), v.queue, false
 		} else if s, ok := v.sums[r]; ok && v.now.Sub(s.At) < summaryFresh {

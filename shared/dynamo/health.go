@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tidegate/tidegate/shared/admission"
 )
 
 // RegionHealth is whether Tidegate reaches a region's cluster: when the beat last reached it,
@@ -20,16 +22,59 @@ type RegionHealth struct {
 	LastFailure *time.Time `json:"last_failure,omitempty" dynamodbav:"last_failure,omitempty"`
 	LastError   string     `json:"last_error,omitempty" dynamodbav:"last_error,omitempty"`
 	Failures    int        `json:"consecutive_failures" dynamodbav:"failures"`
+	// FailingSince is the first failure of the run that Failures counts.
+	FailingSince *time.Time `json:"failing_since,omitempty" dynamodbav:"failing_since,omitempty"`
+	// Cordon is what an operator set on the region: "" (admitting), Cordoned or Draining, when
+	// and by whom.
+	Cordon     string     `json:"cordon,omitempty" dynamodbav:"cordon,omitempty"`
+	CordonedAt *time.Time `json:"cordoned_at,omitempty" dynamodbav:"cordoned_at,omitempty"`
+	CordonedBy string     `json:"cordoned_by,omitempty" dynamodbav:"cordoned_by,omitempty"`
+	// Fenced counts the attempts fenced in the region while it was lost whose objects are still
+	// to be deleted there (Fence): the region admits nothing until it is 0.
+	Fenced int `json:"fenced_attempts,omitempty" dynamodbav:"fenced,omitempty"`
+}
+
+// What an operator may set on a region (RegionHealth.Cordon).
+const (
+	// Cordoned: the region admits nothing; what runs there goes on.
+	Cordoned = "cordoned"
+	// Draining: as Cordoned, and its running jobs are stopped (with their grace period) and
+	// queued again, for another region where they allow one.
+	Draining = "draining"
+)
+
+// Lost says whether the region has gone unreached for lostAfter at now: its running jobs that
+// ask for it are queued again elsewhere (jobs.Displaced).
+func (h RegionHealth) Lost(now time.Time, lostAfter time.Duration) bool {
+	return lostAfter > 0 && h.Failures > 0 && h.Unreachable(now) >= lostAfter
+}
+
+// Closed is why the region admits nothing now, "" while it admits: an operator's cordon or
+// drain, the beat's last calls failing to reach it, or attempts fenced there still to delete.
+func (h RegionHealth) Closed() admission.Reason {
+	switch {
+	case h.Cordon == Draining:
+		return admission.ReasonRegionDraining
+	case h.Cordon == Cordoned:
+		return admission.ReasonRegionCordoned
+	case h.Failures > 0:
+		return admission.ReasonRegionUnreachable
+	case h.Fenced > 0:
+		return admission.ReasonRegionClearing
+	}
+	return ""
 }
 
 // Unreachable is how long region has gone unreached at now: 0 while the last call reached it;
-// since the last success, or since the first failure on record when it never succeeded.
+// since the last success, or since the first failure of the run when it never succeeded.
 func (h RegionHealth) Unreachable(now time.Time) time.Duration {
 	switch {
 	case h.Failures == 0:
 		return 0
 	case h.LastSuccess != nil:
 		return now.Sub(*h.LastSuccess)
+	case h.FailingSince != nil:
+		return now.Sub(*h.FailingSince)
 	case h.LastFailure != nil:
 		return now.Sub(*h.LastFailure)
 	}
@@ -51,7 +96,7 @@ func (s *JobStore) Reached(ctx context.Context, region string, at time.Time) err
 	pk, sk := healthKey(region)
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.tables.Control, Key: keyOf(pk, sk),
-		UpdateExpression:         aws.String("SET #region = :region, last_success = :at, failures = :zero REMOVE last_error"),
+		UpdateExpression:         aws.String("SET #region = :region, last_success = :at, failures = :zero REMOVE last_error, failing_since"),
 		ConditionExpression:      aws.String("attribute_not_exists(pk) OR failures > :zero OR last_success < :quiet"),
 		ExpressionAttributeNames: map[string]string{"#region": "region"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -76,7 +121,7 @@ func (s *JobStore) Missed(ctx context.Context, region string, at time.Time, why 
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.tables.Control, Key: keyOf(pk, sk),
-		UpdateExpression:         aws.String("SET #region = :region, last_failure = :at, last_error = :why ADD failures :one"),
+		UpdateExpression:         aws.String("SET #region = :region, last_failure = :at, last_error = :why, failing_since = if_not_exists(failing_since, :at) ADD failures :one"),
 		ExpressionAttributeNames: map[string]string{"#region": "region"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":region": &types.AttributeValueMemberS{Value: region},
@@ -103,4 +148,30 @@ func (s *JobStore) Health(ctx context.Context, regions []string) (map[string]Reg
 		out[h.Region] = h
 	}
 	return out, nil
+}
+
+// SetCordon sets what an operator asks of region (Cordoned, Draining, or "" to admit again), at
+// at, by who.
+func (s *JobStore) SetCordon(ctx context.Context, region, cordon, who string, at time.Time) error {
+	pk, sk := healthKey(region)
+	in := &dynamodb.UpdateItemInput{
+		TableName: &s.tables.Control, Key: keyOf(pk, sk),
+		UpdateExpression:         aws.String("SET #region = :region, cordoned_by = :who, cordoned_at = :at, failures = if_not_exists(failures, :zero), cordon = :cordon"),
+		ExpressionAttributeNames: map[string]string{"#region": "region"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":region": &types.AttributeValueMemberS{Value: region},
+			":who":    &types.AttributeValueMemberS{Value: who},
+			":at":     &types.AttributeValueMemberS{Value: at.UTC().Format(healthTime)},
+			":zero":   &types.AttributeValueMemberN{Value: "0"},
+			":cordon": &types.AttributeValueMemberS{Value: cordon},
+		},
+	}
+	if cordon == "" {
+		in.UpdateExpression = aws.String("SET #region = :region, cordoned_by = :who, cordoned_at = :at, failures = if_not_exists(failures, :zero) REMOVE cordon")
+		delete(in.ExpressionAttributeValues, ":cordon")
+	}
+	if _, err := s.db.UpdateItem(ctx, in); err != nil {
+		return fmt.Errorf("setting %s's cordon: %w", region, err)
+	}
+	return nil
 }

@@ -57,9 +57,15 @@ func (s *JobStore) apply(ctx context.Context, j jobs.Job, c jobs.Change, ret typ
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{{Update: update}, ev},
-	})
+	items := []types.TransactWriteItem{{Update: update}, ev}
+	if c.FenceIn != "" {
+		fence, err := s.fenceWrites(j, c)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, fence...)
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if _, failed := isConditionFailed(err, 0); failed {
 		return nil, records.ErrStale
 	}
@@ -145,6 +151,16 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 		// Only once, and only while the end's details are due.
 		cond += " AND attribute_exists(" + e.name("details_due") + ")"
 	}
+	if c.From.Active() && j.Region != "" {
+		// A change to a job dispatched holds only while it is still in the region, and the
+		// attempt, its writer read: an attempt fenced (Displaced) reports nothing.
+		cond += " AND " + e.name("region") + " = " + e.value(":was_region", j.Region)
+		if j.Attempt > 1 {
+			cond += " AND " + e.name("attempt") + " = " + e.value(":was_attempt", j.Attempt)
+		} else if j.Attempt == 1 {
+			cond += " AND (attribute_not_exists(" + e.name("attempt") + ") OR " + e.name("attempt") + " = " + e.value(":was_attempt", 1) + ")"
+		}
+	}
 	if c.Region != "" {
 		// Only a job still without a region, and only into one it allows.
 		e.setTo("region", c.Region)
@@ -180,6 +196,11 @@ func (e *expression) move(j jobs.Job, c jobs.Change, retention time.Duration) {
 	}
 	if c.Region != "" {
 		moved.Region = c.Region
+	}
+	if c.Unplace {
+		moved.Region = ""
+		e.setTo("region", "")
+		e.drop("flavor")
 	}
 	if c.PendingReason != "" {
 		moved.PendingReason = c.PendingReason

@@ -62,6 +62,28 @@ func (s *TenantStore) PutTenant(ctx context.Context, t tenancy.Tenant) error {
 	return nil
 }
 
+// SetHeld holds tenant name's jobs (none is dispatched) or, held false, lets them go again;
+// records.ErrNotFound if there is no such tenant.
+func (s *TenantStore) SetHeld(ctx context.Context, name string, held bool) error {
+	pk, sk := tenantKey(name)
+	in := &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: keyOf(pk, sk), ConditionExpression: aws.String("attribute_exists(pk)"),
+		UpdateExpression:          aws.String("SET held = :held"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":held": &types.AttributeValueMemberBOOL{Value: true}},
+	}
+	if !held {
+		in.UpdateExpression, in.ExpressionAttributeValues = aws.String("REMOVE held"), nil
+	}
+	_, err := s.db.UpdateItem(ctx, in)
+	if conditionFailed(err) {
+		return fmt.Errorf("tenant %s: %w", name, records.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("holding tenant %s: %w", name, err)
+	}
+	return nil
+}
+
 // Tenant reads one tenant; records.ErrNotFound if there is none by that name.
 func (s *TenantStore) Tenant(ctx context.Context, name string) (tenancy.Tenant, error) {
 	pk, sk := tenantKey(name)

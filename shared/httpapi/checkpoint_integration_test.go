@@ -81,3 +81,23 @@ func TestRetryRulesSubmitted(t *testing.T) {
 		t.Errorf("a policy of rules = %d %v; want 202 showing the rules %v", status, out, rules)
 	}
 }
+
+// TestOnRegionLost: on_region_lost requeue is kept and shown; anything else is a 400 naming the
+// field.
+func TestOnRegionLost(t *testing.T) {
+	st := newStack(t)
+	status, out := st.do(t, 0, "POST", "/api/v1/jobs", st.member, "application/json",
+		mustJSON(map[string]any{"manifest": restrictedJob(nil), "namespace": "team-a", "region": "us-east-1", "on_region_lost": "retry"}), nil)
+	if status != 400 || !strings.Contains(mustJSON(out), "on_region_lost") {
+		t.Errorf("on_region_lost retry = %d %v; want 400 naming on_region_lost", status, out)
+	}
+	status, out = st.do(t, 0, "POST", "/api/v1/jobs", st.member, "application/json",
+		mustJSON(map[string]any{"manifest": restrictedJob(nil), "namespace": "team-a", "region": "us-east-1", "on_region_lost": "requeue"}), nil)
+	job, _ := out["job"].(map[string]any)
+	if status != 202 || job["on_region_lost"] != "requeue" {
+		t.Fatalf("on_region_lost requeue = %d %v; want 202 showing it", status, out)
+	}
+	if _, got := st.do(t, 1, "GET", "/api/v1/jobs/"+job["id"].(string), st.member, "", "", nil); got["on_region_lost"] != "requeue" {
+		t.Errorf("GET the job: on_region_lost %v, want requeue", got["on_region_lost"])
+	}
+}

@@ -233,7 +233,7 @@ func (a *api) retryJob(w http.ResponseWriter, r *http.Request) error {
 	s := submission{
 		manifests: j.Manifests, namespace: j.Namespace, region: j.Region, priority: j.Priority, labels: j.Labels,
 		template: j.Template, retryOf: j.ID, idempotencyKey: key, body: []byte("retry " + j.ID), retry: j.Retry,
-		readyTimeout: j.ReadyTimeout, maxPreemptions: j.MaxPreemptions,
+		readyTimeout: j.ReadyTimeout, maxPreemptions: j.MaxPreemptions, onRegionLost: j.OnRegionLost,
 	}
 	if len(j.Regions) > 1 { // the retry chooses among the same regions afresh
 		s.region, s.regions = "", j.Regions

@@ -135,6 +135,7 @@ type jobSettings struct {
 	MaxPreemptions   *int              `json:"max_preemptions"`
 	DependsOn        []jobs.Dependency `json:"depends_on"`
 	Array            *jobs.Array       `json:"array"`
+	OnRegionLost     string            `json:"on_region_lost"`
 }
 
 // submission starts a job's submission from the settings, the rest to be filled by the route.
@@ -144,6 +145,7 @@ func (js jobSettings) submission(ms []map[string]any, idempotencyKey string, bod
 		maxSpotPrice: js.MaxSpotPrice, spotType: js.SpotInstanceType, spotDeadline: js.SpotDeadline, onDeadline: js.OnDeadline,
 		idempotencyKey: idempotencyKey, body: body, retry: js.Retry, readyTimeout: js.ReadyTimeout,
 		priorityDefaulted: js.Priority == nil, maxPreemptions: js.MaxPreemptions, dependsOn: js.DependsOn, array: js.Array,
+		onRegionLost: js.OnRegionLost,
 	}
 	if js.Priority != nil {
 		s.priority = *js.Priority

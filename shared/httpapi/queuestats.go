@@ -65,10 +65,38 @@ type regionStats struct {
 	Reach *regionReach `json:"reach"`
 }
 
-// regionReach is a region's health as the beat recorded it, and how long it has gone unreached.
+// regionReach is a region's health as the beat recorded it, how long it has gone unreached, and
+// what follows for admissions there (State).
 type regionReach struct {
 	dynamo.RegionHealth
 	UnreachableSeconds float64 `json:"unreachable_seconds"`
+	// State is "admitting", or why the region admits nothing: "cordoned", "draining",
+	// "unreachable", "lost" (unreached for TIDEGATE_REGION_LOST_AFTER) or "clearing" (back after
+	// it was lost, deleting what fenced attempts left).
+	State string `json:"state"`
+}
+
+// reachOf is region health h as the queue stats show it at now, to tenant: the last error and
+// who cordoned the region are the operator's alone (the error names the cluster's endpoint).
+func reachOf(h dynamo.RegionHealth, tenant tenancy.Tenant, now time.Time, lostAfter time.Duration) *regionReach {
+	if !tenant.Operator {
+		h.LastError, h.CordonedBy = "", ""
+	}
+	state := "admitting"
+	switch h.Closed() {
+	case admission.ReasonRegionCordoned:
+		state = "cordoned"
+	case admission.ReasonRegionDraining:
+		state = "draining"
+	case admission.ReasonRegionUnreachable:
+		state = "unreachable"
+		if h.Lost(now, lostAfter) {
+			state = "lost"
+		}
+	case admission.ReasonRegionClearing:
+		state = "clearing"
+	}
+	return &regionReach{RegionHealth: h, UnreachableSeconds: h.Unreachable(now).Seconds(), State: state}
 }
 
 // queueStats is GET /api/v1/queue/stats: per region, the caller's tenant's live batch jobs by
@@ -106,15 +134,11 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 		}
 		st.Roaming = roam[region]
 		if h, ok := health[region]; ok {
-			if !tenant.Operator {
-				// The client's error names the cluster's endpoint: the operator's to know.
-				h.LastError = ""
-			}
-			st.Reach = &regionReach{RegionHealth: h, UnreachableSeconds: h.Unreachable(a.now()).Seconds()}
+			st.Reach = reachOf(h, tenant, a.now(), a.lostAfter)
 		}
 		out = append(out, st)
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"regions": out, "roaming": total})
+	return writeJSON(w, http.StatusOK, map[string]any{"regions": out, "roaming": total, "held": tenant.Held})
 }
 
 // regionStats is region's part of the queue's stats for tenant (all, every tenant, for the

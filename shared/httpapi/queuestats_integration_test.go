@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/tenancy"
 )
@@ -41,8 +42,12 @@ func TestQueueStatsOperator(t *testing.T) {
 			}
 		}
 	}
-	// The beat could not reach the region once: every caller sees it, with how long.
+	// The beat could not reach the region once: every caller sees it, with how long. The operator
+	// has cordoned it too: everyone sees the state, only the operator who did it.
 	if err := js.Missed(context.Background(), "us-east-1", now.Add(-time.Minute), errors.New("dial tcp: connection refused")); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.SetCordon(context.Background(), "us-east-1", dynamo.Cordoned, "operator:alice", now); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ caller, want string }{
@@ -68,6 +73,10 @@ func TestQueueStatsOperator(t *testing.T) {
 		why := map[bool]any{true: "dial tcp: connection refused", false: nil}[tt.caller == "boss"]
 		if reach == nil || fmt.Sprint(reach["consecutive_failures"]) != "1" || reach["last_error"] != why || gone < 59 {
 			t.Errorf("GET /api/v1/queue/stats as %s: reach = %v, want one failure a minute ago, why %v", tt.caller, reach, why)
+		}
+		who := map[bool]any{true: "operator:alice", false: nil}[tt.caller == "boss"]
+		if reach["state"] != "cordoned" || reach["cordon"] != "cordoned" || reach["cordoned_by"] != who || out["held"] != false {
+			t.Errorf("GET /api/v1/queue/stats as %s: state %v, cordon %v by %v, held %v; want cordoned, by %v, not held", tt.caller, reach["state"], reach["cordon"], reach["cordoned_by"], out["held"], who)
 		}
 	}
 }

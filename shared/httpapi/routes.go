@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/config"
 	"github.com/tidegate/tidegate/shared/console"
 	"github.com/tidegate/tidegate/shared/flavors"
 	"github.com/tidegate/tidegate/shared/jobs"
@@ -44,6 +45,9 @@ type Deps struct {
 	// ReadyTimeoutMax is the longest ready_timeout a job may name (config.Config's); 0 is
 	// jobs.DefaultReadyTimeoutMax.
 	ReadyTimeoutMax time.Duration
+	// RegionLostAfter is how long a region goes unreached before it is lost
+	// (config.Config's), for the queue stats; 0 is config.DefaultRegionLostAfter.
+	RegionLostAfter time.Duration
 	// CheckpointBucket is the bucket under which each job submitted has its checkpoint prefix
 	// (jobs.CheckpointURI); "" gives jobs none.
 	CheckpointBucket     string
@@ -104,6 +108,7 @@ type api struct {
 	quota      tenancy.Quota                      // Deps.DefaultQuota
 	longRun    longRunning                        // Deps.LongRunning*
 	readyMax   time.Duration                      // Deps.ReadyTimeoutMax
+	lostAfter  time.Duration                      // Deps.RegionLostAfter
 	checkpoint string                             // Deps.CheckpointBucket
 	maxQueued  int                                // Deps.MaxQueuedPerTenant
 	censuses   censusCache                        // the censuses the caps of queued jobs read
@@ -157,6 +162,7 @@ func newAPI(d Deps) *api {
 		rate: d.Rate, buckets: ratelimit.NewBuckets(maxBuckets), quota: d.DefaultQuota, metrics: d.Metrics,
 		longRun:   longRunning{HoldsSlot: d.LongRunningHoldsSlot, PerTenant: d.LongRunningPerTenant},
 		readyMax:  cmp.Or(d.ReadyTimeoutMax, jobs.DefaultReadyTimeoutMax),
+		lostAfter: cmp.Or(d.RegionLostAfter, config.DefaultRegionLostAfter),
 		maxQueued: d.MaxQueuedPerTenant, checkpoint: d.CheckpointBucket,
 		mux: http.NewServeMux(), paths: http.NewServeMux(),
 	}

@@ -46,6 +46,7 @@ type submission struct {
 	retry          *jobs.Retry
 	readyTimeout   string            // as given, then as stored: a Go duration, the default filled in
 	maxPreemptions *int              // how often the job may be evicted before it fails; nil: any
+	onRegionLost   string            // what it does when its region is lost while it runs there
 	dependsOn      []jobs.Dependency // the jobs it waits for (depend.go)
 	array          *jobs.Array       // an array job's shape (jobs/array.go)
 	memoryHeadroom float64           // policy.Result's: how far its memory may be raised; 0 for no bound
@@ -90,6 +91,9 @@ func (a *api) admit(ctx context.Context, s *submission) error {
 	bad = append(bad, s.checkReadyTimeout(a.readyMax)...)
 	if m := s.maxPreemptions; m != nil && (*m < 0 || *m > jobs.MaxMaxPreemptions) {
 		bad = append(bad, FieldProblem{"max_preemptions", fmt.Sprintf("must be a whole number from 0 to %d: how often the job may be evicted for another before it fails preempted_too_often", jobs.MaxMaxPreemptions)})
+	}
+	if !jobs.ValidOnRegionLost(s.onRegionLost) {
+		bad = append(bad, FieldProblem{"on_region_lost", "must be requeue (run it again in another of its regions if its region's cluster is lost while it runs there) or left out (wait for the region)"})
 	}
 	var deps, shape [][2]string
 	s.dependsOn, deps = jobs.CheckDependencies(s.dependsOn)
@@ -317,7 +321,7 @@ func (a *api) jobOf(ctx context.Context, s submission, id string, now time.Time)
 	j.Template, j.RetryOf, j.GPUs, j.Podless, j.Retry = s.template, s.retryOf, s.gpus, s.podless, s.retry
 	j.Regions, j.Demand, j.ReadyTimeout, j.NodeSelector = s.regions, s.demand, s.readyTimeout, s.nodeSelector
 	j.CheckpointURI = jobs.CheckpointURI(a.checkpoint, j.Tenant, j.ID)
-	j.MaxPreemptions = s.maxPreemptions
+	j.MaxPreemptions, j.OnRegionLost = s.maxPreemptions, s.onRegionLost
 	// A retry rule raising memory never takes a pod past the policy's cap on it: the raise stops
 	// at the cap (jobs.Retrying), so an OOMKilled attempt is no way round the policy.
 	j.MemoryFactorMax = s.memoryHeadroom

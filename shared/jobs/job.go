@@ -133,6 +133,9 @@ type Job struct {
 	// fails it preempted_too_often.
 	MaxPreemptions *int    `json:"max_preemptions,omitempty" dynamodbav:"max_preemptions,omitempty"`
 	Shield         *Shield `json:"-" dynamodbav:"shield,omitempty"`
+	// OnRegionLost is what the job does when its region is lost while it runs there
+	// (displace.go): "" waits for the region, OnRegionLostRequeue runs again elsewhere.
+	OnRegionLost string `json:"on_region_lost,omitempty" dynamodbav:"on_region_lost,omitempty"`
 	// DispatchedAt is when it was first applied (its first move to pending), kept apart from
 	// the history so the queue index holds it: reclaim evicts the most recently started first,
 	// and a job evicted and run again keeps its first start. Internal.

@@ -139,6 +139,13 @@ type Change struct {
 	// Detailed is the change that adds them to an ended job (From and To its status), which holds
 	// only while they are due, and clears the mark.
 	DetailsDue, Detailed bool
+	// Unplace, on a move back to the queue, clears the job's region and flavor, so that a job
+	// allowing several regions is chosen a region afresh (Displaced).
+	Unplace bool
+	// FenceIn, with Unplace, is the region whose cluster may still run the attempt this move
+	// ends: the store records it there in the same write, and the region admits nothing until
+	// what the attempt left is deleted (dynamo.Fence).
+	FenceIn string
 }
 
 // Moves reports whether the change moves the job to another status.

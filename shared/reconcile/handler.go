@@ -102,6 +102,11 @@ type Handler struct {
 	// the region's cluster), and each beat publishes how long each region has gone unreached
 	// (metrics.RegionUnreachable).
 	Health Health
+	// LostAfter is how long a region goes unreached before it is lost (TIDEGATE_REGION_LOST_AFTER):
+	// its running jobs that ask for it are queued for another region, their attempts fenced
+	// (lost.go), whose objects are deleted from Fences once it is reached again. 0 loses none.
+	LostAfter time.Duration
+	Fences    Fences
 	// Isolation, when set, is kept each beat beside the jobs and hosts. What it fails at is
 	// logged, not returned: a failed beat is delivered again by EventBridge and would follow
 	// every job again, and a cluster that refuses one object (say, an RBAC gap) would fail them all.
@@ -141,6 +146,8 @@ type Handler struct {
 	swept  map[string]time.Time // by region: when its last sweep started
 	// reached is, by region, when this process last recorded it reached (health.go).
 	reached map[string]time.Time
+	// lastReach is, by region, whether this process's last call to it reached it.
+	lastReach map[string]bool
 
 	// nodes are the nodes ended jobs' pods ran on, as read lately (nodes.go).
 	nodes nodeCache
@@ -222,7 +229,7 @@ func (h *Handler) pass(ctx context.Context, ev events.EventBridgeEvent, followed
 	wg.Wait()
 	errs = append(errs, <-hosted)
 	<-isolated
-	h.publishReach(ctx)
+	errs = append(errs, h.publishReach(ctx))
 	if h.Releaser != nil {
 		errs = append(errs, h.Releaser.Sweep(ctx))
 	}

@@ -78,6 +78,9 @@ type Tenant struct {
 	// jobs of lower priority when their region has no room for them; "" never does. The
 	// operator's to set, as quotas are: evicting costs the tenant's own work.
 	PreemptWithin string `json:"preempt_within,omitempty" dynamodbav:"preempt_within,omitempty"`
+	// Held, the operator's to set (`tidegate admin tenants hold`), dispatches none of the tenant's
+	// jobs: they keep their place in the queues, and what runs goes on.
+	Held bool `json:"held,omitempty" dynamodbav:"held,omitempty"`
 }
 
 // PreemptLowerPriority is Tenant.PreemptWithin's one setting.

@@ -15,9 +15,10 @@ export async function queueView(ctx, region) {
       body.replaceChildren(h("p", {}, `No region ${region} here.`));
       return;
     }
-    body.replaceChildren(...regions.map((r) => h("section", { class: "region", "data-region": r.region },
+    const held = st.held ? [h("p", { class: "held" }, "Your tenant is held by the operator: none of its jobs is dispatched; each keeps its place.")] : [];
+    body.replaceChildren(...held, ...regions.map((r) => h("section", { class: "region", "data-region": r.region },
       h("h2", {}, h("a", { href: `#/queue/${encodeURIComponent(r.region)}` }, r.region)),
-      kv([["jobs by status", Object.entries(r.counts).map(([k, v]) => `${k} ${v}`).join(", ") || "none"],
+      kv([["state", regionState(r.reach)], ["jobs by status", Object.entries(r.counts).map(([k, v]) => `${k} ${v}`).join(", ") || "none"],
         ["held by their spot cap", r.gated], ["pods in use", `${r.capacity_in_use}`]]),
       flavorTable(r.flavors || []),
       table(["tenant", "jobs", "GPUs", "share"], (r.tenants || []).map((t) => h("tr", {},
@@ -26,6 +27,21 @@ export async function queueView(ctx, region) {
       (r.spot_prices || []).map((sp) => h("div", { class: "spot" },
         h("h2", {}, `Spot price of ${sp.instance_type}`), priceChart(sp))))));
   }, 5000);
+}
+
+// regionState says whether a region admits, and why not: the operator's cordon or drain, its
+// cluster out of reach (lost past TIDEGATE_REGION_LOST_AFTER), or fenced attempts being cleared.
+function regionState(reach) {
+  if (!reach) return "admitting";
+  switch (reach.state) {
+    case "unreachable":
+    case "lost":
+      return `${reach.state}: not reached for ${Math.round(reach.unreachable_seconds)} s`;
+    case "clearing":
+      return `clearing ${reach.fenced_attempts} fenced attempts`;
+    default:
+      return reach.state;
+  }
 }
 
 // flavorTable is a region's flavors, a row a resource and tenant: the flavor's capacity and use,

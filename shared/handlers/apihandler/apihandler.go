@@ -75,6 +75,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		LongRunningHoldsSlot: cfg.LongRunning.HoldsSlot,
 		LongRunningPerTenant: cfg.LongRunning.PerTenant,
 		ReadyTimeoutMax:      cfg.ReadyTimeoutMax,
+		RegionLostAfter:      cfg.RegionLostAfter,
 		CheckpointBucket:     cfg.CheckpointBucket,
 		MaxQueuedPerTenant:   cfg.MaxQueuedPerTenant,
 		IAMCaller:            iam,

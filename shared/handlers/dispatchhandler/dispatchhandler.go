@@ -60,6 +60,8 @@ func New(cfg config.Config, c handlers.Clients, clusters *kube.Clusters, prices 
 		PreemptionsPerMinute: cfg.Preemption.PerMinute,
 		PreemptionCooldown:   cfg.Preemption.Cooldown,
 		PreemptionGraceMax:   cfg.Preemption.GraceMax,
+		// A cordoned, drained, unreached or clearing region admits nothing.
+		Health: dynamo.NewJobStore(c.DynamoDB, handlers.Tables(cfg)),
 	}, nil
 }
 

@@ -42,6 +42,11 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		Releaser: &unblock.Releaser{
 			Jobs: dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention), Ringer: wake.New(c.SQS, cfg.DispatchQueueURL), Log: log,
 		},
+		// Each region's reach is recorded; one lost has its jobs that ask queued elsewhere, their
+		// attempts fenced until it is reached again.
+		Health:    dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
+		LostAfter: cfg.RegionLostAfter,
+		Fences:    dynamo.NewJobStore(c.DynamoDB, t).Retain(cfg.JobRetention),
 		Hosting:   hostinghandler.New(cfg, c, clusters, log),
 		Isolation: k,
 		Prices:    prices(cfg, c),
