@@ -14,8 +14,9 @@ import (
 func sandboxCmd() *cobra.Command {
 	var state, dir string
 	var kube bool
+	var clusters int
 	cmd := &cobra.Command{
-		Use:    "sandbox --state FILE [--kube]",
+		Use:    "sandbox --state FILE [--kube [--clusters N]]",
 		Short:  "Run the local stand-ins until interrupted, writing how to reach them to FILE",
 		Hidden: true,
 		Args:   cobra.NoArgs,
@@ -28,7 +29,10 @@ func sandboxCmd() *cobra.Command {
 				dir = d
 				defer os.RemoveAll(d)
 			}
-			sb, err := sandbox.Start(cmd.Context(), sandbox.Options{Dir: dir, Kube: kube, Progress: func(m string) {
+			if clusters < 1 || (clusters > 1 && !kube) {
+				return fmt.Errorf("--clusters %d: give 1 or more, and --kube with it", clusters)
+			}
+			sb, err := sandbox.Start(cmd.Context(), sandbox.Options{Dir: dir, Kube: kube, Clusters: clusters, Progress: func(m string) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "sandbox:", m)
 			}})
 			if err != nil {
@@ -47,6 +51,7 @@ func sandboxCmd() *cobra.Command {
 	cmd.Flags().StringVar(&state, "state", "", "file to write the sandbox's endpoints to (required)")
 	cmd.Flags().StringVar(&dir, "dir", "", "folder for data and logs (a temporary one by default)")
 	cmd.Flags().BoolVar(&kube, "kube", false, "start the Kubernetes sandbox too")
+	cmd.Flags().IntVar(&clusters, "clusters", 1, "with --kube, how many clusters (sandbox, sandbox-2, …); the state's regions_kubeconfig has a context for each")
 	_ = cmd.MarkFlagRequired("state")
 	return cmd
 }

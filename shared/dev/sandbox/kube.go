@@ -29,65 +29,11 @@ var kubeTools = []string{
 	"bin/kwok",
 }
 
-// startKube brings up a Kubernetes control plane whose one node is faked by kwok: pods are scheduled,
-// go Running and a Job's complete (or fail, as their annotations ask: kwokstages.go), but no
-// container ever runs. Every server listens on a free loopback port, so several sandboxes can run
-// at once.
-func startKube(ctx context.Context, s *Sandbox) error {
-	paths := map[string]string{}
-	for _, rel := range kubeTools {
-		p, err := installed(rel)
-		if err != nil {
-			return fmt.Errorf("%w (scripts/tools-kube.sh installs the Kubernetes sandbox)", err)
-		}
-		paths[filepath.Base(rel)] = p
-	}
-	var ports kubePorts
-	if err := freePorts(ports.all()); err != nil {
-		return err
-	}
-	dir := filepath.Join(s.dir, "kube")
-	pki, err := writeKubePKI(filepath.Join(dir, "pki"))
-	if err != nil {
-		return err
-	}
-
-	etcdURL, err := startEtcd(ctx, s, paths["etcd"], dir, ports)
-	if err != nil {
-		return err
-	}
-	server, err := startAPIServer(ctx, s, paths["kube-apiserver"], dir, etcdURL, ports.apiserver, pki)
-	if err != nil {
-		return err
-	}
-	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, server, pki); err != nil {
-		return err
-	}
-	s.Kubeconfig, s.KubeServer = kubeconfig, server
-
-	kwokStages, err := writeKwokStages(dir)
-	if err != nil {
-		return err
-	}
-	kwokLogs, err := writeKwokLogs(dir)
-	if err != nil {
-		return err
-	}
-	if err := installLogsCRD(ctx, kubeconfig); err != nil {
-		return err
-	}
-	if err := startControllers(ctx, s, paths, dir, kubeconfig, ports, pki, []string{kwokStages, kwokLogs}); err != nil {
-		return err
-	}
-	return seedCluster(ctx, kubeconfig)
-}
-
 // startEtcd starts etcd with its data in dir and returns its client URL.
-func startEtcd(ctx context.Context, s *Sandbox, bin, dir string, ports kubePorts) (string, error) {
+func startEtcd(ctx context.Context, c *Cluster, bin, dir string, ports kubePorts) (string, error) {
 	clientURL := "http://127.0.0.1:" + strconv.Itoa(ports.etcdClient)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports.etcdPeer)
-	p, err := startProcess("etcd", dir, s.dir, nil, bin,
+	p, err := startProcess("etcd", dir, c.logDir, nil, bin,
 		"--data-dir", filepath.Join(dir, "etcd"),
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
@@ -97,7 +43,7 @@ func startEtcd(ctx context.Context, s *Sandbox, bin, dir string, ports kubePorts
 	if err != nil {
 		return "", err
 	}
-	s.procs = append(s.procs, p)
+	c.procs = append(c.procs, p)
 	if err := p.waitReady(ctx, etcdStartTimeout, statusOK(http.DefaultClient, clientURL+"/health", "")); err != nil {
 		return "", err
 	}
@@ -105,9 +51,9 @@ func startEtcd(ctx context.Context, s *Sandbox, bin, dir string, ports kubePorts
 }
 
 // startAPIServer starts kube-apiserver on etcdURL and returns its https URL once it is ready.
-func startAPIServer(ctx context.Context, s *Sandbox, bin, dir, etcdURL string, port int, pki kubePKI) (string, error) {
+func startAPIServer(ctx context.Context, c *Cluster, bin, dir, etcdURL string, port int, pki kubePKI) (string, error) {
 	server := "https://127.0.0.1:" + strconv.Itoa(port)
-	p, err := startProcess("kube-apiserver", dir, s.dir, nil, bin,
+	p, err := startProcess("kube-apiserver", dir, c.logDir, nil, bin,
 		"--etcd-servers", etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port", strconv.Itoa(port),
 		"--tls-cert-file", pki.certFile, "--tls-private-key-file", pki.keyFile,
@@ -123,21 +69,29 @@ func startAPIServer(ctx context.Context, s *Sandbox, bin, dir, etcdURL string, p
 	if err != nil {
 		return "", err
 	}
-	s.procs = append(s.procs, p)
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(pki.caPEM)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
-	defer client.CloseIdleConnections()
-	if err := p.waitReady(ctx, apiserverStartTimeout, statusOK(client, server+"/readyz", pki.adminToken)); err != nil {
+	c.procs = append(c.procs, p)
+	c.apiserver = len(c.procs) - 1
+	if err := p.waitReady(ctx, apiserverStartTimeout, apiserverReady(server, pki)); err != nil {
 		return "", err
 	}
 	return server, nil
 }
 
+// apiserverReady answers nil once the apiserver at server says it is ready, asked as the admin
+// over TLS verified with the cluster's CA.
+func apiserverReady(server string, pki kubePKI) func(context.Context) error {
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pki.caPEM)
+	// No keep-alive: a connection kept from one poll to the next would outlive an apiserver
+	// stopped and started again in between.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, DisableKeepAlives: true}}
+	return statusOK(client, server+"/readyz", pki.adminToken)
+}
+
 // startControllers starts kube-controller-manager, kube-scheduler and kwok together and waits for
 // all three: they only talk to the apiserver, so none waits on another. kwok reads each of
 // kwokConfigs (its stages, its logs).
-func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, dir, kubeconfig string, ports kubePorts, pki kubePKI, kwokConfigs []string) error {
+func startControllers(ctx context.Context, c *Cluster, paths map[string]string, dir, kubeconfig string, ports kubePorts, pki kubePKI, kwokConfigs []string) error {
 	cmPort, schedPort, kwokPort := strconv.Itoa(ports.controllerManager), strconv.Itoa(ports.scheduler), strconv.Itoa(ports.kwok)
 	common := []string{
 		"--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig,
@@ -180,11 +134,11 @@ func startControllers(ctx context.Context, s *Sandbox, paths map[string]string, 
 	}
 	started := make([]*process, len(servers))
 	for i, srv := range servers {
-		p, err := startProcess(srv.name, dir, s.dir, nil, srv.argv...)
+		p, err := startProcess(srv.name, dir, c.logDir, nil, srv.argv...)
 		if err != nil {
 			return err
 		}
-		s.procs = append(s.procs, p)
+		c.procs = append(c.procs, p)
 		started[i] = p
 	}
 	// The controllers serve a certificate they made for themselves a moment ago; there is nothing

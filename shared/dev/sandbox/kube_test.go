@@ -22,7 +22,7 @@ func startTestKube(t *testing.T, ctx context.Context) *Sandbox {
 	s := &Sandbox{dir: t.TempDir()}
 	t.Cleanup(s.Stop)
 	start := time.Now()
-	if err := startKube(ctx, s); err != nil {
+	if err := startKube(ctx, s, 1, func(string) {}); err != nil {
 		if errors.Is(err, errNotInstalled) {
 			t.Skipf("skipping: %v", err)
 		}

@@ -32,19 +32,36 @@ func startProcess(name, dir, logDir string, env []string, argv ...string) (*proc
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("making log folder for %s: %w", name, err)
 	}
-	logPath := filepath.Join(logDir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("opening log for %s: %w", name, err)
-	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	return spawn(name, filepath.Join(logDir, name+".log"), os.O_TRUNC, cmd)
+}
+
+// again starts p's program once more, with the same arguments, folder and environment, its output
+// appended to p's log after a line saying so: a server stopped on purpose (Cluster.StopAPIServer)
+// comes back as it was, and its log keeps both runs.
+func (p *process) again() (*process, error) {
+	cmd := exec.Command(p.cmd.Path, p.cmd.Args[1:]...)
+	cmd.Dir, cmd.Env = p.cmd.Dir, p.cmd.Env
+	if f, err := os.OpenFile(p.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+		fmt.Fprintf(f, "\n--- tidegate sandbox: %s started again at %s ---\n", p.name, time.Now().UTC().Format(time.RFC3339))
+		f.Close()
+	}
+	return spawn(p.name, p.log, os.O_APPEND, cmd)
+}
+
+// spawn starts cmd with its output in logPath, opened with mode (os.O_TRUNC or os.O_APPEND).
+func spawn(name, logPath string, mode int, cmd *exec.Cmd) (*process, error) {
+	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|mode, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening log for %s: %w", name, err)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("starting %s (%s): %w", name, argv[0], err)
+		return nil, fmt.Errorf("starting %s (%s): %w", name, cmd.Path, err)
 	}
 	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {

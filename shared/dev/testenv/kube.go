@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"context"
+	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -36,4 +38,26 @@ func Namespace(t testing.TB) (string, sandbox.State) {
 		_ = cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	})
 	return name, st
+}
+
+// OwnCluster starts a sandbox cluster for this test alone, in a folder of its own, and stops it
+// when the test ends: a test that stops and starts its API server (Cluster.StopAPIServer) to see a
+// region fail must not take the shared cluster from the tests running beside it. It costs the
+// test the cluster's start, about 10 s on two cores (bench/clusters).
+func OwnCluster(t testing.TB) *sandbox.Cluster {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, err := sandbox.StartCluster(ctx, dir, sandbox.ClusterName(0), nil)
+	if err != nil {
+		if errors.Is(err, sandbox.ErrNotInstalled) && os.Getenv("CI") == "" {
+			t.Skipf("the Kubernetes sandbox is not installed (run `make tools`): %v", err)
+		}
+		t.Fatalf("starting a cluster of the test's own: %v", err)
+	}
+	// Registered after t.TempDir's removal, so it runs before it: the servers stop before their
+	// folder goes.
+	t.Cleanup(c.Stop)
+	return c
 }
