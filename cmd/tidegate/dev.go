@@ -17,7 +17,7 @@ import (
 
 func devCmd() *cobra.Command {
 	opt := devstack.Options{}
-	var beat, jobTTL, allowPrivate, registerHosts, rate, burst string
+	var beat, jobTTL, allowPrivate, registerHosts, rate, burst, clusters string
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run all of Tidegate on this machine, on local stand-ins",
@@ -42,6 +42,9 @@ below that stands for one is used in its place when given. Ctrl-C stops everythi
 			}
 			if opt.RateLimit, err = strconv.ParseFloat(rate, 64); err != nil {
 				return fmt.Errorf("--rate %q is not a number of requests a second", rate)
+			}
+			if opt.Clusters, err = strconv.Atoi(clusters); err != nil {
+				return fmt.Errorf("--clusters %q is not 1 or 2", clusters)
 			}
 			if opt.RateBurst, err = strconv.Atoi(burst); err != nil {
 				return fmt.Errorf("--burst %q is not a whole number of requests", burst)
@@ -76,6 +79,7 @@ below that stands for one is used in its place when given. Ctrl-C stops everythi
 	f.StringVar(&opt.Addr, "addr", envOr("TIDEGATE_DEV_ADDR", devstack.DefaultAddr), "address the API listens on (TIDEGATE_DEV_ADDR)")
 	f.StringVar(&opt.APIKey, "api-key", envOr("TIDEGATE_DEV_API_KEY", ""), "the dev tenant's API key; generated and printed when empty (TIDEGATE_DEV_API_KEY)")
 	f.StringVar(&opt.Kubeconfig, "kubeconfig", "", "use this cluster instead of starting the sandbox")
+	f.StringVar(&clusters, "clusters", envOr("TIDEGATE_DEV_CLUSTERS", "1"), "sandbox clusters the regions run on: 1, both on one; 2, each on its own (us-east-1 on context sandbox, us-west-2 on sandbox-2), so one region's cluster can fail alone (TIDEGATE_DEV_CLUSTERS)")
 	f.StringVar(&beat, "beat", envOr("TIDEGATE_DEV_BEAT", devstack.DefaultBeat.String()), "reconcile interval (TIDEGATE_DEV_BEAT)")
 	f.StringVar(&jobTTL, "job-ttl", envOr("TIDEGATE_DEV_JOB_TTL", "0"), "how long the cluster keeps a finished Job (ttlSecondsAfterFinished); at least five beats; 0 takes TIDEGATE_JOB_TTL_SECONDS, else 1h (TIDEGATE_DEV_JOB_TTL)")
 	f.StringVar(&opt.RegionCapacity, "region-capacity", envOr("TIDEGATE_DEV_REGION_CAPACITY", ""), "each region's room in pods, one flavor of that many, e.g. us-east-1=1,us-west-2=4; empty takes TIDEGATE_REGION_CAPACITY (TIDEGATE_DEV_REGION_CAPACITY)")

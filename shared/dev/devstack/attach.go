@@ -41,13 +41,17 @@ func namesFor(prefix string) names {
 var validPrefix = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,54}$`)
 
 // standins answers the stand-ins the stack runs on: those opt.Standins names, shared with other
-// processes, or ones it starts itself. stop ends what it started, and nothing else.
+// processes (with clusters of its own beside them where they have fewer than opt.Clusters:
+// withOwnClusters), or ones it starts itself. stop ends what it started, and nothing else.
 func standins(ctx context.Context, opt Options, say io.Writer) (st sandbox.State, stop func(), err error) {
 	if opt.Standins != nil {
 		if opt.Kubeconfig == "" && opt.Standins.Kubeconfig == "" {
 			return st, nil, fmt.Errorf("the shared stand-ins have no Kubernetes; start them with --kube, or pass --kubeconfig")
 		}
-		return *opt.Standins, func() {}, nil
+		if opt.Kubeconfig != "" || opt.Clusters <= len(opt.Standins.KubeClusters()) {
+			return *opt.Standins, func() {}, nil
+		}
+		return withOwnClusters(ctx, opt, *opt.Standins, say)
 	}
 	// DynamoDB Local keeps nothing between runs, so neither does the cluster: every run starts
 	// from an empty etcd, not one that remembers objects of jobs the tables no longer know.
@@ -58,6 +62,7 @@ func standins(ctx context.Context, opt Options, say io.Writer) (st sandbox.State
 	sb, err := sandbox.Start(ctx, sandbox.Options{
 		Dir:      sandboxDir,
 		Kube:     opt.Kubeconfig == "",
+		Clusters: opt.Clusters,
 		Progress: func(m string) { fmt.Fprintf(say, "tidegate dev: %s\n", m) },
 	})
 	if err != nil {

@@ -16,7 +16,11 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 
 func configFor(t *testing.T, opt Options) (config.Config, error) {
 	t.Helper()
-	return devConfig(opt, namesFor(""), sandbox.State{}, "", "tidegate-apps", "", "")
+	pl, err := place(Options{}, sandbox.State{Kubeconfig: "/sandbox/admin.kubeconfig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return devConfig(opt, namesFor(""), sandbox.State{}, pl, "tidegate-apps", "", "")
 }
 
 // TestDevConfigLimits: `tidegate dev --rate --burst --default-quota` reach the functions' config,

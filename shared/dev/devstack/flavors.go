@@ -37,7 +37,8 @@ var (
 )
 
 // regionLabel is the node label each dev flavor selects its own region's nodes by: both regions
-// share the one sandbox cluster, and without it a region's pods would take the other's nodes.
+// share the one sandbox cluster (unless --clusters 2), and without it a region's pods would take
+// the other's nodes.
 const regionLabel = "topology.kubernetes.io/region"
 
 // devFlavorLabels are a dev flavor's node labels in region r: its capacity type, r, and the mark
@@ -159,24 +160,27 @@ func sayFlavors(opt Options, say io.Writer) error {
 // value), and begins their names: tidegate-us-east-1-spot.
 const devFlavorSet = "tidegate"
 
-// seedFlavorNodes gives the sandbox cluster kubeconfig reaches a node for each flavor of cfg's
-// (flavorNodes). The stack's own sandbox is its alone, so a node of a flavor no longer configured
-// goes; on stand-ins shared with other stacks, whose jobs may run on any of the nodes, none does.
-func seedFlavorNodes(ctx context.Context, opt Options, cfg config.Config, kubeconfig string) error {
+// seedFlavorNodes gives each sandbox cluster pl places regions on a node for each flavor of cfg's
+// in those regions (flavorNodes). The stack's own sandbox is its alone, so a node of a flavor no
+// longer configured goes; on stand-ins shared with other stacks, whose jobs may run on any of the
+// nodes, none does.
+func seedFlavorNodes(ctx context.Context, opt Options, cfg config.Config, pl placement) error {
 	set, err := flavors.Parse(cfg.Flavors)
 	if err != nil {
 		return err
 	}
-	nodes, err := flavorNodes(set, DevRegions)
-	if err != nil {
-		return err
-	}
-	cs, err := sandbox.KubeClient(kubeconfig)
-	if err != nil {
-		return err
-	}
-	if err := sandbox.SyncFlavorNodes(ctx, cs, devFlavorSet, nodes, opt.Standins == nil); err != nil {
-		return fmt.Errorf("making the flavors' nodes: %w", err)
+	for _, c := range pl.clusters() {
+		nodes, err := flavorNodes(set, c.Regions)
+		if err != nil {
+			return err
+		}
+		cs, err := sandbox.KubeClient(c.Kubeconfig)
+		if err != nil {
+			return err
+		}
+		if err := sandbox.SyncFlavorNodes(ctx, cs, devFlavorSet, nodes, opt.Standins == nil); err != nil {
+			return fmt.Errorf("making the flavors' nodes in cluster %s: %w", c.Name, err)
+		}
 	}
 	return nil
 }

@@ -22,6 +22,10 @@ type Options struct {
 	Kubeconfig           string        // --kubeconfig: an existing cluster instead of the sandbox
 	Beat                 time.Duration // --beat, TIDEGATE_DEV_BEAT
 	WebhooksAllowPrivate bool          // --webhooks-allow-private, TIDEGATE_DEV_WEBHOOKS_ALLOW_PRIVATE
+	// Clusters (--clusters, TIDEGATE_DEV_CLUSTERS) is how many sandbox clusters the regions run
+	// on: 0 or 1, every region on one, as always; 2, each region on its own (us-east-1 on
+	// "sandbox", us-west-2 on "sandbox-2"), so one region's cluster can fail while the other runs.
+	Clusters int
 	// Env looks up the deployment's tunables (config.Tunables: TIDEGATE_POLICY_*, the rate, quota
 	// and isolation settings, …), which reach the functions' config as config reads them in AWS;
 	// `tidegate dev` passes os.Getenv, and nil sets none. The settings below that stand for one of
@@ -82,7 +86,7 @@ const (
 // DevNamespaces exist in the sandbox and belong to the dev tenant.
 var DevNamespaces = []string{"team-a", "team-b"}
 
-// DevRegions both run on the one sandbox cluster.
+// DevRegions run on the one sandbox cluster, or each on its own (Options.Clusters).
 var DevRegions = []string{"us-east-1", "us-west-2"}
 
 // minBeat keeps a mistyped --beat from spinning the reconcile loop.
@@ -96,6 +100,12 @@ func (o Options) Validate() error {
 	}
 	if o.Prefix != "" && !validPrefix.MatchString(o.Prefix) {
 		errs = append(errs, fmt.Errorf("prefix %q must be at most 55 lowercase letters, digits and '-'", o.Prefix))
+	}
+	if o.Clusters < 0 || o.Clusters > len(DevRegions) {
+		errs = append(errs, fmt.Errorf("--clusters %d: give 1 to run every region on one cluster, or %d to give each its own", o.Clusters, len(DevRegions)))
+	}
+	if o.Clusters > 1 && o.Kubeconfig != "" {
+		errs = append(errs, fmt.Errorf("--clusters %d starts sandbox clusters, and --kubeconfig uses a cluster of yours instead; drop one of them", o.Clusters))
 	}
 	if o.Beat < minBeat {
 		errs = append(errs, fmt.Errorf("--beat %s is shorter than %s", o.Beat, minBeat))

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -71,7 +70,7 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 	defer stopStandins()
-	kubeconfig, appsNamespace, err := devCluster(ctx, opt, sb)
+	pl, appsNamespace, err := devCluster(ctx, opt, sb)
 	if err != nil {
 		return err
 	}
@@ -81,13 +80,13 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 	}
 	n := namesFor(opt.Prefix)
 	pricesURL := "http://" + priceLn.Addr().String()
-	cfg, err := devConfig(opt, n, sb, kubeconfig, appsNamespace, "http://"+ln.Addr().String(), pricesURL)
+	cfg, err := devConfig(opt, n, sb, pl, appsNamespace, "http://"+ln.Addr().String(), pricesURL)
 	if err != nil {
 		return err
 	}
 	// An operator's own cluster (--kubeconfig) has its own nodes; the sandbox is given the flavors'.
 	if opt.Kubeconfig == "" {
-		if err := seedFlavorNodes(ctx, opt, cfg, kubeconfig); err != nil {
+		if err := seedFlavorNodes(ctx, opt, cfg, pl); err != nil {
 			return err
 		}
 	}
@@ -105,7 +104,7 @@ func Run(ctx context.Context, opt Options, say io.Writer, log *slog.Logger) erro
 		return err
 	}
 	st := State{
-		PID: os.Getpid(), URL: "http://" + ln.Addr().String(), APIKey: key, Kubeconfig: kubeconfig,
+		PID: os.Getpid(), URL: "http://" + ln.Addr().String(), APIKey: key, Kubeconfig: pl.kubeconfig, Clusters: pl.clusters(),
 		PricesURL: pricesURL, Env: functionEnv(fns.cfg),
 	}
 	return advertise(ctx, opt, st, say, start)
@@ -118,27 +117,6 @@ func claimDir(dir string) (*lock, error) {
 		return nil, fmt.Errorf("making dev folder: %w", err)
 	}
 	return takeLock(dir)
-}
-
-// devCluster answers the cluster the stack runs on, as the kubeconfig that reaches it (opt's, else
-// the stand-ins'), and the namespace its apps are hosted in, having made that namespace and the
-// dev tenant's there. Stacks sharing stand-ins (tests) each host their apps in a namespace of
-// their own.
-func devCluster(ctx context.Context, opt Options, sb sandbox.State) (kubeconfig, appsNamespace string, err error) {
-	kubeconfig = sb.Kubeconfig
-	if opt.Kubeconfig != "" {
-		kubeconfig = opt.Kubeconfig
-	}
-	appsNamespace = config.DefaultAppsNamespace
-	if opt.Prefix != "" {
-		appsNamespace = opt.Prefix + "-apps"
-	}
-	for _, ns := range append(slices.Clone(DevNamespaces), appsNamespace) {
-		if err := sandbox.EnsureNamespace(ctx, kubeconfig, ns); err != nil {
-			return "", "", fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
-	}
-	return kubeconfig, appsNamespace, nil
 }
 
 // openPrices opens the spot price book kept in dir and a loopback listener for the endpoint that
@@ -156,9 +134,9 @@ func openPrices(dir string) (*spotprices.Book, net.Listener, error) {
 }
 
 // devConfig is the functions' configuration on the stand-ins sb, for resources named n: the
-// tunables opt.settings reads, every dev region on the one cluster kubeconfig reaches, the API at
+// tunables opt.settings reads, each dev region on its cluster as pl places it, the API at
 // publicURL, EC2's prices at pricesURL. The queues' URLs are set once the queues exist.
-func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace, publicURL, pricesURL string) (config.Config, error) {
+func devConfig(opt Options, n names, sb sandbox.State, pl placement, appsNamespace, publicURL, pricesURL string) (config.Config, error) {
 	cfg, err := opt.settings()
 	if err != nil {
 		return config.Config{}, err
@@ -167,15 +145,12 @@ func devConfig(opt Options, n names, sb sandbox.State, kubeconfig, appsNamespace
 	cfg.SourcesBucket = n.bucket
 	// Checkpoints go under each tenant's prefix of the same bucket: s3://BUCKET/TENANT/JOB_ID/.
 	cfg.CheckpointBucket = n.bucket
-	cfg.Regions = map[string]string{}
-	for _, r := range DevRegions {
-		cfg.Regions[r] = "sandbox"
-	}
-	cfg.HostingRegion = DevRegions[0]
+	cfg.Regions = pl.regionNames()
+	cfg.HostingRegion = hostingRegion
 	cfg.AppsNamespace = appsNamespace
 	cfg.Stack = n.tables.Control // as config.Parse names a deployment by default
 	cfg.PublicURL = publicURL
-	cfg.Kubeconfig = kubeconfig
+	cfg.Kubeconfig = pl.kubeconfig
 	cfg.WebhooksAllowPrivate = opt.WebhooksAllowPrivate
 	// Each beat watches until shortly before the next, as in AWS, whatever --beat is.
 	cfg.Watch = config.WatchFor(opt.Beat)
@@ -234,7 +209,7 @@ func advertise(ctx context.Context, opt Options, st State, say io.Writer, start 
 	if opt.Ready != nil {
 		opt.Ready(st)
 	}
-	fmt.Fprintf(say, banner, time.Since(start).Round(100*time.Millisecond), st.URL, st.URL+"/", st.APIKey, st.Kubeconfig)
+	fmt.Fprintf(say, banner, time.Since(start).Round(100*time.Millisecond), st.URL, st.URL+"/", st.APIKey, clusterLines(st))
 	<-ctx.Done()
 	fmt.Fprintln(say, "tidegate dev: stopping")
 	return nil
@@ -245,8 +220,7 @@ const banner = `tidegate dev: ready in %s
   API       %s   (try: curl -s $TIDEGATE_URL/healthz)
   console   %s   (open it in a browser and sign in with the API key)
   API key   %s   (tenant "dev", namespaces team-a and team-b)
-  cluster   KUBECONFIG=%s
-  In another shell:  eval "$(./bin/tidegate dev env)"
+%s  In another shell:  eval "$(./bin/tidegate dev env)"
   Ctrl-C stops everything.
 `
 

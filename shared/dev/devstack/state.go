@@ -19,7 +19,8 @@ type State struct {
 	PID        int               `json:"pid"`
 	URL        string            `json:"url"`
 	APIKey     string            `json:"api_key"`
-	Kubeconfig string            `json:"kubeconfig"`
+	Kubeconfig string            `json:"kubeconfig"` // every cluster; with several, a context each
+	Clusters   []Cluster         `json:"clusters"`   // the clusters the regions run on
 	PricesURL  string            `json:"prices_url"`
 	Env        map[string]string `json:"env"` // TIDEGATE_* and AWS_* settings of the functions
 }
