@@ -58,6 +58,8 @@ type rig struct {
 	dispatch  *Handler
 	reconcile *reconcile.Handler
 	clock     *clock
+	// down, when set, are the regions the fault suite's workers find out of reach.
+	down *downSet
 }
 
 const region = "us-east-1"

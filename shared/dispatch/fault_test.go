@@ -332,7 +332,7 @@ func newDispatcher(t *testing.T, r rig, f *faults) *dispatcher {
 		PreemptionsPerMinute: b.PreemptionsPerMinute, PreemptionCooldown: b.PreemptionCooldown, PreemptionGraceMax: b.PreemptionGraceMax,
 	}}
 	d.leases = r.dispatch.Leases
-	d.h.Leases, d.h.Clusters = &d.process, newFaultClusters(t, r.clusters, f)
+	d.h.Leases, d.h.Clusters, d.h.Health = &d.process, r.outages(newFaultClusters(t, r.clusters, f)), b.Health
 	d.h.afterClaim = func(jobs.Job) { d.maybeCrash(crashAfterClaim, "crash after claim") }
 	d.h.afterApply = func(jobs.Job) { d.maybeCrash(crashBeforeRecord, "crash after apply, before record") }
 	d.h.afterEvict = func(jobs.Job) {
@@ -377,12 +377,12 @@ type beater struct {
 func newBeater(t *testing.T, r rig, f *faults) *beater {
 	b := &beater{faults: f}
 	b.leases = r.reconcile.Leases.(Leases) // the rig's one store, a dynamo.LeaseStore
-	clusters := newFaultClusters(t, r.clusters, f)
+	clusters := r.outages(newFaultClusters(t, r.clusters, f))
 	b.fresh = func() *reconcile.Handler {
 		rc := r.reconcile
 		return &reconcile.Handler{
 			Regions: rc.Regions, Queues: rc.Queues, Ringer: rc.Ringer, Jobs: rc.Jobs, Log: rc.Log, Now: rc.Now,
-			Leases: &b.process, Clusters: clusters,
+			Leases: &b.process, Clusters: clusters, Health: rc.Health, Fences: rc.Fences, LostAfter: rc.LostAfter,
 			// Each beat watches a moment after its pass, under the watch faults (watchfault_test.go).
 			Watch: watchWindow,
 		}
@@ -421,6 +421,9 @@ func TestFaults(t *testing.T) {
 	n, seed := faultJobs(t), faultSeed(t)
 	t.Logf("fault suite seed %d (replay with %s=%d), %d jobs", seed, envFaultSeed, seed, n)
 	r := newRigIn(t, func(string) int { return faultCapacity }, region, west)
+	r.down = &downSet{}
+	r.dispatch.Health = r.store
+	r.reconcile.Health, r.reconcile.Fences, r.reconcile.LostAfter = r.store, r.store, faultLostAfter
 	f := newFaults(seed)
 	start := time.Now()
 	ids := submitMany(t, r, f, n)
@@ -429,7 +432,11 @@ func TestFaults(t *testing.T) {
 	// A second a job is three times what the sandbox needs (above); only a failing run waits it out.
 	// On a machine others share, TIDEGATE_FAULT_SECONDS_PER_JOB gives it longer.
 	interrupted := map[string]int{}
-	rs := runRounds(t, r, f, []string{region, west}, n, func() bool { interruptRetried(t, r, interrupted); return false })
+	out := newOutages(f)
+	rs := runRounds(t, r, f, []string{region, west}, n, func() bool {
+		interruptRetried(t, r, interrupted)
+		return out.step(r)
+	})
 	elapsed := time.Since(start)
 	// An end's deletes that met an injected fault are the sweep's, once a minute: a beat past it,
 	// without faults, takes what they left.
@@ -613,7 +620,11 @@ func submitMany(t *testing.T, r rig, f *faults, n int) []string {
 				// not, and two regions' drains that each see room of their own race for a job.
 				switch {
 				case f.chance(roamingShare, "roaming job (either region)"):
-					_, errs[i] = r.createRoamingWith(ids[i], name, prio, poison, region, west)
+					lost := ""
+					if f.chance(requeueOnLost, "roaming job with on_region_lost requeue") {
+						lost = jobs.OnRegionLostRequeue
+					}
+					_, errs[i] = r.roamingJob(ids[i], name, prio, nil, poison, lost, []string{region, west})
 				case f.chance(0.5, ""):
 					_, errs[i] = r.createIn(ids[i], name, prio, poison, west)
 				default:
@@ -653,7 +664,10 @@ func verify(t *testing.T, r rig, ids []string, interrupted map[string]int) verdi
 	evs := eventsByJob(t, r)
 	var v verdict
 	roamed := map[string]int{} // where the roaming jobs ran
-	defer func() { t.Logf("roaming jobs by the region chosen: %v", roamed) }()
+	displacedJobs := 0         // jobs queued again for a lost region
+	defer func() {
+		t.Logf("roaming jobs by the region chosen: %v; %d jobs ran again elsewhere for a lost region", roamed, displacedJobs)
+	}()
 	for _, id := range ids {
 		j := r.job(t, id)
 		if len(j.Regions) > 1 {
@@ -669,14 +683,21 @@ func verify(t *testing.T, r rig, ids []string, interrupted map[string]int) verdi
 			v.add(id, lost, dup)
 			continue
 		}
+		hist := givenBack(j.StatusHistory)
 		poison := j.Manifests[0]["spec"].(map[string]any)["backoffLimit"] != nil
+		if displaced := countDisplaced(hist); displaced > 0 {
+			lost, dup := verifyDisplaced(j, hist, displaced, poison, kjobs[id], evs[id])
+			v.add(id, lost, dup)
+			displacedJobs++
+			continue
+		}
 		wantSeen, wantEvs, wantKube := journey, wantEvents, 1
 		if poison {
 			wantSeen, wantEvs, wantKube = refused, refusedEvents, 0
 		}
 		var seen []jobs.Status
 		terminal := 0
-		for _, h := range j.StatusHistory {
+		for _, h := range hist {
 			seen = append(seen, h.Status)
 			if h.Status.Terminal() {
 				terminal++

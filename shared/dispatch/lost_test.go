@@ -19,24 +19,32 @@ import (
 	"github.com/tidegate/tidegate/shared/reconcile"
 )
 
-// outage reaches each region through next, except those it has down, reached at a loopback port
-// nothing listens on: a region's API server stopped, as the beat and the drains see it.
-type outage struct {
-	next reconcile.Clusters
+// downSet is the regions whose API servers are stopped, as every process sees them.
+type downSet struct {
 	mu   sync.Mutex
 	down map[string]bool
 }
 
-func (o *outage) set(region string, down bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.down[region] = down
+func (d *downSet) set(region string, down bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down == nil {
+		d.down = map[string]bool{}
+	}
+	d.down[region] = down
 }
 
-func (o *outage) isDown(region string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.down[region]
+func (d *downSet) isDown(region string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.down[region]
+}
+
+// outage reaches each region through next, except those down, reached at a loopback port nothing
+// listens on: a region's API server stopped, as the beat and the drains see it.
+type outage struct {
+	next reconcile.Clusters
+	*downSet
 }
 
 var nowhere = &rest.Config{Host: "https://127.0.0.1:1", Timeout: 5 * time.Second}
@@ -72,7 +80,7 @@ func (r rig) beat(t *testing.T) {
 func TestLostRegionRequeuesWhatAsks(t *testing.T) {
 	r := newRigIn(t, func(string) int { return 5 }, region, west)
 	ctx := context.Background()
-	down := &outage{next: r.clusters, down: map[string]bool{}}
+	down := &outage{next: r.clusters, downSet: &downSet{}}
 	r.dispatch.Health, r.dispatch.Clusters = r.store, down
 	r.reconcile.Health, r.reconcile.Fences, r.reconcile.Clusters, r.reconcile.LostAfter = r.store, r.store, down, 5*time.Minute
 	lost := func(j jobs.Job) jobs.Job { j.OnRegionLost = jobs.OnRegionLostRequeue; return j }

@@ -18,22 +18,24 @@ const west = "us-west-2"
 // createRoaming stores queued job id that may run in any of regions, as the API stores one
 // submitted with regions.
 func (r rig) createRoaming(id, name string, priority int, spot *jobs.Spot, regions ...string) (jobs.Job, error) {
-	return r.roamingJob(id, name, priority, spot, nil, regions)
+	return r.roamingJob(id, name, priority, spot, nil, "", regions)
 }
 
 // createRoamingWith is createRoaming with the Job's manifest edited first, and no cap.
 func (r rig) createRoamingWith(id, name string, priority int, edit func(map[string]any), regions ...string) (jobs.Job, error) {
-	return r.roamingJob(id, name, priority, nil, edit, regions)
+	return r.roamingJob(id, name, priority, nil, edit, "", regions)
 }
 
-func (r rig) roamingJob(id, name string, priority int, spot *jobs.Spot, edit func(map[string]any), regions []string) (jobs.Job, error) {
+// roamingJob stores queued job id that may run in any of regions, capped by spot, with its
+// manifest edited by edit first and on_region_lost set to lost.
+func (r rig) roamingJob(id, name string, priority int, spot *jobs.Spot, edit func(map[string]any), lost string, regions []string) (jobs.Job, error) {
 	m := r.manifest(name)
 	if edit != nil {
 		edit(m)
 	}
 	now := r.clock.now()
 	j := jobs.New(id, "ml", r.ns, "", priority, nil, []map[string]any{m}, now)
-	j.Spot, j.Regions = spot, regions
+	j.Spot, j.Regions, j.OnRegionLost = spot, regions, lost
 	_, _, err := r.store.Create(context.Background(), j, jobs.Event(outbox.JobQueued, j, "", now), nil, now)
 	return j, err
 }

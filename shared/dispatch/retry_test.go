@@ -202,12 +202,7 @@ func verifyRetried(j jobs.Job, kube int, evs map[outbox.Type]int, n int) (lost, 
 	} else if j.Status != jobs.StatusSucceeded {
 		lost = append(lost, fmt.Sprintf("%s, not succeeded (%q)", j.Status, j.StatusHistory[len(j.StatusHistory)-1].Reason))
 	}
-	switch {
-	case kube < 1:
-		lost = append(lost, "no Kubernetes Job")
-	case kube > 1:
-		dup = append(dup, fmt.Sprintf("%d Kubernetes Jobs, want 1", kube))
-	}
+	lost, dup = oneKubeJob(kube, lost, dup)
 	terminal, retrying := 0, 0
 	for _, h := range j.StatusHistory {
 		if h.Status.Terminal() {
@@ -234,6 +229,18 @@ func verifyRetried(j jobs.Job, kube int, evs map[outbox.Type]int, n int) (lost, 
 	}
 	if evs[outbox.JobStarted] > 1+n || evs[outbox.JobFailed] > 0 {
 		dup = append(dup, fmt.Sprintf("%d job.started and %d job.failed events", evs[outbox.JobStarted], evs[outbox.JobFailed]))
+	}
+	return lost, dup
+}
+
+// oneKubeJob adds to lost or dup what is wrong with kube Kubernetes Jobs for a job that should
+// have exactly one (the current attempt's; earlier ones deleted).
+func oneKubeJob(kube int, lost, dup []string) ([]string, []string) {
+	switch {
+	case kube < 1:
+		lost = append(lost, "no Kubernetes Job")
+	case kube > 1:
+		dup = append(dup, fmt.Sprintf("%d Kubernetes Jobs, want 1", kube))
 	}
 	return lost, dup
 }

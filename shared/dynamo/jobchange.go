@@ -151,10 +151,14 @@ func updateOf(j jobs.Job, c jobs.Change, retention time.Duration) (jobUpdate, er
 		// Only once, and only while the end's details are due.
 		cond += " AND attribute_exists(" + e.name("details_due") + ")"
 	}
-	if c.From.Active() && j.Region != "" {
-		// A change to a job dispatched holds only while it is still in the region, and the
-		// attempt, its writer read: an attempt fenced (Displaced) reports nothing.
+	if (c.From.Active() || c.From == jobs.StatusQueued) && j.Region != "" && c.Region == "" {
+		// A change to a job queued or dispatched holds only while it is still in the region its
+		// writer read (a claim only for a job of the claimant's region, not one queued again for
+		// another), and to a job dispatched only for the attempt it read: an attempt fenced
+		// (Displaced) reports nothing.
 		cond += " AND " + e.name("region") + " = " + e.value(":was_region", j.Region)
+	}
+	if c.From.Active() && j.Region != "" {
 		if j.Attempt > 1 {
 			cond += " AND " + e.name("attempt") + " = " + e.value(":was_attempt", j.Attempt)
 		} else if j.Attempt == 1 {
