@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidegate/tidegate/shared/admission"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
 	"github.com/tidegate/tidegate/shared/outbox"
@@ -173,6 +174,12 @@ func (a *api) getJob(w http.ResponseWriter, r *http.Request) error {
 		}
 		return writeJSON(w, http.StatusOK, jobView{Job: j, Workloads: jobs.Workloads(j.Manifests)})
 	}
+	if j.Status.Active() && a.unreached(r.Context(), j.Region) {
+		// Its region's cluster is out of reach: it waits for it (or, asked to, for another
+		// region once this one is lost), and no live read would answer.
+		j.PendingReason = string(admission.ReasonRegionUnreachable)
+		return writeJSON(w, http.StatusOK, jobView{Job: j, Workloads: jobs.Workloads(j.Manifests), ClusterJobs: j.ClusterJobs})
+	}
 	j.Placement = a.livePlacement(r.Context(), j)
 	j.Exits = a.liveExits(r.Context(), j)
 	if j.Status == jobs.StatusQueued {
@@ -199,6 +206,13 @@ type jobView struct {
 	ClusterJobsError string            `json:"cluster_jobs_error,omitempty"`
 	Serving          []servingView     `json:"serving,omitempty"`
 	ServingError     string            `json:"serving_error,omitempty"`
+}
+
+// unreached says whether the beat's (or a drain's) last call to region's cluster failed, as its
+// health record says. A record that cannot be read says nothing: the live reads then say why.
+func (a *api) unreached(ctx context.Context, region string) bool {
+	health, err := a.jobs.Health(ctx, []string{region})
+	return err == nil && health[region].Failures > 0
 }
 
 func (a *api) visibleJob(r *http.Request) (jobs.Job, error) {

@@ -133,3 +133,32 @@ func TestQueueStatsSpotPrices(t *testing.T) {
 		}
 	}
 }
+
+// TestJobInUnreachedRegion: a job dispatched to a region whose cluster the beat last failed to
+// reach is shown waiting region_unreachable, without the live reads that would not answer; once
+// the region is reached again, it is not.
+func TestJobInUnreachedRegion(t *testing.T) {
+	st, keys, js := limitStack(t, tenancy.Tenant{Name: "a", Namespaces: []string{"team-a"}})
+	body := mustJSON(map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": "team-a"})
+	status, out := st.do(t, 0, "POST", "/api/v1/jobs", keys["a"], "application/json", body, nil)
+	if status != 202 {
+		t.Fatalf("POST /api/v1/jobs = %d %v", status, out)
+	}
+	id := out["job"].(map[string]any)["id"].(string)
+	now := time.Now()
+	if _, err := js.Claim(context.Background(), id, "us-east-1", "tok", now, now.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.Missed(context.Background(), "us-east-1", now, errors.New("dial tcp: connection refused")); err != nil {
+		t.Fatal(err)
+	}
+	if status, got := st.do(t, 0, "GET", "/api/v1/jobs/"+id, keys["a"], "", "", nil); status != 200 || got["pending_reason"] != "region_unreachable" {
+		t.Errorf("GET the job in the unreached region = %d, pending_reason %v; want region_unreachable", status, got["pending_reason"])
+	}
+	if err := js.Reached(context.Background(), "us-east-1", now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if status, got := st.do(t, 0, "GET", "/api/v1/jobs/"+id, keys["a"], "", "", nil); status != 200 || got["pending_reason"] != nil {
+		t.Errorf("GET the job once its region is reached = %d, pending_reason %v; want none", status, got["pending_reason"])
+	}
+}
