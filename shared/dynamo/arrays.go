@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -37,6 +39,50 @@ func (s *JobStore) arrayPut(j jobs.Job) (types.TransactWriteItem, error) {
 		return types.TransactWriteItem{}, fmt.Errorf("encoding array %s's count: %w", j.ID, err)
 	}
 	return types.TransactWriteItem{Put: &types.Put{TableName: &s.tables.Jobs, Item: item, ConditionExpression: ptr("attribute_not_exists(pk)")}}, nil
+}
+
+// arrayExpiry is the write, in the transaction of group parent j's end at at, that gives its count
+// of ends the parent's own retention, so DynamoDB's TTL takes both. Children that end after it
+// still count on it until then. Unconditional: a parent stored before the count has none, and the
+// item written then expires with it.
+func (s *JobStore) arrayExpiry(j jobs.Job, at time.Time) types.TransactWriteItem {
+	pk, _ := jobKey(j.ID)
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: &s.tables.Jobs, Key: keyOf(pk, arraySK),
+		UpdateExpression:          aws.String("SET #exp = :exp"),
+		ExpressionAttributeNames:  map[string]string{"#exp": attrExpires},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(at.Add(s.retention).Unix(), 10)}},
+	}}
+}
+
+// groupAttrs are what a child's end reads of its array or workflow: all but the manifests, which
+// may be a megabyte a child would otherwise read (256 read units) to pass its slot on; its event
+// and its end's write need nothing else.
+const groupAttrs = "id, tenant, #ns, #region, regions, priority, labels, #status, created_at, updated_at, attempt, " +
+	"#array, workflow, parent, gsi5sk, expires_at"
+
+// Group reads array or workflow parent id without its manifests (groupAttrs); records.ErrNotFound
+// when it has no record, or it expired.
+func (s *JobStore) Group(ctx context.Context, id string) (jobs.Job, error) {
+	pk, sk := jobKey(id)
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.tables.Jobs, Key: keyOf(pk, sk), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String(groupAttrs),
+		ExpressionAttributeNames: map[string]string{"#ns": "namespace", "#region": "region", "#status": "status", "#array": "array"},
+	})
+	if err != nil {
+		return jobs.Job{}, fmt.Errorf("reading group %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return jobs.Job{}, records.ErrNotFound
+	}
+	var it jobItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return jobs.Job{}, fmt.Errorf("decoding group %s: %w", id, err)
+	}
+	if expired(it.Expires, s.now()) {
+		return jobs.Job{}, records.ErrNotFound
+	}
+	return unpackJob(it)
 }
 
 // CreateChildren writes the records of an array's children, 25 to a BatchWriteItem, before the

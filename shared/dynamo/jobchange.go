@@ -58,6 +58,9 @@ func (s *JobStore) apply(ctx context.Context, j jobs.Job, c jobs.Change, ret typ
 		return nil, err
 	}
 	items := []types.TransactWriteItem{{Update: update}, ev}
+	if j.Group() && c.Moves() && c.To.Terminal() && s.retention > 0 {
+		items = append(items, s.arrayExpiry(j, c.At))
+	}
 	if c.FenceIn != "" {
 		fence, err := s.fenceWrites(j, c)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/tidegate/tidegate/shared/dev/testenv"
 	"github.com/tidegate/tidegate/shared/dynamo"
 	"github.com/tidegate/tidegate/shared/jobs"
+	"github.com/tidegate/tidegate/shared/outbox"
 	"github.com/tidegate/tidegate/shared/records"
 )
 
@@ -78,6 +79,42 @@ func TestFinishedRecordsExpireAfterTheRetention(t *testing.T) {
 	move(t, forever, js[2], end, jobs.StatusCancelled)
 	if got := expiresAt(t, db, tables, js[2].ID); got != 0 {
 		t.Errorf("with no retention, a cancelled job's expires_at = %d, want none", got)
+	}
+}
+
+// TestArrayCountExpiresWithItsParent: an array parent's end gives its count of children's ends
+// the parent's own retention, in the same write, so DynamoDB's TTL takes both.
+func TestArrayCountExpiresWithItsParent(t *testing.T) {
+	tables, db := testenv.Tables(t)
+	s := dynamo.NewJobStore(db, tables).Retain(48 * time.Hour)
+	at := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	p := jobs.New("job-parent", "ml", "a", "us-east-1", 50, nil, []map[string]any{{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "p"}}}, at)
+	p.Array = &jobs.Array{Size: 2, Parallelism: 2}
+	if _, _, err := s.Create(context.Background(), p, jobs.Event(outbox.JobQueued, p, "", at), nil, at); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int64 {
+		out, err := db.GetItem(context.Background(), &dynamodb.GetItemInput{
+			TableName: &tables.Jobs, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "job#" + p.ID}, "sk": &types.AttributeValueMemberS{Value: "array"}},
+		})
+		if err != nil || out.Item == nil {
+			t.Fatalf("reading the array's count: %v (item %v)", err, out.Item)
+		}
+		n, _ := out.Item["expires_at"].(*types.AttributeValueMemberN)
+		if n == nil {
+			return 0
+		}
+		v, _ := strconv.ParseInt(n.Value, 10, 64)
+		return v
+	}
+	if got := count(); got != 0 {
+		t.Errorf("a running array's count expires at %d, want never", got)
+	}
+	end := at.Add(time.Hour)
+	move(t, s, p, end, jobs.StatusCancelled)
+	if got, want := count(), end.Add(48*time.Hour).Unix(); got != want || expiresAt(t, db, tables, p.ID) != want {
+		t.Errorf("the ended array's count expires at %d, its record at %d; want both %d", got, expiresAt(t, db, tables, p.ID), want)
 	}
 }
 

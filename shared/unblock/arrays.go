@@ -57,7 +57,7 @@ func (r *Releaser) childEnded(ctx context.Context, c jobs.Job, out *step) {
 		out.fail(err)
 		return
 	}
-	p, err := r.Jobs.Job(ctx, c.Parent)
+	p, err := r.Jobs.Group(ctx, c.Parent)
 	switch {
 	case errors.Is(err, records.ErrNotFound):
 		return

@@ -28,8 +28,10 @@ type Store interface {
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Released(ctx context.Context, id string, edges []dynamo.Edge) error
 	ReleaseDue(ctx context.Context, limit int) ([]string, error)
-	// An array's: its children's ends counted, its children's states, its start recorded.
+	// An array's: its children's ends counted, its record without its manifests (what a child's
+	// end reads of it), its children's states, its start recorded.
 	CountEnd(ctx context.Context, c jobs.Job) (jobs.ArrayEnds, error)
+	Group(ctx context.Context, id string) (jobs.Job, error)
 	ChildStates(ctx context.Context, parent string) ([]jobs.Job, error)
 	Started(ctx context.Context, id string) error
 }
