@@ -25,9 +25,10 @@ const (
 	costsPage = 500
 )
 
-// costGroup is one group of GET /api/v1/costs: its key (a tenant, a namespace, or a label's
-// value, "" for jobs without the label), the sum of its jobs' estimates, how many jobs, and how
-// many of those had an incomplete estimate (or none: jobs that ended before costs were kept).
+// costGroup is one group of GET /api/v1/costs: its key (a tenant, a namespace, a group, a day
+// as 2026-11-10, or a label's value, "" for jobs without the label), the sum of its jobs'
+// estimates, how many jobs, and how many of those had an incomplete estimate (or none: jobs that
+// ended before costs were kept).
 type costGroup struct {
 	Key        string  `json:"key"`
 	Total      float64 `json:"total"`
@@ -48,8 +49,8 @@ type costsAnswer struct {
 }
 
 // costs is GET /api/v1/costs: the cost estimates of the jobs that ended in [from, to), summed by
-// tenant, namespace or label:KEY. A caller sees its own tenant's jobs; the operator every tenant's.
-// It reads at most costsMaxJobs records, newest first, and says truncated when it stopped there.
+// tenant, namespace, group, the UTC day each ended or label:KEY. A caller sees its own tenant's
+// jobs; the operator every tenant's. It reads at most costsMaxJobs records, newest first, and says truncated when it stopped there.
 func (a *api) costs(w http.ResponseWriter, r *http.Request) error {
 	out, groupKey, err := a.costParams(r.URL.Query())
 	if err != nil {
@@ -163,10 +164,16 @@ func (a *api) costParams(q url.Values) (costsAnswer, func(jobs.Job, string) stri
 		// The array or workflow a job belongs to (its own id for a job of neither): what one
 		// array or workflow cost in all.
 		key = func(_ jobs.Job, top string) string { return top }
+	case out.GroupBy == "day":
+		// The UTC day the job ended, 2026-11-10: a spend-by-day chart in one request.
+		key = func(j jobs.Job, _ string) string {
+			end, _ := endedAt(j) // addCosts groups ended jobs only
+			return end.UTC().Format(time.DateOnly)
+		}
 	case isLabel && label != "" && len(label) <= 317:
 		key = func(j jobs.Job, _ string) string { return j.Labels[label] }
 	default:
-		bad = append(bad, FieldProblem{"group_by", "must be tenant, namespace, group or label:KEY"})
+		bad = append(bad, FieldProblem{"group_by", "must be tenant, namespace, group, day or label:KEY"})
 	}
 	var err error
 	out.To = a.now().UTC()

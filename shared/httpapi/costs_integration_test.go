@@ -61,6 +61,8 @@ func TestCosts(t *testing.T) {
 		{"lead", "group_by=tenant", `[]`},
 		{"lead", "group_by=namespace", `[]`},
 		{"lead", "group_by=label:team", `[]`},
+		// A day is the UTC date each job ended: a1 and a2 on the 10th, a3 too, late after to.
+		{"a", "group_by=day", `[{"incomplete_jobs":1,"jobs":3,"key":"2026-11-10","total":1.75}]`},
 		// b's label values are its own: a asking for the same label sees only a's jobs (above).
 		{"b", "group_by=label:team", `[{"incomplete_jobs":0,"jobs":1,"key":"vision","total":7}]`},
 	} {
