@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -104,7 +105,7 @@ func (f *submitFlags) spotPtr(cmd *cobra.Command) *float64 {
 func jobsSubmitCmd(s *session) *cobra.Command {
 	var f submitFlags
 	var file string
-	var dryRun bool
+	var dryRun, whatIf bool
 	cmd := &cobra.Command{
 		Use:   "submit -f FILE|-",
 		Short: "Submit a job from Kubernetes manifests (YAML or JSON, one or more documents)",
@@ -118,7 +119,8 @@ the job to its end and exits non-zero unless it succeeded.`,
   tidegate jobs submit -f job.yaml --max-spot-price 0.40 --spot-instance-type g5.xlarge
   tidegate jobs submit -f train.yaml --depends-on job-0abc   # blocked until job-0abc succeeds
   tidegate jobs submit -f shard.yaml --array 1000 --parallelism 50
-  tidegate jobs submit -f job.yaml --dry-run       # the policy's decision; nothing is stored`,
+  tidegate jobs submit -f job.yaml --dry-run       # the policy's decision; nothing is stored
+  tidegate jobs submit -f job.yaml --regions us-east-1,us-west-2 --what-if   # each region's admission now; nothing is stored`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := s.printer(cmd)
@@ -136,6 +138,17 @@ the job to its end and exits non-zero unless it succeeded.`,
 			mr := apiclient.ManifestsRequest{YAML: body, Namespace: f.namespace, Region: f.region, Regions: f.regions}
 			if dryRun {
 				return showDryRun(cmd, p, c, mr)
+			}
+			if whatIf {
+				jr, err := f.jobRequest(cmd, body)
+				if err != nil {
+					return err
+				}
+				wi, err := c.WhatIfJob(cmd.Context(), jr)
+				if err != nil {
+					return err
+				}
+				return p.emit(wi, func() { printWhatIf(p, wi) })
 			}
 			var job apiclient.Job
 			if f.settings(cmd) {
@@ -155,6 +168,7 @@ the job to its end and exits non-zero unless it succeeded.`,
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "the manifests: a YAML or JSON file, or - for standard input (required)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the admission policy decides; store nothing")
+	cmd.Flags().BoolVar(&whatIf, "what-if", false, "run the whole admission in each region the job may run in and show what each would decide now (admitted on which flavor, or why it would wait and where it would stand, your quota, the spot price); store nothing")
 	f.add(s, cmd)
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -300,4 +314,28 @@ func submitted(cmd *cobra.Command, p *printer, c *apiclient.Client, job apiclien
 		return err
 	}
 	return outcome(p, final)
+}
+
+// printWhatIf prints what each region's admission would decide for the job.
+func printWhatIf(p *printer, wi apiclient.WhatIf) {
+	switch {
+	case wi.Blocked:
+		fmt.Fprintln(p.out, "It would be blocked first, until the jobs it depends on end as it asks.")
+	case wi.Admitted:
+		fmt.Fprintf(p.out, "It would be admitted now in %s.\n", wi.Region)
+	default:
+		fmt.Fprintln(p.out, "It would wait: no region admits it now.")
+	}
+	t := &table{header: []string{"REGION", "ADMITTED", "FLAVOR", "WHY IT WOULD WAIT", "PLACE"}}
+	for _, r := range wi.Regions {
+		why, place := r.Reason, ""
+		if r.Resource != "" {
+			why += " (short of " + r.Resource + ")"
+		}
+		if r.Position > 0 {
+			place = ordinal(r.Position)
+		}
+		t.add(plain(r.Region), plain(strconv.FormatBool(r.Admitted)), plain(r.Flavor), plain(why), plain(place))
+	}
+	p.print(t)
 }

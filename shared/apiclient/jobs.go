@@ -363,3 +363,39 @@ func (c *Client) BulkDelete(ctx context.Context, br BulkDeleteRequest) (BulkDele
 	var out BulkDeleteResult
 	return out, c.do(ctx, rq, &out)
 }
+
+// WhatIf is what each region's admission would decide for a job now, had it been submitted.
+type WhatIf struct {
+	Job      Job            `json:"job"`
+	Admitted bool           `json:"admitted"`
+	Region   string         `json:"region,omitempty"`
+	Regions  []RegionWhatIf `json:"regions"`
+	Blocked  bool           `json:"blocked,omitempty"`
+}
+
+// RegionWhatIf is one region's decision in a WhatIf.
+type RegionWhatIf struct {
+	Region   string                                  `json:"region"`
+	Admitted bool                                    `json:"admitted"`
+	Flavor   string                                  `json:"flavor,omitempty"`
+	Reason   string                                  `json:"reason,omitempty"`
+	Resource string                                  `json:"resource,omitempty"`
+	Position int                                     `json:"position,omitempty"`
+	Quota    map[string]map[string]map[string]string `json:"quota,omitempty"`
+	Spot     map[string]any                          `json:"spot,omitempty"`
+	Choice   map[string]any                          `json:"region_choice,omitempty"`
+}
+
+// WhatIfJob asks what POST /api/v1/jobs with jr would decide in each of its regions now; nothing
+// is stored.
+func (c *Client) WhatIfJob(ctx context.Context, jr JobRequest) (WhatIf, error) {
+	rq, err := jsonRequest(http.MethodPost, "/api/v1/jobs", jr)
+	if err != nil {
+		return WhatIf{}, err
+	}
+	rq.query = url.Values{"what_if": {"true"}}
+	var out struct {
+		WhatIf WhatIf `json:"what_if"`
+	}
+	return out.WhatIf, c.do(ctx, rq, &out)
+}

@@ -68,11 +68,21 @@ const DefaultReadBudget = 10 * maxPage
 //
 // It reads at most its room and the read budget (ReadBudget): the rest waits for the next drain,
 // which reads the head of the queue and then goes on from where this one stopped.
-func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Region, active []jobs.Job, c dynamo.Census) (plan, error) {
+//
+// extra are jobs not stored, judged as if they were queued (WhatIf); a drain has none.
+func (h *Handler) readQueues(ctx context.Context, region string, fr flavors.Region, active []jobs.Job, c dynamo.Census, extra ...jobs.Job) (plan, error) {
 	queue := c.Jobs
 	free := fr.Room(fr.Free(active), maxPage)
 	budget := cmp.Or(h.ReadBudget, DefaultReadBudget)
 	r := reading{keys: map[string]string{}}
+	for _, j := range extra {
+		r.keys[j.ID] = dynamo.DispatchSort(j)
+		if j.Roaming() {
+			r.roamers = append(r.roamers, j)
+		} else {
+			r.own = append(r.own, j)
+		}
+	}
 	var main *source
 	reclaim := false
 	if free <= 0 {

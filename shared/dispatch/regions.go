@@ -84,6 +84,7 @@ func (h *Handler) roam(ctx context.Context, region string, all, active []jobs.Jo
 			rm.choices[j.ID] = c
 		default:
 			rm.ring[c.Region] = true
+			rm.choices[j.ID] = c // what a what-if of it says (WhatIf); no drain writes it
 		}
 	}
 	return rm, nil

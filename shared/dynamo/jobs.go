@@ -360,6 +360,10 @@ func (s *JobStore) Purge(ctx context.Context, j jobs.Job) error {
 }
 
 // dispatchSort is a queued job's place in dispatch order: highest priority first, then oldest.
+// DispatchSort is job j's place in its queue, as its queue index sorts it: what a drain judges a
+// job not stored yet by (dispatch.Handler.WhatIf).
+func DispatchSort(j jobs.Job) string { return dispatchSort(j) }
+
 func dispatchSort(j jobs.Job) string {
 	return fmt.Sprintf("%03d#%019d#%s", jobs.MaxPriority-j.Priority, j.CreatedAt.UnixNano(), j.ID)
 }

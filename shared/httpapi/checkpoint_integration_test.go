@@ -101,3 +101,24 @@ func TestOnRegionLost(t *testing.T) {
 		t.Errorf("GET the job: on_region_lost %v, want requeue", got["on_region_lost"])
 	}
 }
+
+// TestWhatIfRefusals: what_if is true or false, a 400 naming it otherwise; a what-if is checked as
+// a submission is (a refusal is the same 4xx); an API without the admission wired says it does
+// not serve what-ifs (503), and stores nothing either way.
+func TestWhatIfRefusals(t *testing.T) {
+	st := newStack(t)
+	body := mustJSON(map[string]any{"manifest": restrictedJob(nil), "namespace": "team-a", "region": "us-east-1"})
+	if status, out := st.do(t, 0, "POST", "/api/v1/jobs?what_if=maybe", st.member, "application/json", body, nil); status != 400 || !strings.Contains(mustJSON(out), "what_if") {
+		t.Errorf("what_if=maybe = %d %v; want 400 naming what_if", status, out)
+	}
+	bad := mustJSON(map[string]any{"manifest": restrictedJob(nil), "namespace": "team-a", "region": "us-east-1", "priority": 101})
+	if status, out := st.do(t, 0, "POST", "/api/v1/jobs?what_if=true", st.member, "application/json", bad, nil); status != 400 || !strings.Contains(mustJSON(out), "priority") {
+		t.Errorf("a what-if of a job with priority 101 = %d %v; want the submission's 400 naming priority", status, out)
+	}
+	if status, out := st.do(t, 0, "POST", "/api/v1/jobs?what_if=true", st.member, "application/json", body, nil); status != 503 {
+		t.Errorf("a what-if where the admission is not wired = %d %v; want 503", status, out)
+	}
+	if status, out := st.do(t, 0, "GET", "/api/v1/jobs", st.member, "", "", nil); status != 200 || len(out["items"].([]any)) != 0 {
+		t.Errorf("jobs after what-ifs = %d %v; want none stored", status, out)
+	}
+}

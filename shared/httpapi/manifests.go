@@ -83,6 +83,9 @@ func (a *api) submitManifests(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s := submission{manifests: ms, namespace: req.Namespace, region: req.Region, regions: req.Regions, priority: jobs.DefaultPriority, priorityDefaulted: true, idempotencyKey: key, body: body, readyTimeout: req.ReadyTimeout}
+	if s.whatIf, err = whatIfAsked(r); err != nil {
+		return err
+	}
 	if err := a.admit(r.Context(), &s); err != nil {
 		return err
 	}
@@ -181,6 +184,9 @@ func (a *api) submitJob(w http.ResponseWriter, r *http.Request) error {
 		return Invalid("namespace is required", FieldProblem{"namespace", "required"})
 	}
 	s := req.submission(ms, key, body)
+	if s.whatIf, err = whatIfAsked(r); err != nil {
+		return err
+	}
 	if err := a.admit(r.Context(), &s); err != nil {
 		return err
 	}

@@ -48,6 +48,9 @@ type Deps struct {
 	// RegionLostAfter is how long a region goes unreached before it is lost
 	// (config.Config's), for the queue stats; 0 is config.DefaultRegionLostAfter.
 	RegionLostAfter time.Duration
+	// WhatIfs, when set, answers ?what_if=true on the routes that make a job: each region's
+	// admission run for the job, nothing stored. Without it those answer 503.
+	WhatIfs WhatIfs
 	// CheckpointBucket is the bucket under which each job submitted has its checkpoint prefix
 	// (jobs.CheckpointURI); "" gives jobs none.
 	CheckpointBucket     string
@@ -109,6 +112,7 @@ type api struct {
 	longRun    longRunning                        // Deps.LongRunning*
 	readyMax   time.Duration                      // Deps.ReadyTimeoutMax
 	lostAfter  time.Duration                      // Deps.RegionLostAfter
+	whatIfs    WhatIfs                            // Deps.WhatIfs
 	checkpoint string                             // Deps.CheckpointBucket
 	maxQueued  int                                // Deps.MaxQueuedPerTenant
 	censuses   censusCache                        // the censuses the caps of queued jobs read
@@ -163,6 +167,7 @@ func newAPI(d Deps) *api {
 		longRun:   longRunning{HoldsSlot: d.LongRunningHoldsSlot, PerTenant: d.LongRunningPerTenant},
 		readyMax:  cmp.Or(d.ReadyTimeoutMax, jobs.DefaultReadyTimeoutMax),
 		lostAfter: cmp.Or(d.RegionLostAfter, config.DefaultRegionLostAfter),
+		whatIfs:   d.WhatIfs,
 		maxQueued: d.MaxQueuedPerTenant, checkpoint: d.CheckpointBucket,
 		mux: http.NewServeMux(), paths: http.NewServeMux(),
 	}

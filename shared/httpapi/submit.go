@@ -61,6 +61,8 @@ type submission struct {
 	// priorityDefaulted says the request gave no priority: the default then yields to a tenant
 	// limit below it, where a priority asked for is refused.
 	priorityDefaulted bool
+	// whatIf: run the admission and answer what it decides, storing nothing (whatif.go).
+	whatIf bool
 }
 
 // admit checks the submission's fields and its manifests against the policy, and answers the
@@ -273,6 +275,9 @@ func policyError(vs []policy.Violation) *Error {
 // where the job would take its tenant's queued jobs past its cap (overCap). Every route that makes
 // a job makes it here.
 func (a *api) store(w http.ResponseWriter, r *http.Request, s submission) error {
+	if s.whatIf {
+		return a.answerWhatIf(w, r, s)
+	}
 	p := principalOf(r.Context())
 	now := a.now()
 	j := a.jobOf(r.Context(), s, ids.New("job-", now), now)

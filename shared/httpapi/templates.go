@@ -220,6 +220,9 @@ func (a *api) runTemplate(w http.ResponseWriter, r *http.Request) error {
 	}
 	s := req.submission(ms, key, body)
 	s.template = t.Name
+	if s.whatIf, err = whatIfAsked(r); err != nil {
+		return err
+	}
 	if s.retry == nil {
 		s.retry = t.Retry // the template's policy, unless the job names its own
 	}

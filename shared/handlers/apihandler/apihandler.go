@@ -55,6 +55,10 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		return nil, err
 	}
 	t := handlers.Tables(cfg)
+	wi, err := whatIfs(cfg, c, log)
+	if err != nil {
+		return nil, err
+	}
 	return httpapi.New(httpapi.Deps{
 		Log:        log,
 		Principals: httpapi.NewPrincipalCache(dynamo.NewTenantStore(c.DynamoDB, t.Control), nil),
@@ -76,6 +80,7 @@ func New(cfg config.Config, c handlers.Clients, clusters *typed.Clusters, log *s
 		LongRunningPerTenant: cfg.LongRunning.PerTenant,
 		ReadyTimeoutMax:      cfg.ReadyTimeoutMax,
 		RegionLostAfter:      cfg.RegionLostAfter,
+		WhatIfs:              wi,
 		CheckpointBucket:     cfg.CheckpointBucket,
 		MaxQueuedPerTenant:   cfg.MaxQueuedPerTenant,
 		IAMCaller:            iam,
