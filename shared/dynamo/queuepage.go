@@ -347,3 +347,49 @@ func (s *JobStore) apartPage(ctx context.Context, q Queue, from, to, after strin
 	}
 	return page, nil
 }
+
+// AheadCounted is how many jobs ahead Ahead reads at most: their tenants and demands, a few
+// hundred read units; a job further back is told the demand of these alone.
+const AheadCounted = 5_000
+
+// Waiting is a job ahead of another in a queue, as Ahead reads it: whose it is and what it asks.
+type Waiting struct {
+	Tenant string            `dynamodbav:"tenant"`
+	Demand map[string]string `dynamodbav:"demand"`
+}
+
+// Ahead reads the jobs ahead of queued job j in its region's queue in dispatch order (for a job
+// of several regions, region's queue ahead of its place), at most AheadCounted; all says whether
+// every one was read.
+func (s *JobStore) Ahead(ctx context.Context, j jobs.Job, region string) (ahead []Waiting, all bool, err error) {
+	pk, sk := string(RegionQueue(region)), dispatchSort(j)
+	if qpk, qsk := queueKeys(j); !j.Roaming() && qpk == string(LongRunningQueue(region)) {
+		pk, sk = qpk, qsk
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &s.tables.Jobs, IndexName: aws.String(indexGSI2),
+		KeyConditionExpression: aws.String("gsi2pk = :pk AND gsi2sk < :sk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: pk}, ":sk": &types.AttributeValueMemberS{Value: sk}},
+		ProjectionExpression: aws.String("tenant, demand"),
+		Limit:                aws.Int32(AheadCounted),
+	}
+	for {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, false, fmt.Errorf("reading the jobs ahead of %s: %w", j.ID, err)
+		}
+		var got []Waiting
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &got); err != nil {
+			return nil, false, fmt.Errorf("decoding the jobs ahead of %s: %w", j.ID, err)
+		}
+		ahead = append(ahead, got...)
+		if len(page.LastEvaluatedKey) == 0 {
+			return ahead, true, nil
+		}
+		if len(ahead) >= AheadCounted {
+			return ahead[:AheadCounted], false, nil
+		}
+		in.ExclusiveStartKey, in.Limit = page.LastEvaluatedKey, aws.Int32(int32(AheadCounted-len(ahead)))
+	}
+}

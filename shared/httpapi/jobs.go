@@ -29,6 +29,8 @@ type JobStore interface {
 	Apply(ctx context.Context, j jobs.Job, c jobs.Change) error
 	Active(ctx context.Context, region string) ([]jobs.Job, error)
 	QueuePosition(ctx context.Context, j jobs.Job) (int, error)
+	// Ahead reads the tenants and demands of the jobs ahead of a queued job (queue/{region}/ahead).
+	Ahead(ctx context.Context, j jobs.Job, region string) ([]dynamo.Waiting, bool, error)
 	Purge(ctx context.Context, j jobs.Job) error
 	// SpotPriceHistories reads what the drains kept of a region's spot prices.
 	SpotPriceHistories(ctx context.Context, region string, instanceTypes []string, now time.Time) (map[string][]jobs.PricePoint, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,5 +161,49 @@ func TestJobInUnreachedRegion(t *testing.T) {
 	}
 	if status, got := st.do(t, 0, "GET", "/api/v1/jobs/"+id, keys["a"], "", "", nil); status != 200 || got["pending_reason"] != nil {
 		t.Errorf("GET the job once its region is reached = %d, pending_reason %v; want none", status, got["pending_reason"])
+	}
+}
+
+// TestQueueAhead: GET /api/v1/queue/{region}/ahead counts and sums what is ahead of one of the
+// caller's queued jobs, its own tenant's apart. Hostile: another tenant's jobs ahead are counted
+// but never named (no id, name, tenant or namespace of theirs in the answer), and another tenant
+// cannot ask about the caller's job (404).
+func TestQueueAhead(t *testing.T) {
+	st, keys, _ := limitStack(t, tenancy.Tenant{Name: "a", Namespaces: []string{"team-a"}}, tenancy.Tenant{Name: "b", Namespaces: []string{"team-b"}})
+	submit := func(tenant, ns string, priority int) map[string]any {
+		body := mustJSON(map[string]any{"manifest": restrictedJob(nil), "region": "us-east-1", "namespace": ns, "priority": priority})
+		status, out := st.do(t, 0, "POST", "/api/v1/jobs", keys[tenant], "application/json", body, nil)
+		if status != 202 {
+			t.Fatalf("POST /api/v1/jobs as %s = %d %v", tenant, status, out)
+		}
+		return out["job"].(map[string]any)
+	}
+	submit("a", "team-a", 90)
+	theirs := submit("b", "team-b", 80)
+	mine := submit("a", "team-a", 10)
+	id := mine["id"].(string)
+	status, out := st.do(t, 0, "GET", "/api/v1/queue/us-east-1/ahead?job="+id, keys["a"], "", "", nil)
+	if status != 200 || fmt.Sprint(out["jobs_ahead"]) != "2" || fmt.Sprint(out["own_jobs_ahead"]) != "1" || out["complete"] != true {
+		t.Fatalf("ahead of a's last job = %d %v; want 2 ahead, 1 of them a's", status, out)
+	}
+	if all, own := out["demand_ahead"].(map[string]any), out["own_demand_ahead"].(map[string]any); own["pods"] != "1" || all["pods"] != "2" {
+		t.Errorf("demand ahead = %v, own %v; want 2 pods in all, 1 of them a's (each job asks %v)", all, own, mine["demand"])
+	}
+	body := mustJSON(out)
+	for _, secret := range []string{theirs["id"].(string), theirs["name"].(string), "team-b", `"b"`} {
+		if strings.Contains(body, secret) {
+			t.Errorf("ahead of a's job names %q of tenant b: %s", secret, body)
+		}
+	}
+	if status, out := st.do(t, 0, "GET", "/api/v1/queue/us-east-1/ahead?job="+id, keys["b"], "", "", nil); status != 404 {
+		t.Errorf("b asking about a's job = %d %v; want 404", status, out)
+	}
+	for _, tt := range []struct {
+		path string
+		want int
+	}{{"/api/v1/queue/us-east-1/ahead", 400}, {"/api/v1/queue/eu-west-9/ahead?job=" + id, 404}, {"/api/v1/queue/us-east-1/ahead?job=job-nope", 404}} {
+		if status, out := st.do(t, 0, "GET", tt.path, keys["a"], "", "", nil); status != tt.want {
+			t.Errorf("GET %s = %d %v; want %d", tt.path, status, out, tt.want)
+		}
 	}
 }

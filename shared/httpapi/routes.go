@@ -211,6 +211,7 @@ func (a *api) register() {
 	a.handle("POST /api/v1/jobs/{id}/retry", a.authed(accessWrite, a.retryJob))
 	a.handle("POST /api/v1/jobs/bulk-delete", a.authed(accessWrite, a.bulkDelete))
 	a.handle("GET /api/v1/queue/stats", a.authed(accessRead, a.queueStats))
+	a.handle("GET /api/v1/queue/{region}/ahead", a.authed(accessRead, a.queueAhead))
 	a.handle("GET /api/v1/costs", a.authed(accessRead, a.costs))
 	a.handle("GET /api/v1/audit", a.authed(accessRead, a.auditLog))
 
