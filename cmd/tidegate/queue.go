@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -47,7 +48,51 @@ func queueCmd(s *session) *cobra.Command {
 				}
 			})
 		},
-	})
+	}, queueAheadCmd(s))
+}
+
+// queueAheadCmd is `tidegate queue ahead JOB`: how much is ahead of a queued job, and how much of
+// it is the caller's own.
+func queueAheadCmd(s *session) *cobra.Command {
+	var region string
+	cmd := &cobra.Command{
+		Use:     "ahead JOB [--region REGION]",
+		Short:   "Count the jobs ahead of one of your queued jobs and what they ask per resource, yours apart",
+		Example: "  tidegate queue ahead job-06h5… --region us-west-2",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, c, err := s.open(cmd)
+			if err != nil {
+				return err
+			}
+			if region == "" {
+				j, err := c.Job(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if region = j.Region; region == "" && len(j.Regions) > 0 {
+					region = j.Regions[0]
+				}
+			}
+			a, err := c.QueueAhead(cmd.Context(), region, args[0])
+			if err != nil {
+				return err
+			}
+			return p.emit(a, func() {
+				fmt.Fprintf(p.out, "%d jobs ahead of %s in %s, %d of them yours.\n", a.JobsAhead, a.Job, a.Region, a.OwnJobsAhead)
+				t := &table{header: []string{"RESOURCE", "AHEAD", "YOURS"}}
+				for _, name := range slices.Sorted(maps.Keys(a.DemandAhead)) {
+					t.add(plain(name), plain(a.DemandAhead[name]), plain(cmp.Or(a.OwnDemandAhead[name], "0")))
+				}
+				p.print(t)
+				if !a.Complete {
+					fmt.Fprintln(p.out, "(more are ahead than were counted)")
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&region, "region", "", "the region's queue (default the job's region, or the first it allows)")
+	return cmd
 }
 
 // regionState is a region's admission state as the queue stats give it: "admitting" where no

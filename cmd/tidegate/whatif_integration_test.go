@@ -13,7 +13,7 @@ import (
 // TestWhatIfOnDev: `jobs submit --what-if` runs the whole admission and stores nothing. A job that
 // fits hears where it would run and on which flavor; in a region the operator cordoned it hears
 // why it would wait and where it would stand, and submitted for real it waits for that reason;
-// uncordoned, it runs.
+// `queue ahead` counts none ahead of it; uncordoned, it runs.
 func TestWhatIfOnDev(t *testing.T) {
 	h := newHarness(t)
 	// The admin commands reach the stack's control table and dispatch queue as `tidegate dev env`
@@ -54,6 +54,9 @@ func TestWhatIfOnDev(t *testing.T) {
 		got, err := h.api.Job(context.Background(), j.ID)
 		return err == nil && got.Status == "queued" && got.PendingReason == "region_cordoned"
 	})
+	if out := h.ok("queue", "ahead", j.ID); !strings.Contains(out, "0 jobs ahead of "+j.ID+" in us-east-1, 0 of them yours") {
+		t.Errorf("queue ahead %s =\n%s\nwant none ahead", j.ID, out)
+	}
 	h.ok("admin", "regions", "uncordon", "us-east-1")
 	h.eventually(j.ID+" succeeded once uncordoned", func() bool {
 		got, err := h.api.Job(context.Background(), j.ID)

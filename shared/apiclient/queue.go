@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 )
 
 // RegionStats are one region's counts of the caller's live jobs, and its capacity.
@@ -77,4 +78,21 @@ func (s QueueStats) MarshalJSON() ([]byte, error) { return give(s.raw, plainStat
 func (c *Client) QueueStats(ctx context.Context) (QueueStats, error) {
 	var out QueueStats
 	return out, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/queue/stats"}, &out)
+}
+
+// Ahead is GET /api/v1/queue/{region}/ahead: what is ahead of a queued job, the caller's own apart.
+type Ahead struct {
+	Region         string            `json:"region"`
+	Job            string            `json:"job"`
+	JobsAhead      int               `json:"jobs_ahead"`
+	OwnJobsAhead   int               `json:"own_jobs_ahead"`
+	DemandAhead    map[string]string `json:"demand_ahead"`
+	OwnDemandAhead map[string]string `json:"own_demand_ahead"`
+	Complete       bool              `json:"complete"`
+}
+
+// QueueAhead reads what is ahead of queued job id in region's queue.
+func (c *Client) QueueAhead(ctx context.Context, region, id string) (Ahead, error) {
+	var out Ahead
+	return out, c.do(ctx, request{method: http.MethodGet, path: "/api/v1/queue/" + pathEscape(region) + "/ahead", query: url.Values{"job": {id}}}, &out)
 }
