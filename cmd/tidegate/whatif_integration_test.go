@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"os"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/tidegate/tidegate/shared/apiclient"
 	"github.com/tidegate/tidegate/shared/config"
@@ -62,4 +67,49 @@ func TestWhatIfOnDev(t *testing.T) {
 		got, err := h.api.Job(context.Background(), j.ID)
 		return err == nil && got.Status == "succeeded"
 	})
+
+	whatIfWorkflow(t, h)
+}
+
+// whatIfWorkflow: POST /api/v1/workflows?what_if=true answers each job: examples/pipeline.yaml's
+// first job what its region would decide, the others blocked; nothing is stored.
+func whatIfWorkflow(t *testing.T, h *harness) {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf map[string]any
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(wf)
+	req, _ := http.NewRequest(http.MethodPost, h.state.URL+"/api/v1/workflows?what_if=true", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+h.state.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		WhatIf struct {
+			Jobs []struct {
+				Name     string `json:"name"`
+				Admitted bool   `json:"admitted"`
+				Blocked  bool   `json:"blocked"`
+			} `json:"jobs"`
+		} `json:"what_if"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 || len(out.WhatIf.Jobs) != 4 {
+		t.Fatalf("POST /api/v1/workflows?what_if=true = %d %+v (%v); want 200 with its 4 jobs", resp.StatusCode, out, err)
+	}
+	for _, j := range out.WhatIf.Jobs {
+		if first := j.Name == "prepare"; j.Admitted != first || j.Blocked == first {
+			t.Errorf("workflow what-if: %+v; want prepare admitted, the others blocked", j)
+		}
+	}
+	if page, err := h.api.Workflows(context.Background(), "", apiclient.ListOptions{Limit: 10}); err != nil || len(page.Items) != 0 {
+		t.Errorf("workflows after a what-if = %+v (%v); want none", page.Items, err)
+	}
 }

@@ -46,22 +46,63 @@ func (a *api) answerWhatIf(w http.ResponseWriter, r *http.Request, s submission)
 	if a.whatIfs == nil {
 		return Errorf(CodeUnavailable, "what-if is not served by this deployment's API")
 	}
+	out, err := a.whatIf(r.Context(), s)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"what_if": out})
+}
+
+// whatIf runs submission s's job through each of its regions' admission.
+func (a *api) whatIf(ctx context.Context, s submission) (whatIfAnswer, error) {
 	now := a.now()
-	j := a.jobOf(r.Context(), s, ids.New("job-", now), now)
+	j := a.jobOf(ctx, s, ids.New("job-", now), now)
 	regions := []string{j.Region}
 	if j.Roaming() {
 		regions = j.Regions
 	}
 	out := whatIfAnswer{Job: j, Regions: []jobs.WhatIf{}, Blocked: len(s.dependsOn) > 0}
 	for _, region := range regions {
-		wi, err := a.whatIfs.WhatIf(r.Context(), region, j)
+		wi, err := a.whatIfs.WhatIf(ctx, region, j)
 		if err != nil {
-			return err
+			return out, err
 		}
 		out.Regions = append(out.Regions, wi)
 		if wi.Admitted && out.Region == "" {
 			out.Admitted, out.Region = true, region
 		}
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"what_if": out})
+	return out, nil
+}
+
+// stepWhatIf is one job of a workflow's what-if: a job after others is blocked until they
+// succeed; one after none hears what its regions would decide now.
+type stepWhatIf struct {
+	Name  string   `json:"name"`
+	After []string `json:"after,omitempty"`
+	whatIfAnswer
+}
+
+// answerWorkflowWhatIf answers ?what_if=true on POST /api/v1/workflows: each job checked as the
+// workflow's submission checks it, the first ones (after none) run through their regions'
+// admission, the others blocked. Nothing is stored.
+func (a *api) answerWorkflowWhatIf(w http.ResponseWriter, r *http.Request, steps []jobs.Step, subs []submission) error {
+	if a.whatIfs == nil {
+		return Errorf(CodeUnavailable, "what-if is not served by this deployment's API")
+	}
+	out := make([]stepWhatIf, len(steps))
+	for i, st := range steps {
+		out[i] = stepWhatIf{Name: st.Name, After: st.After}
+		if len(st.After) > 0 {
+			now := a.now()
+			out[i].whatIfAnswer = whatIfAnswer{Job: a.jobOf(r.Context(), subs[i], ids.New("job-", now), now), Regions: []jobs.WhatIf{}, Blocked: true}
+			continue
+		}
+		wi, err := a.whatIf(r.Context(), subs[i])
+		if err != nil {
+			return err
+		}
+		out[i].whatIfAnswer = wi
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"what_if": map[string]any{"jobs": out}})
 }

@@ -94,6 +94,12 @@ func (a *api) submitWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if whatIf, err := whatIfAsked(r); err != nil || whatIf {
+		if err != nil {
+			return err
+		}
+		return a.answerWorkflowWhatIf(w, r, steps, subs)
+	}
 	if err := a.overCap(ctx, w, principalOf(ctx).Tenant, rootsOf(steps, subs)); err != nil {
 		return err
 	}
