@@ -137,7 +137,7 @@ const (
 
 // StartAPIServer starts the cluster's kube-apiserver again after StopAPIServer, with exactly the
 // arguments it first ran with (the same port, certificates and etcd, so every kubeconfig still
-// reaches it), and waits until it answers /readyz.
+// reaches it), and waits until it answers /readyz. Then it starts kwok afresh (restartKwok).
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -156,7 +156,7 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 		c.procs[c.apiserver] = p
 		err = p.waitReady(ctx, apiserverStartTimeout, apiserverReady(c.Server, c.pki))
 		if err == nil {
-			return nil
+			return c.restartKwok()
 		}
 		if !p.exited() || !strings.Contains(p.logTail(), "address already in use") || attempt == restartAttempts {
 			p.stop()
@@ -168,6 +168,27 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 		case <-time.After(restartPause):
 		}
 	}
+}
+
+// restartKwok starts kwok again, as it first ran. kwok plays the nodes, whose pods run on through
+// an outage of their control plane; but a step it timed while the API server was down (a pod's
+// completion after its delay) is lost with the write that failed, and the pod would run for ever.
+// A kwok started afresh lists the pods again and times each step anew from now: a pod whose delay
+// ran out during an outage completes that delay after the API server's return. An outage of a few
+// seconds loses nothing; one of minutes leaves every running pod stuck without this.
+func (c *Cluster) restartKwok() error {
+	for i, p := range c.procs {
+		if p.name != "kwok" {
+			continue
+		}
+		p.stop()
+		again, err := p.again()
+		if err != nil {
+			return fmt.Errorf("starting cluster %s's kwok again after its API server: %w", c.Name, err)
+		}
+		c.procs[i] = again
+	}
+	return nil
 }
 
 // Stop ends every server of the cluster, newest first.
