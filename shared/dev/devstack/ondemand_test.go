@@ -41,17 +41,28 @@ func (c client) submitJob(t *testing.T, name string, body map[string]any) string
 	if body["region"] == nil {
 		body["region"] = "us-east-1"
 	}
+	return c.submitEdited(t, name, body, nil)
+}
+
+// submitEdited submits, to team-a with body's fields, a one-pod Job named name (made unique),
+// its pod template edited by edit first (when set), and answers the job's id.
+func (c client) submitEdited(t *testing.T, name string, body map[string]any, edit func(template map[string]any)) string {
+	t.Helper()
 	body["namespace"] = "team-a"
+	template := map[string]any{"spec": map[string]any{
+		"restartPolicy":   "Never",
+		"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": 1000, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+		"containers": []any{map[string]any{
+			"name": "main", "image": "busybox:1.36", "command": []any{"true"},
+			"securityContext": map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}},
+		}},
+	}}
+	if edit != nil {
+		edit(template)
+	}
 	body["manifest"] = map[string]any{
 		"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": fmt.Sprintf("%s-%d", name, os.Getpid())},
-		"spec": map[string]any{"backoffLimit": 0, "template": map[string]any{"spec": map[string]any{
-			"restartPolicy":   "Never",
-			"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": 1000, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
-			"containers": []any{map[string]any{
-				"name": "main", "image": "busybox:1.36", "command": []any{"true"},
-				"securityContext": map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}},
-			}},
-		}}},
+		"spec": map[string]any{"backoffLimit": 0, "template": template},
 	}
 	code, out := c.do("POST", "/api/v1/jobs", mustMarshal(t, body))
 	var created struct {

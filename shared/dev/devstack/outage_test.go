@@ -137,31 +137,11 @@ func submitOutageJobs(t *testing.T, c client, size outageSize) []string {
 // unique) whose pod runs for run (kwok's pod-complete delay) asking little, and answers its id.
 func (c client) submitRunning(t *testing.T, name, run string, body map[string]any) string {
 	t.Helper()
-	body["namespace"] = "team-a"
-	body["manifest"] = map[string]any{
-		"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": fmt.Sprintf("%s-%d", name, os.Getpid())},
-		"spec": map[string]any{"backoffLimit": 0, "template": map[string]any{
-			"metadata": map[string]any{"annotations": map[string]any{"pod-complete.stage.kwok.x-k8s.io/delay": run}},
-			"spec": map[string]any{
-				"restartPolicy":   "Never",
-				"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": 1000, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
-				"containers": []any{map[string]any{
-					"name": "main", "image": "busybox:1.36", "command": []any{"true"},
-					"resources":       map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "16Mi"}, "limits": map[string]any{"memory": "16Mi"}},
-					"securityContext": map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}},
-				}},
-			}}},
-	}
-	code, out := c.do("POST", "/api/v1/jobs", mustMarshal(t, body))
-	var created struct {
-		Job struct {
-			ID string `json:"id"`
-		} `json:"job"`
-	}
-	if code != 202 || json.Unmarshal([]byte(out), &created) != nil || created.Job.ID == "" {
-		t.Fatalf("POST /api/v1/jobs (%s) = %d %s, want 202 with the job", name, code, out)
-	}
-	return created.Job.ID
+	return c.submitEdited(t, name, body, func(template map[string]any) {
+		template["metadata"] = map[string]any{"annotations": map[string]any{"pod-complete.stage.kwok.x-k8s.io/delay": run}}
+		main := template["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+		main["resources"] = map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "16Mi"}, "limits": map[string]any{"memory": "16Mi"}}
+	})
 }
 
 // getJob reads job id as outageJob.
