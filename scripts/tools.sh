@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools.sh installs everything the sandbox (shared/dev/sandbox) starts, into the cache outside the
 # clone: the AWS stand-ins (tools-aws.sh), the OpenAPI linter `make test` runs (tools-redocly.sh),
-# the Kubernetes binaries (tools-kube.sh), then bwrap, which `tidegate dev` runs hosted apps under
+# the accessibility checker the console's browser test injects (tools-axe.sh), the Kubernetes
+# binaries (tools-kube.sh), then bwrap, which `tidegate dev` runs hosted apps under
 # (tools-hostrun.sh), and the browser the console's tests drive (tools-browser.sh, a system
 # package). Each step is idempotent and pinned, so a warm run only checks version stamps. The
 # make targets call this.
@@ -23,8 +24,10 @@ run() {
 }
 
 run "AWS stand-ins" tools-aws.sh
-# After the AWS step: the linter installs with its npm and runs on its Node 22.
+# After the AWS step: the linter and the checker install with its npm; the linter runs on its
+# Node 22, the checker in the browser.
 run "OpenAPI linter" tools-redocly.sh
+run "accessibility checker" tools-axe.sh
 if [[ -f "$here/tools-kube.sh" ]]; then
 	run "Kubernetes" tools-kube.sh
 else
