@@ -3,8 +3,11 @@
 import { call, key } from "./api.js";
 import { showError } from "./errors.js";
 import { h } from "./dom.js";
-import { jobsView, jobView, submitView } from "./jobs.js";
+import { jobsView, submitView } from "./jobs.js";
+import { jobView } from "./job.js";
 import { queueView } from "./queue.js";
+import { costsView } from "./costs.js";
+import { auditView } from "./audit.js";
 import { appsView, appView } from "./apps.js";
 import { webhooksView, webhookView } from "./webhooks.js";
 import { workflowView } from "./workflows.js";
@@ -40,6 +43,8 @@ const routes = [
   [/^#\/apps$/, appsView],
   [/^#\/webhooks\/([^/]+)$/, webhookView],
   [/^#\/webhooks$/, webhooksView],
+  [/^#\/costs$/, costsView],
+  [/^#\/audit$/, auditView],
 ];
 
 async function route() {
@@ -52,6 +57,7 @@ async function route() {
   if (!signedIn) return signIn();
   const hash = location.hash.split("?")[0] || "#/jobs";
   const params = new URLSearchParams(location.hash.split("?")[1] || "");
+  markCurrent(hash);
   for (const [re, view] of routes) {
     const m = hash.match(re);
     if (m) {
@@ -61,6 +67,15 @@ async function route() {
     }
   }
   location.hash = "#/jobs";
+}
+
+// markCurrent tells the navigation (and a screen reader) which area the page is in.
+function markCurrent(hash) {
+  for (const a of document.querySelectorAll("#nav a")) {
+    const area = a.getAttribute("href");
+    if (hash === area || hash.startsWith(`${area}/`)) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
 }
 
 function signIn() {
@@ -84,6 +99,9 @@ function signIn() {
   input.focus();
 }
 
+// The skip link moves the keyboard's focus past the navigation to the page itself; a plain
+// #main link would be taken for a route.
+document.getElementById("skip").addEventListener("click", (ev) => { ev.preventDefault(); main.focus(); });
 document.getElementById("signout").addEventListener("click", () => { key.clear(); location.hash = "#/"; route(); });
 window.addEventListener("hashchange", route);
 route();

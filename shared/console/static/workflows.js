@@ -56,7 +56,7 @@ export function drawGraph(jobs) {
   }
   const width = PAD * 2 + (Math.max(0, ...Object.values(depth)) + 1) * (BOX_W + GAP_X) - GAP_X;
   const height = PAD * 2 + Math.max(1, ...Object.values(rows)) * (BOX_H + GAP_Y) - GAP_Y;
-  const svg = s("svg", { class: "graph", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "The workflow's jobs and what each comes after" });
+  const svg = s("svg", { class: "graph", viewBox: `0 0 ${width} ${height}`, role: "group", "aria-label": "The workflow's jobs and what each comes after" });
   svg.append(s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" },
     s("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" }))));
   for (const j of jobs) {
