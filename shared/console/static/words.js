@@ -98,9 +98,10 @@ export function outcome(status) {
   return `failed (${status})`;
 }
 
-// money is an amount in its currency, to the cent, or to a hundredth of a cent when it is less.
+// money is an amount in its currency, to the cent, or to two significant digits when it is less
+// than a cent (a job of seconds on one node costs a hundredth of a cent).
 export function money(amount, currency = "USD") {
   const small = amount > 0 && amount < 0.01;
-  return new Intl.NumberFormat("en-US", { style: "currency", currency, minimumFractionDigits: 2,
-    maximumFractionDigits: small ? 4 : 2 }).format(amount);
+  return new Intl.NumberFormat("en-US", { style: "currency", currency,
+    ...(small ? { maximumSignificantDigits: 2 } : { minimumFractionDigits: 2, maximumFractionDigits: 2 }) }).format(amount);
 }
