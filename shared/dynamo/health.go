@@ -65,16 +65,19 @@ func (h RegionHealth) Closed() admission.Reason {
 	return ""
 }
 
-// Unreachable is how long region has gone unreached at now: 0 while the last call reached it;
-// since the last success, or since the first failure of the run when it never succeeded.
+// Unreachable is how long region has gone unreached at now: 0 while the last call reached it,
+// else since the first failure of the current run of failures. Not since the last success: a
+// region that stays reached has its success written once a minute at most (healthQuiet), so that
+// would count up to a minute of reached time as unreached, and one failed call after a quiet
+// minute could make a region lost set to two.
 func (h RegionHealth) Unreachable(now time.Time) time.Duration {
 	switch {
 	case h.Failures == 0:
 		return 0
-	case h.LastSuccess != nil:
-		return now.Sub(*h.LastSuccess)
 	case h.FailingSince != nil:
 		return now.Sub(*h.FailingSince)
+	case h.LastSuccess != nil:
+		return now.Sub(*h.LastSuccess)
 	case h.LastFailure != nil:
 		return now.Sub(*h.LastFailure)
 	}

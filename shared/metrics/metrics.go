@@ -75,7 +75,7 @@ var (
 	SweptObjects = Metric{Name: "SweptObjects", Unit: Count, Dimensions: []string{DimRegion, DimKind},
 		About: "objects the beat's sweep deleted, by region and kind: labelled with the id of a job that ended or has no record, left by an end whose delete failed or by nothing that deletes", Source: "reconcile", Summed: true}
 	RegionUnreachable = Metric{Name: "RegionUnreachable", Unit: Seconds, Dimensions: []string{DimRegion},
-		About: "how long the beat has failed to reach the region's cluster: since its last success, 0 while it reaches it", Source: "reconcile"}
+		About: "how long the beat has failed to reach the region's cluster: since the first failure of the current run, 0 while it reaches it", Source: "reconcile"}
 	APIRequests = Metric{Name: "APIRequests", Unit: Count, Dimensions: []string{DimRoute, DimStatusClass},
 		About: "API requests by route pattern and status class (2xx, 4xx, 5xx)", Source: "api", Summed: true}
 )
