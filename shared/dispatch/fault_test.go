@@ -525,6 +525,7 @@ func runRounds(t *testing.T, r rig, f *faults, regions []string, n int, each fun
 		queued, active := r.left(t)
 		left := len(queued) + len(active)
 		if left == 0 && !more {
+			t.Logf("round %d: no job queued or active, and no fault still to come", rs.rounds)
 			break
 		}
 		if left == last {
@@ -705,7 +706,7 @@ func verify(t *testing.T, r rig, ids []string, interrupted map[string]int) verdi
 		}
 		var lost, dup []string
 		if !j.Status.Terminal() {
-			lost = append(lost, "status "+string(j.Status))
+			lost = append(lost, fmt.Sprintf("status %s in %q (%s), history %+v", j.Status, j.Region, j.PendingReason, j.StatusHistory))
 		}
 		switch k := kjobs[id]; {
 		case k < wantKube:
