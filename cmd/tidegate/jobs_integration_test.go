@@ -116,7 +116,7 @@ func TestSubmitWaitFollowsTheJob(t *testing.T) {
 	if err := json.Unmarshal([]byte(h.ok("costs", "-o", "json")), &costs); err != nil || len(costs.Groups) != 1 || costs.Groups[0]["incomplete_jobs"] != 1.0 {
 		t.Errorf("costs -o json groups = %v (%v), want the tenant's one job, its estimate incomplete", costs.Groups, err)
 	}
-	if e := h.fails("costs", "--group-by", "region"); !strings.Contains(e, "group_by: must be tenant, namespace, group or label:KEY") {
+	if e := h.fails("costs", "--group-by", "region"); !strings.Contains(e, "group_by: must be tenant, namespace, group, day or label:KEY") {
 		t.Errorf("costs --group-by region failed with %q, want the parameter named", e)
 	}
 
