@@ -123,6 +123,8 @@ type AuditQuery struct {
 	Action   string
 	Limit    int
 	Cursor   string
+	// NewestFirst reads the range from its end; a cursor goes on in the order it was made in.
+	NewestFirst bool
 }
 
 // Audit reads the records q chooses, and the cursor of the next page ("" at the end).
@@ -135,7 +137,7 @@ func (s *AuditStore) Audit(ctx context.Context, q AuditQuery) ([]AuditRecord, st
 			":from": &types.AttributeValueMemberS{Value: q.From.UTC().Format("2006-01-02T15:04:05.000000000Z")},
 			":to":   &types.AttributeValueMemberS{Value: q.To.UTC().Format("2006-01-02T15:04:05.000000000Z")},
 		},
-		Limit: aws.Int32(int32(q.Limit)),
+		Limit: aws.Int32(int32(q.Limit)), ScanIndexForward: aws.Bool(!q.NewestFirst),
 	}
 	if q.Tenant == "" {
 		in.IndexName = aws.String("gsi1")

@@ -125,15 +125,20 @@ const (
 	auditDefaultRange = 30 * 24 * time.Hour
 )
 
-// auditLog is GET /api/v1/audit?from&to&action&limit&cursor: the caller's tenant's records,
-// oldest first; the operator's, every tenant's (or one's, with tenant).
+// auditLog is GET /api/v1/audit?from&to&action&limit&cursor&order: the caller's tenant's records,
+// oldest first (newest first with order=newest); the operator's, every tenant's (or one's, with
+// tenant).
 func (a *api) auditLog(w http.ResponseWriter, r *http.Request) error {
 	if a.audit == nil {
 		return Errorf(CodeUnavailable, "this deployment keeps no audit log")
 	}
 	q := r.URL.Query()
 	p := principalOf(r.Context())
-	aq := dynamo.AuditQuery{Tenant: p.Tenant.Name, Action: q.Get("action"), Limit: auditDefaultLimit, Cursor: q.Get("cursor")}
+	cursor, err := cursorParam(q)
+	if err != nil {
+		return err
+	}
+	aq := dynamo.AuditQuery{Tenant: p.Tenant.Name, Action: q.Get("action"), Limit: auditDefaultLimit, Cursor: cursor}
 	var bad []FieldProblem
 	aq.To = a.now().UTC()
 	if s := q.Get("to"); s != "" {
@@ -157,6 +162,13 @@ func (a *api) auditLog(w http.ResponseWriter, r *http.Request) error {
 			bad = append(bad, FieldProblem{"limit", "must be a whole number from 1 to 1000"})
 		}
 		aq.Limit = n
+	}
+	switch q.Get("order") {
+	case "", "oldest":
+	case "newest":
+		aq.NewestFirst = true
+	default:
+		bad = append(bad, FieldProblem{"order", "oldest (the default) or newest"})
 	}
 	switch t := q.Get("tenant"); {
 	case t != "" && !p.Tenant.Operator:

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +104,31 @@ func TestEveryChangeIsAudited(t *testing.T) {
 	}
 	if status, body := do(operator, "GET", "/api/v1/audit?tenant=a&action="+strings.ReplaceAll("POST /api/v1/jobs", " ", "%20"), ""); status != 200 || !strings.Contains(body, `"tenant":"a"`) {
 		t.Errorf("the operator reading a's submissions = %d %.200s, want them", status, body)
+	}
+	// order=newest reads the same records the other way round, a page at a time.
+	ats := func(order string) []string {
+		var out []string
+		for cursor := ""; ; {
+			status, body := do(admin, "GET", "/api/v1/audit?limit=7&order="+order+"&cursor="+url.QueryEscape(cursor), "")
+			if status != 200 {
+				t.Fatalf("GET /api/v1/audit order=%s = %d %s", order, status, body)
+			}
+			for _, m := range regexp.MustCompile(`"at":"([^"]+)"`).FindAllStringSubmatch(body, -1) {
+				out = append(out, m[1])
+			}
+			next := regexp.MustCompile(`"next_cursor":"([^"]+)"`).FindStringSubmatch(body)
+			if next == nil {
+				return out
+			}
+			cursor = next[1]
+		}
+	}
+	oldest, newest := ats("oldest"), ats("newest")
+	slices.Reverse(newest)
+	if len(oldest) < 20 || !slices.Equal(oldest, newest) {
+		t.Errorf("a's log newest first, turned round = %v; want it oldest first, %v", newest, oldest)
+	}
+	if status, _ := do(admin, "GET", "/api/v1/audit?order=sideways", ""); status != 400 {
+		t.Errorf("order=sideways = %d, want 400", status)
 	}
 }
